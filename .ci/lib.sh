@@ -1,0 +1,4 @@
+# Helpers sourced by stage scripts.
+# note "text": appended to this stage's summary line.
+note() { mkdir -p target/ci-notes; echo "$*" >> "target/ci-notes/$(basename "$0" .sh)"; }
+ensure_targets() { rustup target add "$@" >/dev/null 2>&1 || rustup target add "$@"; }

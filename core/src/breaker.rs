@@ -1,0 +1,404 @@
+//! The atomic layer: a [`Breaker`] keeps the word in one atomic cell and
+//! applies the pure layer to it with one compare-and-swap loop.
+//!
+//! Every operation is: load the word, compute the step with
+//! [`transition::apply`], and if the word changes, `compare_exchange_weak` it,
+//! retrying with the value observed. When nothing changes nothing is written
+//! (SPEC I9): a closed admission is one atomic load. Transitions are reported
+//! to the [`Observer`] after the successful swap (SPEC I7).
+//!
+//! Lock-free wherever the word's atomic is ([`Word::IS_ALWAYS_LOCK_FREE`]);
+//! never blocks, never allocates, so it can be called from an interrupt
+//! handler on targets with native compare-and-swap.
+
+use crate::clock::Clock;
+use crate::config::{Config, ConfigError};
+use crate::observer::Observer;
+use crate::outcome::Outcome;
+use crate::status::Status;
+use crate::transition::{self, Event, Step, Verdict};
+use crate::word::{Snapshot, W64, Word};
+
+/// A circuit breaker in one atomic word.
+///
+/// `C` is the [`Clock`], `W` the word width ([`W64`] by default,
+/// [`W32`](crate::W32) for MCUs with 32-bit atomics), `O` the [`Observer`]
+/// (none by default).
+///
+/// ```
+/// use tripword::{Breaker, Config, Outcome, Status};
+/// use tripword::clock::ManualClock;
+///
+/// static CLOCK: ManualClock = ManualClock::new(0);
+/// static B: Breaker<&ManualClock> = Breaker::new(
+///     Config::new().failure_threshold(3).open_for(100).probe_timeout(50),
+///     &CLOCK,
+/// );
+///
+/// for _ in 0..3 {
+///     let t = B.acquire().unwrap();
+///     B.release(t, Outcome::Failure);
+/// }
+/// assert_eq!(B.status(), Status::Open);
+/// assert!(B.acquire().is_err());       // rejected, the call is not made
+/// CLOCK.advance(100);
+/// let probe = B.permit().unwrap();     // exactly one caller becomes the probe
+/// assert!(B.permit().is_err());
+/// probe.success();
+/// assert_eq!(B.status(), Status::Closed);
+/// ```
+pub struct Breaker<C, W: Word = W64, O = ()> {
+    word: W::Atomic,
+    config: Config,
+    clock: C,
+    observer: O,
+}
+
+/// The call was not admitted: the breaker is open, forced open, or probing.
+/// The protected function must not run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rejected;
+
+impl core::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("circuit open: call not admitted")
+    }
+}
+
+impl core::error::Error for Rejected {}
+
+/// Proof of admission, to hand back to [`Breaker::release`] exactly once
+/// (it is not `Clone`, so it cannot be released twice).
+///
+/// It carries the state counter it was issued under and the identity of its
+/// breaker: released to another breaker, or after the breaker's state has
+/// moved on, it changes nothing.
+#[derive(Debug, PartialEq, Eq, Hash)]
+#[must_use = "a ticket must be released; a lost probe ticket blocks the breaker until the probe timeout"]
+pub struct Ticket {
+    counter: u32,
+    probe: bool,
+    origin: usize,
+}
+
+impl Ticket {
+    /// The state counter this ticket was issued under.
+    pub fn counter(&self) -> u32 {
+        self.counter
+    }
+    /// Whether this ticket is the probe of a half-open breaker.
+    pub fn is_probe(&self) -> bool {
+        self.probe
+    }
+}
+
+/// What a release did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Release {
+    /// The outcome counted.
+    Recorded,
+    /// The ticket was stale (its state had passed, a probe timed out, or it
+    /// came from another breaker): nothing changed.
+    Stale,
+}
+
+impl<C> Breaker<C, W64, ()> {
+    /// A 64-bit breaker with no observer. `const`: a breaker can be a
+    /// `static`.
+    ///
+    /// # Panics
+    /// If `config` is out of range for the 64-bit word; in a `const` or
+    /// `static` that is a compile error. Use [`Breaker::try_new`] for configs
+    /// read at run time.
+    #[cfg(not(loom))]
+    pub const fn new(config: Config, clock: C) -> Self {
+        Self::from_parts(config, clock, ())
+    }
+
+    /// A 64-bit breaker with no observer (loom build: not `const`).
+    #[cfg(loom)]
+    pub fn new(config: Config, clock: C) -> Self {
+        Self::from_parts(config, clock, ())
+    }
+
+    /// A 64-bit breaker, or the error naming the field out of range.
+    pub fn try_new(config: Config, clock: C) -> Result<Self, ConfigError> {
+        Self::try_from_parts(config, clock, ())
+    }
+}
+
+impl<C, O> Breaker<C, W64, O> {
+    /// A 64-bit breaker reporting transitions to `observer`.
+    ///
+    /// # Panics
+    /// As [`Breaker::new`].
+    #[cfg(not(loom))]
+    pub const fn with_observer(config: Config, clock: C, observer: O) -> Self {
+        Self::from_parts(config, clock, observer)
+    }
+
+    /// A 64-bit breaker reporting transitions to `observer` (loom build).
+    #[cfg(loom)]
+    pub fn with_observer(config: Config, clock: C, observer: O) -> Self {
+        Self::from_parts(config, clock, observer)
+    }
+}
+
+impl<C, W: Word, O> Breaker<C, W, O> {
+    /// A breaker of any word width, named by the type:
+    ///
+    /// ```
+    /// use tripword::{Breaker, Config, W32};
+    /// use tripword::clock::ManualClock;
+    ///
+    /// static CLOCK: ManualClock = ManualClock::new(0);
+    /// static B: Breaker<&ManualClock, W32> =
+    ///     Breaker::from_parts(Config::new().open_for(500), &CLOCK, ());
+    /// assert!(B.acquire().is_ok());
+    /// ```
+    ///
+    /// # Panics
+    /// If `config` is out of range for `W`; a compile error in a `const`.
+    #[cfg(not(loom))]
+    pub const fn from_parts(config: Config, clock: C, observer: O) -> Self {
+        match config.validate::<W>() {
+            Ok(config) => Breaker {
+                word: W::NEW_CELL,
+                config,
+                clock,
+                observer,
+            },
+            Err(e) => panic!("{}", e.message()),
+        }
+    }
+
+    /// A breaker of any word width (loom build: not `const`).
+    #[cfg(loom)]
+    pub fn from_parts(config: Config, clock: C, observer: O) -> Self {
+        match Self::try_from_parts(config, clock, observer) {
+            Ok(b) => b,
+            Err(e) => panic!("{}", e.message()),
+        }
+    }
+
+    /// A breaker of any word width, or the error naming the field out of
+    /// range.
+    pub fn try_from_parts(config: Config, clock: C, observer: O) -> Result<Self, ConfigError> {
+        Ok(Breaker {
+            word: W::new_cell(W::from_u64(0)),
+            config: config.validate::<W>()?,
+            clock,
+            observer,
+        })
+    }
+
+    /// The validated config.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The observer.
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+
+    /// The raw word, for diagnostics and for tests of the pure layer.
+    pub fn load_word(&self) -> W::Raw {
+        W::load(&self.word)
+    }
+
+    /// The decoded word (or why it is corrupt), without acting on time.
+    pub fn snapshot(&self) -> Result<Snapshot, crate::word::Corruption> {
+        Snapshot::decode::<W>(self.load_word())
+    }
+
+    fn origin(&self) -> usize {
+        core::ptr::from_ref(&self.word).addr()
+    }
+}
+
+impl<C: Clock, W: Word, O: Observer> Breaker<C, W, O> {
+    /// Runs one event through the CAS loop: load, compute, swap if changed,
+    /// retry with the observed word. Reports after the swap.
+    #[inline]
+    fn run(&self, event: Event) -> Verdict {
+        let mut current = W::load(&self.word);
+        loop {
+            // The clock is read (if at all) after the load that the decision
+            // is based on, so a timestamp stored by another thread is never
+            // newer than our `now` (see docs/design.md, "Memory orderings").
+            let step: Step<W::Raw> =
+                transition::apply::<W>(&self.config, current, event, || self.clock.now());
+            if step.word == current {
+                return step.verdict;
+            }
+            match W::compare_exchange_weak(&self.word, current, step.word) {
+                Ok(_) => {
+                    self.report(&step);
+                    return step.verdict;
+                }
+                Err(observed) => current = observed,
+            }
+        }
+    }
+
+    fn report(&self, step: &Step<W::Raw>) {
+        if let Some(raw) = step.repaired {
+            let counter = Snapshot::counter_bits::<W>(raw);
+            self.observer
+                .on_corrupt_word(raw.into(), W::LAYOUT.next_counter(counter));
+        }
+        for t in step.transitions {
+            self.observer.on_transition(t);
+        }
+    }
+
+    /// Asks to make a call. `Ok(ticket)` when admitted (in `Closed`, or as the
+    /// single probe of a half-open breaker); `Err(Rejected)` otherwise, and
+    /// the protected call must not run. Release the ticket exactly once.
+    ///
+    /// In `Closed` this is one atomic load: no store, no clock read.
+    #[inline]
+    pub fn acquire(&self) -> Result<Ticket, Rejected> {
+        match self.run(Event::Admit) {
+            Verdict::Admitted { counter, probe } => Ok(Ticket {
+                counter,
+                probe,
+                origin: self.origin(),
+            }),
+            _ => Err(Rejected),
+        }
+    }
+
+    /// Reports how an admitted call went. A stale ticket (its state passed, a
+    /// probe that timed out, another breaker's ticket) changes nothing and
+    /// returns [`Release::Stale`].
+    #[inline]
+    pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
+        if ticket.origin != self.origin() {
+            return Release::Stale;
+        }
+        match self.run(Event::Release {
+            counter: ticket.counter,
+            outcome,
+        }) {
+            Verdict::Recorded => Release::Recorded,
+            _ => Release::Stale,
+        }
+    }
+
+    /// Asks to make a call and returns a guard that releases on drop.
+    /// Drop it without an outcome and it records the configured abandon
+    /// outcome ([`Config::abandon_as`], failure by default).
+    #[inline]
+    pub fn permit(&self) -> Result<Permit<'_, C, W, O>, Rejected> {
+        self.acquire().map(|ticket| Permit {
+            breaker: self,
+            ticket: Some(ticket),
+        })
+    }
+
+    /// The current status. An `Open` breaker whose time is up, or a `Probing`
+    /// one whose probe timed out, becomes `HalfOpen` here (the lazy move the
+    /// spec describes); otherwise nothing is written.
+    #[inline]
+    pub fn status(&self) -> Status {
+        match self.run(Event::Status) {
+            Verdict::Status(s) => s,
+            // `apply` answers a status event with a status; stay safe anyway.
+            _ => Status::Closed,
+        }
+    }
+
+    /// Holds the breaker open until [`force_close`](Self::force_close): no
+    /// timer makes it half-open, no probe goes through, and results of calls
+    /// admitted before are ignored.
+    pub fn force_open(&self) {
+        self.run(Event::ForceOpen);
+    }
+
+    /// Closes the breaker from any state, resets the failure count and the
+    /// backoff, and makes every ticket issued before it stale.
+    pub fn force_close(&self) {
+        self.run(Event::ForceClose);
+    }
+}
+
+impl<C, W: Word, O> core::fmt::Debug for Breaker<C, W, O> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Breaker")
+            .field("word", &self.snapshot())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A guard over an admitted call: report with [`success`](Permit::success),
+/// [`failure`](Permit::failure) or [`ignore`](Permit::ignore); dropped
+/// without one it records the breaker's abandon outcome.
+#[must_use = "dropping a permit at once records the abandon outcome (a failure by default)"]
+pub struct Permit<'b, C: Clock, W: Word = W64, O: Observer = ()> {
+    breaker: &'b Breaker<C, W, O>,
+    ticket: Option<Ticket>,
+}
+
+impl<C: Clock, W: Word, O: Observer> Permit<'_, C, W, O> {
+    /// Whether this permit is the probe of a half-open breaker.
+    pub fn is_probe(&self) -> bool {
+        self.ticket.as_ref().is_some_and(Ticket::is_probe)
+    }
+
+    /// Records a success.
+    pub fn success(self) -> Release {
+        self.finish(Outcome::Success)
+    }
+
+    /// Records a failure.
+    pub fn failure(self) -> Release {
+        self.finish(Outcome::Failure)
+    }
+
+    /// Records an outcome that says nothing about the dependency.
+    pub fn ignore(self) -> Release {
+        self.finish(Outcome::Ignored)
+    }
+
+    /// Records `outcome`.
+    pub fn finish(mut self, outcome: Outcome) -> Release {
+        self.settle(outcome)
+    }
+
+    /// Gives up the guard and returns the raw ticket, to release by hand.
+    pub fn into_ticket(mut self) -> Ticket {
+        // Always Some until the guard is consumed; the fallback is unreachable.
+        self.ticket.take().unwrap_or(Ticket {
+            counter: 0,
+            probe: false,
+            origin: 0,
+        })
+    }
+
+    fn settle(&mut self, outcome: Outcome) -> Release {
+        match self.ticket.take() {
+            Some(ticket) => self.breaker.release(ticket, outcome),
+            None => Release::Stale,
+        }
+    }
+}
+
+impl<C: Clock, W: Word, O: Observer> Drop for Permit<'_, C, W, O> {
+    fn drop(&mut self) {
+        self.settle(self.breaker.config.get_abandon());
+    }
+}
+
+impl<C: Clock, W: Word, O: Observer> core::fmt::Debug for Permit<'_, C, W, O> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Permit").field("ticket", &self.ticket).finish()
+    }
+}

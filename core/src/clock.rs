@@ -1,0 +1,104 @@
+//! Time, injected: the core never reads a real clock.
+//!
+//! A [`Clock`] returns monotonic ticks as a `u64` that may wrap. Durations in
+//! a [`Config`](crate::Config) are in the same ticks. The breaker stores
+//! timestamps modulo its word's time field (34 bits for `W64`, 15 for `W32`)
+//! and measures elapsed time with wrapping subtraction, so:
+//!
+//! - a clock that **wraps** (at `2^64`, or at any power of two at least as
+//!   large as the time field) is handled exactly;
+//! - a clock that **jumps forward** makes the open time elapse early, never
+//!   late (the breaker probes sooner);
+//! - a clock that **goes backwards** by up to the time field's range makes the
+//!   breaker see its open time as elapsed: it fails towards probing;
+//! - the one case where the modular reading keeps a breaker rejecting longer
+//!   than configured is an open breaker nobody looked at for a whole multiple
+//!   of the time field's range: then it rejects for at most one more open
+//!   duration (at most [`Layout::max_duration`](crate::word::Layout::max_duration)
+//!   ticks). That is SPEC I6's bound.
+//!
+//! [`ManualClock`] is a clock you move by hand, for tests, examples and
+//! simulations; `tripword-std` has a real one.
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// A source of monotonic ticks. Implement it on a hardware timer, a
+/// `std::time::Instant` wrapper, or anything else.
+///
+/// ```
+/// use tripword::Clock;
+///
+/// /// A clock reading a free-running hardware counter.
+/// struct Ticks;
+/// impl Clock for Ticks {
+///     fn now(&self) -> u64 {
+///         42 // read the timer register here
+///     }
+/// }
+/// assert_eq!((&Ticks).now(), 42);
+/// ```
+pub trait Clock {
+    /// The current time in ticks. May wrap around `u64::MAX`.
+    fn now(&self) -> u64;
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    #[inline]
+    fn now(&self) -> u64 {
+        (**self).now()
+    }
+}
+
+/// A clock that moves only when told to; `const`-constructible so it can be a
+/// `static` next to a `static` breaker.
+///
+/// ```
+/// use tripword::Clock;
+/// use tripword::clock::ManualClock;
+///
+/// static CLOCK: ManualClock = ManualClock::new(0);
+/// CLOCK.advance(10);
+/// assert_eq!(CLOCK.now(), 10);
+/// CLOCK.set(u64::MAX);
+/// CLOCK.advance(2); // wraps
+/// assert_eq!(CLOCK.now(), 1);
+/// ```
+#[derive(Debug)]
+pub struct ManualClock {
+    ticks: AtomicU64,
+}
+
+impl ManualClock {
+    /// A clock reading `ticks`.
+    #[cfg(not(loom))]
+    pub const fn new(ticks: u64) -> Self {
+        ManualClock {
+            ticks: AtomicU64::new(ticks),
+        }
+    }
+
+    /// A clock reading `ticks`.
+    #[cfg(loom)]
+    pub fn new(ticks: u64) -> Self {
+        ManualClock {
+            ticks: AtomicU64::new(ticks),
+        }
+    }
+
+    /// Moves the clock forward by `ticks`, wrapping at `u64::MAX`.
+    pub fn advance(&self, ticks: u64) {
+        self.ticks.fetch_add(ticks, Ordering::AcqRel);
+    }
+
+    /// Sets the clock to `ticks`: forwards, backwards, anywhere.
+    pub fn set(&self, ticks: u64) {
+        self.ticks.store(ticks, Ordering::Release);
+    }
+}
+
+impl Clock for ManualClock {
+    #[inline]
+    fn now(&self) -> u64 {
+        self.ticks.load(Ordering::Acquire)
+    }
+}

@@ -1,0 +1,516 @@
+//! The word: how a breaker's whole state is packed into one integer.
+//!
+//! A word holds a 3-bit state tag, the state counter, and a payload whose
+//! meaning depends on the state (see `docs/design.md` for the bit diagrams):
+//!
+//! ```text
+//! W64:  | time (34) | trips (5) | counter (22) | tag (3) |    Open, Probing
+//!       |        0        | failures (16) | counter (22) | tag (3) |  Closed
+//! W32:  | time (15) | trips (4) | counter (10) | tag (3) |    Open, Probing
+//!       |     0     | failures (12) | counter (10) | tag (3) |    Closed
+//! ```
+//!
+//! `HalfOpen` keeps only `trips`; the operator-held `ForcedOpen` keeps nothing
+//! but the counter. Every bit a state does not use must be zero: a word that
+//! breaks this rule, or carries an unknown tag, is *corrupt* (SPEC I8) and
+//! [`Snapshot::decode`] says so instead of guessing.
+//!
+//! The all-zero word is `Closed` with counter 0 and no failures: a breaker's
+//! initial state, so a zeroed cell is a valid breaker.
+//!
+//! # Example
+//! ```
+//! use tripword::word::{Snapshot, State, W32, W64};
+//!
+//! let snap = Snapshot { state: State::Open { since: 1234, trips: 2 }, counter: 7 };
+//! let raw = snap.encode::<W64>();
+//! assert_eq!(Snapshot::decode::<W64>(raw), Ok(snap));
+//! // The same state fits the 32-bit word, with its narrower fields.
+//! let raw32 = snap.encode::<W32>();
+//! assert_eq!(Snapshot::decode::<W32>(raw32), Ok(snap));
+//! ```
+
+use crate::status::Status;
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+
+/// Field widths of a word layout, in bits. Everything else follows from them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Width of the whole word.
+    pub word_bits: u32,
+    /// Width of the state counter (wraps modulo `2^counter_bits`).
+    pub counter_bits: u32,
+    /// Width of the consecutive-trip count (saturates at `2^trips_bits - 1`).
+    pub trips_bits: u32,
+    /// Width of the timestamp kept by `Open` and `Probing` (ticks modulo
+    /// `2^time_bits`).
+    pub time_bits: u32,
+    /// Width of the consecutive-failure count kept by `Closed`.
+    pub failure_bits: u32,
+}
+
+/// Width of the state tag at the bottom of every word.
+pub const TAG_BITS: u32 = 3;
+
+const TAG_CLOSED: u64 = 0;
+const TAG_OPEN: u64 = 1;
+const TAG_HALF_OPEN: u64 = 2;
+const TAG_PROBING: u64 = 3;
+const TAG_FORCED_OPEN: u64 = 4;
+
+const fn mask(bits: u32) -> u64 {
+    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+}
+
+impl Layout {
+    /// Largest counter value; counters wrap to 0 after it.
+    pub const fn max_counter(&self) -> u32 {
+        mask(self.counter_bits) as u32
+    }
+    /// Largest trip count the word can hold (further trips saturate here).
+    pub const fn max_trips(&self) -> u32 {
+        mask(self.trips_bits) as u32
+    }
+    /// Largest failure count the word can hold; thresholds go up to it.
+    pub const fn max_failures(&self) -> u32 {
+        mask(self.failure_bits) as u32
+    }
+    /// Mask applied to tick values stored in the word.
+    pub const fn time_mask(&self) -> u64 {
+        mask(self.time_bits)
+    }
+    /// Longest duration (open time, backoff cap, probe timeout) a config may
+    /// use: half the time field's range, so that a clock that went backwards
+    /// by up to this much still reads as "elapsed" (SPEC I6).
+    pub const fn max_duration(&self) -> u64 {
+        1u64 << (self.time_bits - 1)
+    }
+    const fn payload_shift(&self) -> u32 {
+        TAG_BITS + self.counter_bits
+    }
+    const fn time_shift(&self) -> u32 {
+        self.payload_shift() + self.trips_bits
+    }
+    /// The counter that follows `counter` (modulo the counter's width).
+    pub const fn next_counter(&self, counter: u32) -> u32 {
+        (counter.wrapping_add(1) as u64 & mask(self.counter_bits)) as u32
+    }
+    /// Ticks elapsed from `since` (a stored, truncated timestamp) to `now`,
+    /// modulo the time field's range. A clock that went backwards reads as a
+    /// large elapsed time, so it fails towards probing.
+    pub const fn elapsed(&self, since: u64, now: u64) -> u64 {
+        now.wrapping_sub(since) & self.time_mask()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A word width: [`W64`] (the default) or [`W32`] (for MCUs whose native
+/// atomics are 32-bit). Sealed: the two layouts are the only ones.
+pub trait Word: sealed::Sealed + Sized + 'static {
+    /// The integer the word is stored as (`u64` or `u32`).
+    type Raw: Copy + Eq + core::fmt::Debug + core::hash::Hash + Into<u64> + Send + Sync + 'static;
+    /// The atomic cell a [`Breaker`](crate::Breaker) keeps the word in.
+    type Atomic: Send + Sync;
+    /// This width's field layout.
+    const LAYOUT: Layout;
+    /// Whether the atomic cell is lock-free on the target being compiled
+    /// (false for `W64` on 32-bit MCUs, where `portable-atomic` falls back to
+    /// a lock).
+    const IS_ALWAYS_LOCK_FREE: bool;
+    /// A new cell holding the initial word (`Closed`, counter 0); `const` so
+    /// breakers can be `static`s.
+    #[cfg(not(loom))]
+    #[allow(clippy::declare_interior_mutable_const)]
+    const NEW_CELL: Self::Atomic;
+    /// Truncates a `u64` to this width (the pure layer computes in `u64`).
+    fn from_u64(raw: u64) -> Self::Raw;
+    /// A cell holding `raw`.
+    fn new_cell(raw: Self::Raw) -> Self::Atomic;
+    /// Acquire-loads the cell.
+    fn load(cell: &Self::Atomic) -> Self::Raw;
+    /// One `compare_exchange_weak` (AcqRel on success, Acquire on failure).
+    fn compare_exchange_weak(
+        cell: &Self::Atomic,
+        current: Self::Raw,
+        new: Self::Raw,
+    ) -> Result<Self::Raw, Self::Raw>;
+}
+
+/// The 64-bit word: 22-bit counter, 34-bit timestamps, thresholds up to 65535.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct W64;
+
+/// The 32-bit word: 10-bit counter, 15-bit timestamps, thresholds up to 4095.
+/// Lock-free wherever 32-bit compare-and-swap is native (Cortex-M3/M4/M7,
+/// RISC-V with the A extension).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct W32;
+
+impl sealed::Sealed for W64 {}
+impl sealed::Sealed for W32 {}
+
+impl Word for W64 {
+    type Raw = u64;
+    type Atomic = AtomicU64;
+    const LAYOUT: Layout = Layout {
+        word_bits: 64,
+        counter_bits: 22,
+        trips_bits: 5,
+        time_bits: 34,
+        failure_bits: 16,
+    };
+    #[cfg(not(loom))]
+    const IS_ALWAYS_LOCK_FREE: bool = AtomicU64::is_always_lock_free();
+    #[cfg(loom)]
+    const IS_ALWAYS_LOCK_FREE: bool = true;
+    #[cfg(not(loom))]
+    #[allow(clippy::declare_interior_mutable_const)]
+    const NEW_CELL: AtomicU64 = AtomicU64::new(0);
+    #[inline]
+    fn from_u64(raw: u64) -> u64 {
+        raw
+    }
+    fn new_cell(raw: u64) -> AtomicU64 {
+        AtomicU64::new(raw)
+    }
+    #[inline]
+    fn load(cell: &AtomicU64) -> u64 {
+        cell.load(Ordering::Acquire)
+    }
+    #[inline]
+    fn compare_exchange_weak(cell: &AtomicU64, current: u64, new: u64) -> Result<u64, u64> {
+        cell.compare_exchange_weak(current, new, Ordering::AcqRel, Ordering::Acquire)
+    }
+}
+
+impl Word for W32 {
+    type Raw = u32;
+    type Atomic = AtomicU32;
+    const LAYOUT: Layout = Layout {
+        word_bits: 32,
+        counter_bits: 10,
+        trips_bits: 4,
+        time_bits: 15,
+        failure_bits: 12,
+    };
+    #[cfg(not(loom))]
+    const IS_ALWAYS_LOCK_FREE: bool = AtomicU32::is_always_lock_free();
+    #[cfg(loom)]
+    const IS_ALWAYS_LOCK_FREE: bool = true;
+    #[cfg(not(loom))]
+    #[allow(clippy::declare_interior_mutable_const)]
+    const NEW_CELL: AtomicU32 = AtomicU32::new(0);
+    #[inline]
+    fn from_u64(raw: u64) -> u32 {
+        raw as u32
+    }
+    fn new_cell(raw: u32) -> AtomicU32 {
+        AtomicU32::new(raw)
+    }
+    #[inline]
+    fn load(cell: &AtomicU32) -> u32 {
+        cell.load(Ordering::Acquire)
+    }
+    #[inline]
+    fn compare_exchange_weak(cell: &AtomicU32, current: u32, new: u32) -> Result<u32, u32> {
+        cell.compare_exchange_weak(current, new, Ordering::AcqRel, Ordering::Acquire)
+    }
+}
+
+/// A breaker state with its payload, as decoded from a word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Calls are admitted; `failures` consecutive current failures so far.
+    Closed {
+        /// Consecutive failures counted since the last success or close.
+        failures: u32,
+    },
+    /// Calls are rejected until the open duration for `trips` has elapsed
+    /// since `since`.
+    Open {
+        /// When the breaker opened, in ticks modulo the time field's range.
+        since: u64,
+        /// Trips since the breaker was last closed (1 for the first trip).
+        trips: u32,
+    },
+    /// The next caller becomes the probe.
+    HalfOpen {
+        /// Trips since the breaker was last closed.
+        trips: u32,
+    },
+    /// A probe admitted at `since` is running; everyone else is rejected.
+    Probing {
+        /// When the probe was admitted, in ticks modulo the time field's range.
+        since: u64,
+        /// Trips since the breaker was last closed.
+        trips: u32,
+    },
+    /// Held open by an operator (`force_open`) until `force_close`.
+    ForcedOpen,
+}
+
+/// The name of a state, without its payload: what transitions report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    /// See [`State::Closed`].
+    Closed,
+    /// See [`State::Open`].
+    Open,
+    /// See [`State::HalfOpen`].
+    HalfOpen,
+    /// See [`State::Probing`].
+    Probing,
+    /// See [`State::ForcedOpen`].
+    ForcedOpen,
+}
+
+impl Phase {
+    /// What [`Breaker::status`](crate::Breaker::status) reports for this
+    /// phase: `ForcedOpen` reads as [`Status::Open`].
+    pub const fn status(self) -> Status {
+        match self {
+            Phase::Closed => Status::Closed,
+            Phase::Open | Phase::ForcedOpen => Status::Open,
+            Phase::HalfOpen => Status::HalfOpen,
+            Phase::Probing => Status::Probing,
+        }
+    }
+}
+
+impl State {
+    /// This state's [`Phase`].
+    pub const fn phase(&self) -> Phase {
+        match self {
+            State::Closed { .. } => Phase::Closed,
+            State::Open { .. } => Phase::Open,
+            State::HalfOpen { .. } => Phase::HalfOpen,
+            State::Probing { .. } => Phase::Probing,
+            State::ForcedOpen => Phase::ForcedOpen,
+        }
+    }
+}
+
+/// Why a word did not decode (SPEC I8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Corruption {
+    /// The tag is not one of the five states.
+    UnknownTag(u8),
+    /// Bits the state does not use are set.
+    StrayBits,
+    /// A `Closed` word counts at least `failure_threshold` failures, which no
+    /// transition produces under this config.
+    FailuresOverThreshold,
+}
+
+/// A decoded word: the state and the state counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Snapshot {
+    /// The state and its payload.
+    pub state: State,
+    /// The state counter: moves forward (modulo its width) on every change.
+    pub counter: u32,
+}
+
+impl Snapshot {
+    /// The initial state: `Closed`, no failures, counter 0 (the zero word).
+    pub const INITIAL: Snapshot = Snapshot {
+        state: State::Closed { failures: 0 },
+        counter: 0,
+    };
+
+    /// Decodes a word of width `W`. Never panics; any bit pattern that is not
+    /// a valid state yields the [`Corruption`] found.
+    pub fn decode<W: Word>(raw: W::Raw) -> Result<Snapshot, Corruption> {
+        decode_u64(&W::LAYOUT, raw.into())
+    }
+
+    /// Encodes this snapshot as a word of width `W`. Never panics and always
+    /// yields a word that decodes: the counter and timestamps are reduced
+    /// modulo their fields' ranges, trips saturate, failures are clamped to the
+    /// largest count the field holds.
+    pub fn encode<W: Word>(&self) -> W::Raw {
+        W::from_u64(encode_u64(&W::LAYOUT, self))
+    }
+
+    /// The counter carried by `raw`, whether or not the rest of it is valid.
+    pub fn counter_bits<W: Word>(raw: W::Raw) -> u32 {
+        counter_of(&W::LAYOUT, raw.into())
+    }
+}
+
+#[inline]
+pub(crate) const fn counter_of(layout: &Layout, raw: u64) -> u32 {
+    ((raw >> TAG_BITS) & mask(layout.counter_bits)) as u32
+}
+
+#[inline]
+pub(crate) fn decode_u64(layout: &Layout, raw: u64) -> Result<Snapshot, Corruption> {
+    let tag = raw & mask(TAG_BITS);
+    let counter = counter_of(layout, raw);
+    let payload = raw >> layout.payload_shift();
+    let trips = (payload & mask(layout.trips_bits)) as u32;
+    let since = (raw >> layout.time_shift()) & layout.time_mask();
+    let state = match tag {
+        TAG_CLOSED => {
+            if payload > mask(layout.failure_bits) {
+                return Err(Corruption::StrayBits);
+            }
+            State::Closed {
+                failures: payload as u32,
+            }
+        }
+        TAG_OPEN => State::Open { since, trips },
+        TAG_HALF_OPEN => {
+            if since != 0 {
+                return Err(Corruption::StrayBits);
+            }
+            State::HalfOpen { trips }
+        }
+        TAG_PROBING => State::Probing { since, trips },
+        TAG_FORCED_OPEN => {
+            if payload != 0 {
+                return Err(Corruption::StrayBits);
+            }
+            State::ForcedOpen
+        }
+        other => return Err(Corruption::UnknownTag(other as u8)),
+    };
+    // Open/Probing use every payload bit; W64's fields fill the word exactly,
+    // W32's too, so no bits above the time field can be set.
+    Ok(Snapshot { state, counter })
+}
+
+#[inline]
+pub(crate) fn encode_u64(layout: &Layout, snap: &Snapshot) -> u64 {
+    let counter = (snap.counter as u64 & mask(layout.counter_bits)) << TAG_BITS;
+    let trips = |t: u32| (t.min(layout.max_trips()) as u64) << layout.payload_shift();
+    let time = |t: u64| (t & layout.time_mask()) << layout.time_shift();
+    counter
+        | match snap.state {
+            State::Closed { failures } => {
+                TAG_CLOSED | ((failures.min(layout.max_failures()) as u64) << layout.payload_shift())
+            }
+            State::Open { since, trips: k } => TAG_OPEN | trips(k) | time(since),
+            State::HalfOpen { trips: k } => TAG_HALF_OPEN | trips(k),
+            State::Probing { since, trips: k } => TAG_PROBING | trips(k) | time(since),
+            State::ForcedOpen => TAG_FORCED_OPEN,
+        }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_fill_their_words_exactly() {
+        for l in [W64::LAYOUT, W32::LAYOUT] {
+            assert_eq!(TAG_BITS + l.counter_bits + l.trips_bits + l.time_bits, l.word_bits);
+            assert!(TAG_BITS + l.counter_bits + l.failure_bits <= l.word_bits);
+        }
+    }
+
+    #[test]
+    fn zero_word_is_initial_closed() {
+        assert_eq!(Snapshot::decode::<W64>(0), Ok(Snapshot::INITIAL));
+        assert_eq!(Snapshot::decode::<W32>(0), Ok(Snapshot::INITIAL));
+    }
+
+    fn round_trip<W: Word>() {
+        let l = W::LAYOUT;
+        let states = [
+            State::Closed { failures: 0 },
+            State::Closed {
+                failures: l.max_failures(),
+            },
+            State::Open {
+                since: l.time_mask(),
+                trips: l.max_trips(),
+            },
+            State::Open { since: 0, trips: 1 },
+            State::HalfOpen { trips: 3 },
+            State::Probing {
+                since: 12345 & l.time_mask(),
+                trips: 2,
+            },
+            State::ForcedOpen,
+        ];
+        for state in states {
+            for counter in [0, 1, l.max_counter()] {
+                let snap = Snapshot { state, counter };
+                assert_eq!(Snapshot::decode::<W>(snap.encode::<W>()), Ok(snap));
+            }
+        }
+    }
+
+    #[test]
+    fn every_state_round_trips_both_widths() {
+        round_trip::<W64>();
+        round_trip::<W32>();
+    }
+
+    #[test]
+    fn encode_reduces_out_of_range_fields() {
+        let snap = Snapshot {
+            state: State::Open {
+                since: u64::MAX,
+                trips: u32::MAX,
+            },
+            counter: u32::MAX,
+        };
+        let back = Snapshot::decode::<W32>(snap.encode::<W32>()).unwrap();
+        assert_eq!(
+            back,
+            Snapshot {
+                state: State::Open {
+                    since: W32::LAYOUT.time_mask(),
+                    trips: W32::LAYOUT.max_trips()
+                },
+                counter: W32::LAYOUT.max_counter(),
+            }
+        );
+        let closed = Snapshot {
+            state: State::Closed { failures: u32::MAX },
+            counter: 0,
+        };
+        assert_eq!(
+            Snapshot::decode::<W64>(closed.encode::<W64>()).unwrap().state,
+            State::Closed {
+                failures: W64::LAYOUT.max_failures()
+            }
+        );
+    }
+
+    #[test]
+    fn corrupt_words_are_named() {
+        assert_eq!(Snapshot::decode::<W64>(5), Err(Corruption::UnknownTag(5)));
+        assert_eq!(Snapshot::decode::<W32>(7), Err(Corruption::UnknownTag(7)));
+        assert_eq!(Snapshot::decode::<W64>(u64::MAX), Err(Corruption::UnknownTag(7)));
+        // Closed with a bit set above the failure field.
+        assert_eq!(Snapshot::decode::<W64>(1 << 63), Err(Corruption::StrayBits));
+        assert_eq!(Snapshot::decode::<W32>(1 << 31), Err(Corruption::StrayBits));
+        // HalfOpen with a timestamp, ForcedOpen with trips.
+        assert_eq!(Snapshot::decode::<W64>(TAG_HALF_OPEN | 1 << 40), Err(Corruption::StrayBits));
+        assert_eq!(Snapshot::decode::<W32>(4 | 1 << 13), Err(Corruption::StrayBits));
+    }
+
+    #[test]
+    fn elapsed_is_modular_and_backwards_reads_large() {
+        let l = W32::LAYOUT;
+        assert_eq!(l.elapsed(10, 15), 5);
+        // Wrapped clock: since near the top of the field, now past the wrap.
+        assert_eq!(l.elapsed(l.time_mask() - 1, 3), 5);
+        // Backwards by 1 tick reads as the whole range minus one.
+        assert_eq!(l.elapsed(10, 9), l.time_mask());
+        assert!(l.elapsed(10, 9) >= l.max_duration());
+    }
+
+    #[test]
+    fn counter_wraps() {
+        let l = W32::LAYOUT;
+        assert_eq!(l.next_counter(l.max_counter()), 0);
+        assert_eq!(l.next_counter(5), 6);
+    }
+}
