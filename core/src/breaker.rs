@@ -48,7 +48,7 @@ use crate::word::{Snapshot, W64, Word};
 /// assert_eq!(B.status(), Status::Closed);
 /// ```
 pub struct Breaker<C, W: Word = W64, O = ()> {
-    word: W::Atomic,
+    pub(crate) word: W::Atomic,
     config: Config,
     clock: C,
     observer: O,
@@ -399,6 +399,8 @@ impl<C: Clock, W: Word, O: Observer> Drop for Permit<'_, C, W, O> {
 
 impl<C: Clock, W: Word, O: Observer> core::fmt::Debug for Permit<'_, C, W, O> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Permit").field("ticket", &self.ticket).finish()
+        f.debug_struct("Permit")
+            .field("ticket", &self.ticket)
+            .finish()
     }
 }

@@ -84,7 +84,9 @@ impl ConfigError {
     /// The message `Breaker::new` panics with (a compile error in a `const`).
     pub const fn message(&self) -> &'static str {
         match self.field {
-            Field::FailureThreshold => "tripword: failure_threshold is out of range for this word width",
+            Field::FailureThreshold => {
+                "tripword: failure_threshold is out of range for this word width"
+            }
             Field::OpenFor => "tripword: open_for is out of range for this word width",
             Field::BackoffCap => {
                 "tripword: exponential_backoff cap is out of range (open_for..=max duration)"
@@ -270,18 +272,46 @@ mod tests {
     fn ranges_per_width() {
         let max64 = W64::LAYOUT.max_duration();
         assert!(Config::new().open_for(max64).validate::<W64>().is_ok());
-        let e = Config::new().open_for(max64 + 1).validate::<W64>().unwrap_err();
+        let e = Config::new()
+            .open_for(max64 + 1)
+            .validate::<W64>()
+            .unwrap_err();
         assert_eq!((e.field, e.max), (Field::OpenFor, max64));
         assert_eq!(
-            Config::new().failure_threshold(0).validate::<W64>().unwrap_err().field,
+            Config::new()
+                .failure_threshold(0)
+                .validate::<W64>()
+                .unwrap_err()
+                .field,
             Field::FailureThreshold
         );
-        assert!(Config::new().failure_threshold(65535).validate::<W64>().is_ok());
-        assert!(Config::new().failure_threshold(4096).validate::<W32>().is_err());
-        assert!(Config::new().failure_threshold(4095).validate::<W32>().is_ok());
-        let cap = Config::new().open_for(100).exponential_backoff(99).validate::<W64>();
+        assert!(
+            Config::new()
+                .failure_threshold(65535)
+                .validate::<W64>()
+                .is_ok()
+        );
+        assert!(
+            Config::new()
+                .failure_threshold(4096)
+                .validate::<W32>()
+                .is_err()
+        );
+        assert!(
+            Config::new()
+                .failure_threshold(4095)
+                .validate::<W32>()
+                .is_ok()
+        );
+        let cap = Config::new()
+            .open_for(100)
+            .exponential_backoff(99)
+            .validate::<W64>();
         assert_eq!(cap.unwrap_err().field, Field::BackoffCap);
-        let probe = Config::new().probe_timeout(0).validate::<W32>().unwrap_err();
+        let probe = Config::new()
+            .probe_timeout(0)
+            .validate::<W32>()
+            .unwrap_err();
         assert_eq!(probe.field, Field::ProbeTimeout);
         assert_eq!(Config::default(), Config::new());
     }

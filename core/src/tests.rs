@@ -1,0 +1,531 @@
+//! Breaker-level tests: the seeds' scenarios, guards, observers, identity,
+//! clocks and both word widths, through the atomic layer.
+
+use crate::clock::ManualClock;
+use crate::transition::Transition;
+use crate::word::{Snapshot, State};
+use crate::*;
+use core::cell::{Cell, RefCell};
+use std::vec::Vec;
+
+/// Records every report, in order.
+#[derive(Default)]
+struct Log {
+    transitions: RefCell<Vec<Transition>>,
+    corrupt: RefCell<Vec<(u64, u32)>>,
+}
+
+impl Observer for Log {
+    fn on_transition(&self, t: Transition) {
+        self.transitions.borrow_mut().push(t);
+    }
+    fn on_corrupt_word(&self, raw: u64, counter: u32) {
+        self.corrupt.borrow_mut().push((raw, counter));
+    }
+}
+
+impl Log {
+    fn phases(&self) -> Vec<(Phase, Phase)> {
+        self.transitions
+            .borrow()
+            .iter()
+            .map(|t| (t.from, t.to))
+            .collect()
+    }
+}
+
+/// A clock that counts its reads.
+struct CountingClock {
+    now: Cell<u64>,
+    reads: Cell<u32>,
+}
+
+impl Clock for CountingClock {
+    fn now(&self) -> u64 {
+        self.reads.set(self.reads.get() + 1);
+        self.now.get()
+    }
+}
+
+const fn seed_config() -> Config {
+    Config::new()
+        .failure_threshold(3)
+        .open_for(100)
+        .probe_timeout(50)
+}
+
+fn breaker<W: Word>(clock: &ManualClock, config: Config) -> Breaker<&ManualClock, W, Log> {
+    Breaker::from_parts(config, clock, Log::default())
+}
+
+macro_rules! both_widths {
+    ($($name:ident),* $(,)?) => {
+        mod w64 { $( #[test] fn $name() { super::$name::<crate::word::W64>(); } )* }
+        mod w32 { $( #[test] fn $name() { super::$name::<crate::word::W32>(); } )* }
+    };
+}
+
+both_widths!(
+    seed_000_scenario,
+    seed_002_consecutive_not_total,
+    probe_timeout_makes_late_result_stale,
+    lost_probe_blocks_only_until_timeout,
+    force_open_held_through_any_time,
+    force_close_makes_older_tickets_stale,
+    slow_closed_call_cannot_extend_open,
+    permit_drop_records_abandon_outcome,
+    permit_abandon_can_be_ignored,
+    ticket_from_another_breaker_is_stale,
+    closed_path_is_quiet,
+    corrupt_word_is_reported_once_and_fails_open,
+    wrapping_clock_through_the_breaker,
+    backward_clock_fails_towards_probing,
+    observer_may_call_back_into_the_breaker,
+);
+
+/// Seed 000: threshold 3, open for 100; the service goes down, three failures
+/// open the breaker, open rejects without calling, a trial fails and reopens,
+/// the service recovers, a trial succeeds and closes.
+fn seed_000_scenario<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    let service_up = Cell::new(true);
+    let calls = Cell::new(0u32);
+    let call = || -> Result<Result<(), ()>, Rejected> {
+        let permit = b.permit()?;
+        calls.set(calls.get() + 1);
+        Ok(if service_up.get() {
+            permit.success();
+            Ok(())
+        } else {
+            permit.failure();
+            Err(())
+        })
+    };
+
+    assert_eq!(call(), Ok(Ok(())));
+    service_up.set(false);
+    for _ in 0..3 {
+        assert_eq!(call(), Ok(Err(())));
+    }
+    assert_eq!(b.status(), Status::Open);
+    for _ in 0..3 {
+        assert_eq!(call(), Err(Rejected));
+    }
+    assert_eq!(calls.get(), 4, "the service is not called while open");
+
+    clock.advance(100);
+    assert_eq!(b.status(), Status::HalfOpen);
+    assert_eq!(call(), Ok(Err(())), "half-open trial fails");
+    assert_eq!(b.status(), Status::Open);
+
+    service_up.set(true);
+    clock.advance(100);
+    assert_eq!(b.status(), Status::HalfOpen);
+    assert_eq!(call(), Ok(Ok(())), "half-open trial succeeds");
+    assert_eq!(b.status(), Status::Closed);
+    assert_eq!(call(), Ok(Ok(())));
+    assert_eq!(calls.get(), 7);
+
+    use Phase::*;
+    assert_eq!(
+        b.observer().phases(),
+        [
+            (Closed, Open),
+            (Open, HalfOpen),
+            (HalfOpen, Probing),
+            (Probing, Open),
+            (Open, HalfOpen),
+            (HalfOpen, Probing),
+            (Probing, Closed),
+        ]
+    );
+    let counters: Vec<u32> = b
+        .observer()
+        .transitions
+        .borrow()
+        .iter()
+        .map(|t| t.counter)
+        .collect();
+    assert_eq!(counters, [1, 2, 3, 4, 5, 6, 7], "I7 and I10");
+}
+
+/// Seed 002: the breaker opens on N failures *in a row*, not N in total.
+fn seed_002_consecutive_not_total<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, Config::new().failure_threshold(2));
+    for outcome in [
+        Outcome::Failure,
+        Outcome::Success,
+        Outcome::Failure,
+        Outcome::Success,
+    ] {
+        b.release(b.acquire().unwrap(), outcome);
+        assert_eq!(b.status(), Status::Closed);
+    }
+    // Ignored outcomes neither count nor reset.
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(b.acquire().unwrap(), Outcome::Ignored);
+    assert_eq!(b.status(), Status::Closed);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(b.observer().phases(), [(Phase::Closed, Phase::Open)]);
+}
+
+fn trip<W: Word, O: Observer>(b: &Breaker<&ManualClock, W, O>) {
+    while b.status() == Status::Closed {
+        b.release(b.acquire().unwrap(), Outcome::Failure);
+    }
+}
+
+fn probe_timeout_makes_late_result_stale<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    trip(&b);
+    clock.advance(100);
+    let slow = b.acquire().unwrap();
+    assert!(slow.is_probe());
+    clock.advance(49);
+    assert_eq!(b.status(), Status::Probing);
+    clock.advance(1);
+    assert_eq!(b.status(), Status::HalfOpen, "probe timeout elapsed");
+    let fresh = b.acquire().unwrap();
+    assert!(fresh.is_probe());
+    // The slow probe's late success cannot close the breaker.
+    assert_eq!(b.release(slow, Outcome::Success), Release::Stale);
+    assert_eq!(b.status(), Status::Probing);
+    assert_eq!(b.release(fresh, Outcome::Success), Release::Recorded);
+    assert_eq!(b.status(), Status::Closed);
+}
+
+fn lost_probe_blocks_only_until_timeout<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    trip(&b);
+    clock.advance(100);
+    let lost = b.acquire().unwrap();
+    drop(lost); // never released
+    for _ in 0..49 {
+        clock.advance(1);
+        assert_eq!(b.acquire(), Err(Rejected));
+    }
+    clock.advance(1);
+    let probe = b
+        .acquire()
+        .expect("I5: a lost probe blocks for at most the timeout");
+    assert!(probe.is_probe());
+    b.release(probe, Outcome::Success);
+}
+
+fn force_open_held_through_any_time<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    let held = b.acquire().unwrap();
+    b.force_open();
+    assert_eq!(b.status(), Status::Open);
+    for jump in [1, 100, 1 << 20, 1 << 40, u64::MAX / 3] {
+        clock.advance(jump);
+        assert_eq!(b.acquire(), Err(Rejected));
+        assert_eq!(b.status(), Status::Open);
+    }
+    clock.set(0);
+    assert_eq!(b.acquire(), Err(Rejected));
+    // The call admitted before force_open finishes; its result is ignored.
+    assert_eq!(b.release(held, Outcome::Success), Release::Stale);
+    assert_eq!(b.status(), Status::Open);
+    b.force_open();
+    assert_eq!(
+        b.observer().phases(),
+        [(Phase::Closed, Phase::ForcedOpen)],
+        "forcing twice reports once"
+    );
+    b.force_close();
+    assert_eq!(b.status(), Status::Closed);
+    assert!(b.acquire().is_ok());
+}
+
+fn force_close_makes_older_tickets_stale<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    let before = b.acquire().unwrap();
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.force_close();
+    assert_eq!(b.release(before, Outcome::Failure), Release::Stale);
+    // The policy was reset: three fresh failures are needed to trip.
+    for _ in 0..2 {
+        b.release(b.acquire().unwrap(), Outcome::Failure);
+    }
+    assert_eq!(b.status(), Status::Closed);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(b.status(), Status::Open);
+}
+
+/// A slow call admitted in Closed that fails after the breaker opened does not
+/// extend or reset anything.
+fn slow_closed_call_cannot_extend_open<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    let slow = b.acquire().unwrap();
+    trip(&b);
+    let opened = b.snapshot().unwrap();
+    clock.advance(90);
+    assert_eq!(b.release(slow, Outcome::Failure), Release::Stale);
+    assert_eq!(b.snapshot().unwrap(), opened);
+    clock.advance(10);
+    assert!(b.acquire().unwrap().is_probe(), "open time not extended");
+}
+
+fn permit_drop_records_abandon_outcome<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    for _ in 0..3 {
+        let _permit = b.permit().unwrap(); // early return: dropped
+    }
+    assert_eq!(
+        b.status(),
+        Status::Open,
+        "abandoned permits count as failures"
+    );
+    // A probe abandoned while unwinding from a panic is a failure too.
+    clock.advance(100);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _probe = b.permit().unwrap();
+        panic!("the protected call panicked");
+    }));
+    assert!(result.is_err());
+    assert_eq!(b.status(), Status::Open);
+}
+
+fn permit_abandon_can_be_ignored<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config().abandon_as(Outcome::Ignored));
+    for _ in 0..5 {
+        drop(b.permit().unwrap());
+    }
+    assert_eq!(b.status(), Status::Closed);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.permit().unwrap().failure();
+    assert_eq!(b.status(), Status::Open);
+    // An abandoned probe returns the breaker to half-open.
+    clock.advance(100);
+    let probe = b.permit().unwrap();
+    assert!(probe.is_probe());
+    drop(probe);
+    assert_eq!(b.status(), Status::HalfOpen);
+    let p = b.permit().unwrap();
+    assert_eq!(p.ignore(), Release::Recorded);
+    assert_eq!(b.status(), Status::HalfOpen);
+    let t = b.permit().unwrap().into_ticket();
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(b.status(), Status::Closed);
+}
+
+fn ticket_from_another_breaker_is_stale<W: Word>() {
+    let clock = ManualClock::new(0);
+    let a = breaker::<W>(&clock, Config::new().failure_threshold(1));
+    let b = breaker::<W>(&clock, Config::new().failure_threshold(1));
+    let from_a = a.acquire().unwrap();
+    assert_eq!(from_a.counter(), 0);
+    assert_eq!(b.release(from_a, Outcome::Failure), Release::Stale);
+    assert_eq!(b.status(), Status::Closed);
+    assert_eq!(a.status(), Status::Closed);
+}
+
+/// I9: in Closed, admission and status read no clock and store nothing; a
+/// success with no failures counted stores nothing.
+fn closed_path_is_quiet<W: Word>() {
+    let clock = CountingClock {
+        now: Cell::new(5),
+        reads: Cell::new(0),
+    };
+    let b: Breaker<&CountingClock, W> = Breaker::from_parts(seed_config(), &clock, ());
+    let before = b.load_word();
+    for _ in 0..100 {
+        let t = b.acquire().unwrap();
+        assert_eq!(b.status(), Status::Closed);
+        assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+        assert_eq!(b.load_word(), before);
+    }
+    assert_eq!(clock.reads.get(), 0);
+    // A failure below the threshold writes but reads no clock; the trip reads
+    // it once.
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(clock.reads.get(), 0);
+    assert_ne!(b.load_word(), before);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(clock.reads.get(), 1);
+}
+
+fn corrupt_word_is_reported_once_and_fails_open<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b: Breaker<&ManualClock, W, Log> =
+        Breaker::from_parts(seed_config(), &clock, Log::default());
+    // Corrupt the word in place, as a stray write or retained RAM would.
+    let garbage = W::from_u64(0b111 | (12 << 3));
+    assert!(W::compare_exchange_weak(&b.word, b.load_word(), garbage).is_ok());
+    assert!(b.snapshot().is_err());
+    let t = b.acquire().expect("I8: a corrupt word fails open");
+    assert_eq!(b.status(), Status::Closed);
+    assert_eq!(*b.observer().corrupt.borrow(), [(garbage.into(), 13)]);
+    assert_eq!(t.counter(), 13);
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    assert!(b.observer().transitions.borrow().is_empty());
+    assert_eq!(
+        b.snapshot(),
+        Ok(Snapshot {
+            state: State::Closed { failures: 0 },
+            counter: 13
+        })
+    );
+}
+
+fn wrapping_clock_through_the_breaker<W: Word>() {
+    let clock = ManualClock::new(u64::MAX - 30);
+    let b = breaker::<W>(&clock, seed_config());
+    trip(&b);
+    clock.advance(99); // wraps past u64::MAX
+    assert!(clock.now() < 100);
+    assert_eq!(b.acquire(), Err(Rejected));
+    clock.advance(1);
+    let probe = b.acquire().expect("open time elapsed across the wrap");
+    clock.advance(49);
+    assert_eq!(b.release(probe, Outcome::Success), Release::Recorded);
+    assert_eq!(b.status(), Status::Closed);
+}
+
+fn backward_clock_fails_towards_probing<W: Word>() {
+    let clock = ManualClock::new(1_000);
+    let b = breaker::<W>(&clock, seed_config());
+    trip(&b);
+    clock.set(999);
+    assert_eq!(b.status(), Status::HalfOpen, "I6: towards probing");
+    let probe = b.acquire().unwrap();
+    assert!(probe.is_probe());
+    // A probe stamped at 999 and a clock going back further: the probe's
+    // timeout reads as elapsed, so the breaker does not stay probing.
+    clock.set(500);
+    assert_eq!(b.release(probe, Outcome::Success), Release::Stale);
+    assert_eq!(b.status(), Status::HalfOpen);
+}
+
+/// I7: reports run after the CAS with no lock held, so an observer may call
+/// back into the breaker that reported (here it reads the status and forces
+/// the freshly tripped breaker open, which reports again, re-entrantly).
+fn observer_may_call_back_into_the_breaker<W: Word>() {
+    type Reentrant<'a, W> = Breaker<&'a ManualClock, W, &'a CallsBack<'a, W>>;
+    struct CallsBack<'a, W: Word> {
+        breaker: std::cell::OnceCell<&'a Reentrant<'a, W>>,
+        seen: RefCell<Vec<(Phase, Status)>>,
+    }
+    impl<W: Word> Observer for CallsBack<'_, W> {
+        fn on_transition(&self, t: Transition) {
+            let b = self.breaker.get().expect("set before use");
+            self.seen.borrow_mut().push((t.to, b.status()));
+            if t.to == Phase::Open {
+                b.force_open();
+            }
+        }
+    }
+    let clock = ManualClock::new(0);
+    let observer = CallsBack {
+        breaker: std::cell::OnceCell::new(),
+        seen: RefCell::new(Vec::new()),
+    };
+    let b: Reentrant<'_, W> =
+        Breaker::from_parts(Config::new().failure_threshold(1), &clock, &observer);
+    assert!(observer.breaker.set(&b).is_ok());
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(
+        *observer.seen.borrow(),
+        [
+            (Phase::Open, Status::Open),
+            (Phase::ForcedOpen, Status::Open)
+        ]
+    );
+    assert_eq!(b.snapshot().unwrap().state, State::ForcedOpen);
+}
+
+#[test]
+fn static_breakers_of_both_widths() {
+    static CLOCK: ManualClock = ManualClock::new(0);
+    static B64: Breaker<&ManualClock> = Breaker::new(seed_config(), &CLOCK);
+    static B32: Breaker32<&ManualClock> = Breaker::from_parts(seed_config(), &CLOCK, ());
+    const _: () = assert!(<W32 as Word>::LAYOUT.word_bits == 32);
+    for _ in 0..3 {
+        B64.release(B64.acquire().unwrap(), Outcome::Failure);
+        B32.permit().unwrap().failure();
+    }
+    assert_eq!((B64.status(), B32.status()), (Status::Open, Status::Open));
+}
+
+#[test]
+fn runtime_config_errors_name_field_and_range() {
+    let clock = ManualClock::new(0);
+    let err = Breaker::try_new(Config::new().failure_threshold(0), &clock).unwrap_err();
+    assert_eq!(err.field, Field::FailureThreshold);
+    assert_eq!(
+        std::format!("{err}"),
+        "failure_threshold = 0 is out of range 1..=65535"
+    );
+    let err =
+        Breaker32::try_from_parts(Config::new().probe_timeout(1 << 20), &clock, ()).unwrap_err();
+    assert_eq!(
+        std::format!("{err}"),
+        "probe_timeout = 1048576 is out of range 1..=16384 ticks"
+    );
+    assert!(Breaker::try_new(Config::new(), &clock).is_ok());
+}
+
+#[test]
+#[should_panic(expected = "open_for is out of range")]
+fn runtime_new_panics_on_bad_config() {
+    let clock = ManualClock::new(0);
+    let _ = Breaker::new(Config::new().open_for(0), &clock);
+}
+
+#[test]
+fn single_probe_under_real_threads() {
+    // I1 with OS threads; loom explores the interleavings exhaustively in the
+    // verification crate.
+    use std::sync::Barrier;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    for round in 0..50 {
+        let clock = ManualClock::new(0);
+        let b = Breaker::new(seed_config(), &clock);
+        trip(&b);
+        clock.advance(100);
+        let barrier = Barrier::new(8);
+        let admitted = AtomicU32::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    barrier.wait();
+                    if let Ok(t) = b.acquire() {
+                        assert!(t.is_probe());
+                        admitted.fetch_add(1, Ordering::Relaxed);
+                        drop(t); // never released
+                    }
+                });
+            }
+        });
+        assert_eq!(admitted.load(Ordering::Relaxed), 1, "round {round}");
+    }
+}
+
+#[test]
+fn debug_output_names_the_state() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(seed_config(), &clock);
+    let s = std::format!("{b:?}");
+    assert!(s.contains("Closed"), "{s}");
+    let p = b.permit().unwrap();
+    assert!(std::format!("{p:?}").contains("counter: 0"));
+    p.success();
+    assert_eq!(std::format!("{}", Status::HalfOpen), "half-open");
+    assert_eq!(
+        std::format!("{Rejected}"),
+        "circuit open: call not admitted"
+    );
+}

@@ -99,7 +99,9 @@ pub struct Transitions {
 }
 
 impl Transitions {
-    const NONE: Transitions = Transitions { items: [None, None] };
+    const NONE: Transitions = Transitions {
+        items: [None, None],
+    };
 
     fn push(&mut self, t: Transition) {
         if self.items[0].is_none() {
@@ -202,7 +204,9 @@ fn apply_u64(
         Ok(Snapshot {
             state: State::Closed { failures },
             ..
-        }) if failures >= config.get_failure_threshold() => (corrupt_reset(layout, word), Some(word)),
+        }) if failures >= config.get_failure_threshold() => {
+            (corrupt_reset(layout, word), Some(word))
+        }
         Ok(snap) => (snap, None),
         Err(_) => (corrupt_reset(layout, word), Some(word)),
     };

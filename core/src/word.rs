@@ -59,7 +59,11 @@ const TAG_PROBING: u64 = 3;
 const TAG_FORCED_OPEN: u64 = 4;
 
 const fn mask(bits: u32) -> u64 {
-    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
 }
 
 impl Layout {
@@ -391,7 +395,8 @@ pub(crate) fn encode_u64(layout: &Layout, snap: &Snapshot) -> u64 {
     counter
         | match snap.state {
             State::Closed { failures } => {
-                TAG_CLOSED | ((failures.min(layout.max_failures()) as u64) << layout.payload_shift())
+                TAG_CLOSED
+                    | ((failures.min(layout.max_failures()) as u64) << layout.payload_shift())
             }
             State::Open { since, trips: k } => TAG_OPEN | trips(k) | time(since),
             State::HalfOpen { trips: k } => TAG_HALF_OPEN | trips(k),
@@ -407,7 +412,10 @@ mod tests {
     #[test]
     fn layouts_fill_their_words_exactly() {
         for l in [W64::LAYOUT, W32::LAYOUT] {
-            assert_eq!(TAG_BITS + l.counter_bits + l.trips_bits + l.time_bits, l.word_bits);
+            assert_eq!(
+                TAG_BITS + l.counter_bits + l.trips_bits + l.time_bits,
+                l.word_bits
+            );
             assert!(TAG_BITS + l.counter_bits + l.failure_bits <= l.word_bits);
         }
     }
@@ -476,7 +484,9 @@ mod tests {
             counter: 0,
         };
         assert_eq!(
-            Snapshot::decode::<W64>(closed.encode::<W64>()).unwrap().state,
+            Snapshot::decode::<W64>(closed.encode::<W64>())
+                .unwrap()
+                .state,
             State::Closed {
                 failures: W64::LAYOUT.max_failures()
             }
@@ -487,13 +497,22 @@ mod tests {
     fn corrupt_words_are_named() {
         assert_eq!(Snapshot::decode::<W64>(5), Err(Corruption::UnknownTag(5)));
         assert_eq!(Snapshot::decode::<W32>(7), Err(Corruption::UnknownTag(7)));
-        assert_eq!(Snapshot::decode::<W64>(u64::MAX), Err(Corruption::UnknownTag(7)));
+        assert_eq!(
+            Snapshot::decode::<W64>(u64::MAX),
+            Err(Corruption::UnknownTag(7))
+        );
         // Closed with a bit set above the failure field.
         assert_eq!(Snapshot::decode::<W64>(1 << 63), Err(Corruption::StrayBits));
         assert_eq!(Snapshot::decode::<W32>(1 << 31), Err(Corruption::StrayBits));
         // HalfOpen with a timestamp, ForcedOpen with trips.
-        assert_eq!(Snapshot::decode::<W64>(TAG_HALF_OPEN | 1 << 40), Err(Corruption::StrayBits));
-        assert_eq!(Snapshot::decode::<W32>(4 | 1 << 13), Err(Corruption::StrayBits));
+        assert_eq!(
+            Snapshot::decode::<W64>(TAG_HALF_OPEN | 1 << 40),
+            Err(Corruption::StrayBits)
+        );
+        assert_eq!(
+            Snapshot::decode::<W32>(4 | 1 << 13),
+            Err(Corruption::StrayBits)
+        );
     }
 
     #[test]
