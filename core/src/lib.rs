@@ -56,6 +56,7 @@
 mod breaker;
 pub mod clock;
 mod config;
+pub mod guide;
 mod observer;
 mod outcome;
 mod status;

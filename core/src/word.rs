@@ -144,12 +144,25 @@ pub trait Word: sealed::Sealed + Sized + 'static {
 }
 
 /// The 64-bit word: 22-bit counter, 34-bit timestamps, thresholds up to 65535.
+///
+/// Durations up to 2^33 ticks (2.4 hours of microseconds); the counter turns
+/// over after 4 194 304 state changes, which no held call outlives in
+/// practice (`docs/design.md`, "Counter wrap").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct W64;
 
 /// The 32-bit word: 10-bit counter, 15-bit timestamps, thresholds up to 4095.
 /// Lock-free wherever 32-bit compare-and-swap is native (Cortex-M3/M4/M7,
 /// RISC-V with the A extension).
+///
+/// Durations are limited to 2^14 ticks (16.4 s at 1 kHz). The counter turns
+/// over after 1 024 state changes: a ticket held across exactly a multiple of
+/// that many changes could be misread as current. Each trip cycle costs at
+/// least `open_for`, so with `open_for` of a second that takes minutes of
+/// continuous cycling; but probes that keep ending `Ignored`, or an operator
+/// toggling `force_open`/`force_close` in a loop, turn it faster. Firmware
+/// that does either while calls are outstanding should use [`W64`]
+/// (4 194 304 changes). See `docs/design.md`, "Counter wrap".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct W32;
 
