@@ -18,12 +18,15 @@ use crate::outcome::Outcome;
 use crate::status::Status;
 use crate::transition::{self, Event, Step, Verdict};
 use crate::word::{Snapshot, W64, Word};
+use core::borrow::Borrow;
 
 /// A circuit breaker in one atomic word.
 ///
 /// `C` is the [`Clock`], `W` the word width ([`W64`] by default,
 /// [`W32`](crate::W32) for MCUs with 32-bit atomics), `O` the [`Observer`]
-/// (none by default).
+/// (none by default), `P` where the [`Config`] lives: inline by default, or
+/// `&'static Config` ([`Breaker::from_static`]) so a `static` breaker keeps
+/// its config in flash and costs only its word and a pointer in RAM.
 ///
 /// ```
 /// use tripword::{Breaker, Config, Outcome, Status};
@@ -47,9 +50,9 @@ use crate::word::{Snapshot, W64, Word};
 /// probe.success();
 /// assert_eq!(B.status(), Status::Closed);
 /// ```
-pub struct Breaker<C, W: Word = W64, O = ()> {
+pub struct Breaker<C, W: Word = W64, O = (), P = Config> {
     pub(crate) word: W::Atomic,
-    config: Config,
+    config: P,
     clock: C,
     observer: O,
 }
@@ -144,6 +147,63 @@ impl<C, O> Breaker<C, W64, O> {
     }
 }
 
+impl<C, W: Word, O> Breaker<C, W, O, &'static Config> {
+    /// A breaker whose config is a `static` (in flash on MCUs): RAM per
+    /// breaker is the word, a pointer, and the clock and observer (often
+    /// zero-sized).
+    ///
+    /// ```
+    /// use tripword::{Breaker, Config, W32};
+    /// use tripword::clock::ManualClock;
+    ///
+    /// static CONFIG: Config = Config::new().failure_threshold(2).open_for(100);
+    /// static CLOCK: ManualClock = ManualClock::new(0);
+    /// static B: Breaker<&ManualClock, W32, (), &Config> =
+    ///     Breaker::from_static(&CONFIG, &CLOCK, ());
+    /// assert!(B.acquire().is_ok());
+    /// ```
+    ///
+    /// # Panics
+    /// If the config is out of range for `W`; a compile error in a `const`.
+    #[cfg(not(loom))]
+    pub const fn from_static(config: &'static Config, clock: C, observer: O) -> Self {
+        if let Err(e) = config.validate::<W>() {
+            panic!("{}", e.message());
+        }
+        Breaker {
+            word: W::NEW_CELL,
+            config,
+            clock,
+            observer,
+        }
+    }
+
+    /// A breaker over a `static` config (loom build: not `const`).
+    #[cfg(loom)]
+    pub fn from_static(config: &'static Config, clock: C, observer: O) -> Self {
+        match Self::try_from_static(config, clock, observer) {
+            Ok(b) => b,
+            Err(e) => panic!("{}", e.message()),
+        }
+    }
+
+    /// A breaker over a `static` config, or the error naming the field out of
+    /// range.
+    pub fn try_from_static(
+        config: &'static Config,
+        clock: C,
+        observer: O,
+    ) -> Result<Self, ConfigError> {
+        config.validate::<W>()?;
+        Ok(Breaker {
+            word: W::new_cell(W::from_u64(0)),
+            config,
+            clock,
+            observer,
+        })
+    }
+}
+
 impl<C, W: Word, O> Breaker<C, W, O> {
     /// A breaker of any word width, named by the type:
     ///
@@ -191,10 +251,12 @@ impl<C, W: Word, O> Breaker<C, W, O> {
             observer,
         })
     }
+}
 
+impl<C, W: Word, O, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// The validated config.
     pub fn config(&self) -> &Config {
-        &self.config
+        self.config.borrow()
     }
 
     /// The clock.
@@ -222,7 +284,7 @@ impl<C, W: Word, O> Breaker<C, W, O> {
     }
 }
 
-impl<C: Clock, W: Word, O: Observer> Breaker<C, W, O> {
+impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// Runs one event through the CAS loop: load, compute, swap if changed,
     /// retry with the observed word. Reports after the swap.
     #[inline]
@@ -233,7 +295,7 @@ impl<C: Clock, W: Word, O: Observer> Breaker<C, W, O> {
             // is based on, so a timestamp stored by another thread is never
             // newer than our `now` (see docs/design.md, "Memory orderings").
             let step: Step<W::Raw> =
-                transition::apply::<W>(&self.config, current, event, || self.clock.now());
+                transition::apply::<W>(self.config.borrow(), current, event, || self.clock.now());
             if step.word == current {
                 return step.verdict;
             }
@@ -296,7 +358,7 @@ impl<C: Clock, W: Word, O: Observer> Breaker<C, W, O> {
     /// Drop it without an outcome and it records the configured abandon
     /// outcome ([`Config::abandon_as`], failure by default).
     #[inline]
-    pub fn permit(&self) -> Result<Permit<'_, C, W, O>, Rejected> {
+    pub fn permit(&self) -> Result<Permit<'_, C, W, O, P>, Rejected> {
         self.acquire().map(|ticket| Permit {
             breaker: self,
             ticket: Some(ticket),
@@ -329,11 +391,11 @@ impl<C: Clock, W: Word, O: Observer> Breaker<C, W, O> {
     }
 }
 
-impl<C, W: Word, O> core::fmt::Debug for Breaker<C, W, O> {
+impl<C, W: Word, O, P: Borrow<Config>> core::fmt::Debug for Breaker<C, W, O, P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Breaker")
             .field("word", &self.snapshot())
-            .field("config", &self.config)
+            .field("config", self.config())
             .finish_non_exhaustive()
     }
 }
@@ -342,12 +404,12 @@ impl<C, W: Word, O> core::fmt::Debug for Breaker<C, W, O> {
 /// [`failure`](Permit::failure) or [`ignore`](Permit::ignore); dropped
 /// without one it records the breaker's abandon outcome.
 #[must_use = "dropping a permit at once records the abandon outcome (a failure by default)"]
-pub struct Permit<'b, C: Clock, W: Word = W64, O: Observer = ()> {
-    breaker: &'b Breaker<C, W, O>,
+pub struct Permit<'b, C: Clock, W: Word = W64, O: Observer = (), P: Borrow<Config> = Config> {
+    breaker: &'b Breaker<C, W, O, P>,
     ticket: Option<Ticket>,
 }
 
-impl<C: Clock, W: Word, O: Observer> Permit<'_, C, W, O> {
+impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Permit<'_, C, W, O, P> {
     /// Whether this permit is the probe of a half-open breaker.
     pub fn is_probe(&self) -> bool {
         self.ticket.as_ref().is_some_and(Ticket::is_probe)
@@ -391,13 +453,15 @@ impl<C: Clock, W: Word, O: Observer> Permit<'_, C, W, O> {
     }
 }
 
-impl<C: Clock, W: Word, O: Observer> Drop for Permit<'_, C, W, O> {
+impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Drop for Permit<'_, C, W, O, P> {
     fn drop(&mut self) {
-        self.settle(self.breaker.config.get_abandon());
+        self.settle(self.breaker.config().get_abandon());
     }
 }
 
-impl<C: Clock, W: Word, O: Observer> core::fmt::Debug for Permit<'_, C, W, O> {
+impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> core::fmt::Debug
+    for Permit<'_, C, W, O, P>
+{
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Permit")
             .field("ticket", &self.ticket)

@@ -461,6 +461,35 @@ fn static_breakers_of_both_widths() {
 }
 
 #[test]
+fn static_config_breaker_costs_a_word_and_a_pointer() {
+    struct Ticks;
+    impl Clock for Ticks {
+        fn now(&self) -> u64 {
+            0
+        }
+    }
+    static CONFIG: Config = seed_config();
+    static B: Breaker<Ticks, W32, (), &Config> = Breaker::from_static(&CONFIG, Ticks, ());
+    let ptr = core::mem::size_of::<usize>();
+    assert_eq!(
+        core::mem::size_of::<Breaker<Ticks, W32, (), &Config>>(),
+        (4usize).next_multiple_of(ptr) + ptr
+    );
+    assert_eq!(
+        core::mem::size_of::<Breaker<Ticks, W64, (), &Config>>(),
+        8 + ptr.max(8)
+    );
+    for _ in 0..3 {
+        B.permit().unwrap().failure();
+    }
+    assert_eq!(B.status(), Status::Open);
+    assert_eq!(B.config(), &CONFIG);
+    static BAD: Config = Config::new().open_for(1 << 20);
+    let err = Breaker::<Ticks, W32, (), &Config>::try_from_static(&BAD, Ticks, ()).unwrap_err();
+    assert_eq!(err.field, Field::OpenFor);
+}
+
+#[test]
 fn runtime_config_errors_name_field_and_range() {
     let clock = ManualClock::new(0);
     let err = Breaker::try_new(Config::new().failure_threshold(0), &clock).unwrap_err();
