@@ -49,6 +49,25 @@ impl<C: Clock + ?Sized> Clock for &C {
     }
 }
 
+/// A plain function is a clock: handy for a hardware counter in a `static`
+/// breaker.
+///
+/// ```
+/// use tripword::{Breaker, Config};
+///
+/// fn ticks() -> u64 {
+///     7 // read a timer register here
+/// }
+/// static B: Breaker<fn() -> u64> = Breaker::new(Config::new(), ticks);
+/// assert!(B.acquire().is_ok());
+/// ```
+impl Clock for fn() -> u64 {
+    #[inline]
+    fn now(&self) -> u64 {
+        self()
+    }
+}
+
 /// A clock that moves only when told to; `const`-constructible so it can be a
 /// `static` next to a `static` breaker.
 ///
