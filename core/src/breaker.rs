@@ -74,8 +74,16 @@ impl core::error::Error for Rejected {}
 /// (it is not `Clone`, so it cannot be released twice).
 ///
 /// It carries the state counter it was issued under and the identity of its
-/// breaker: released to another breaker, or after the breaker's state has
-/// moved on, it changes nothing.
+/// breaker (the address of its atomic word): released to another breaker, or
+/// after the breaker's state has moved on, it changes nothing.
+///
+/// Because identity is an address, a breaker *moved* (say into an `Arc`)
+/// while tickets are outstanding treats them as foreign: they become stale,
+/// and a lost probe falls back on the probe timeout. Acquire tickets from a
+/// breaker that stays put (a `static`, an `Arc`, a field of a pinned
+/// service). Conversely, a new breaker built at the address of a dropped one
+/// would accept the old one's tickets if the counters matched; the borrow
+/// checker prevents that for [`Permit`]s, which borrow their breaker.
 #[derive(Debug, PartialEq, Eq, Hash)]
 #[must_use = "a ticket must be released; a lost probe ticket blocks the breaker until the probe timeout"]
 pub struct Ticket {

@@ -90,6 +90,19 @@ pub struct Transition {
     pub counter: u32,
 }
 
+/// `closed -> open (counter 1)`.
+///
+/// ```
+/// use tripword::{Phase, Transition};
+/// let t = Transition { from: Phase::Closed, to: Phase::Open, counter: 1 };
+/// assert_eq!(t.to_string(), "closed -> open (counter 1)");
+/// ```
+impl core::fmt::Display for Transition {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} -> {} (counter {})", self.from, self.to, self.counter)
+    }
+}
+
 /// The transitions one event made: zero, one, or two (an elapsed `Open` or
 /// timed-out `Probing` passes through `HalfOpen` on the way to electing the
 /// new probe, and both changes are reported).

@@ -297,6 +297,18 @@ impl Phase {
     }
 }
 
+impl core::fmt::Display for Phase {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Phase::Closed => "closed",
+            Phase::Open => "open",
+            Phase::HalfOpen => "half-open",
+            Phase::Probing => "probing",
+            Phase::ForcedOpen => "forced-open",
+        })
+    }
+}
+
 impl State {
     /// This state's [`Phase`].
     pub const fn phase(&self) -> Phase {

@@ -1,1 +1,89 @@
-//! placeholder
+//! Real time and closures for the [`tripword`] circuit breaker.
+//!
+//! The core is `no_std` and counts time in abstract ticks; this crate adds
+//! what a service on `std` expects:
+//!
+//! - [`clock`]: [`MonotonicClock`] (1 µs ticks on [`std::time::Instant`]) and
+//!   [`MillisClock`] (1 ms ticks), zero-sized, usable in `static`s;
+//! - [`settings`]: [`Settings`], a configuration in
+//!   [`Duration`](std::time::Duration)s that
+//!   converts to the core's [`Config`](tripword::Config) in a clock's ticks
+//!   and says in durations which field is out of range, and [`StdBreaker`],
+//!   a breaker on the real clock;
+//! - [`call`]: [`BreakerExt::call`] runs a closure through any breaker: `Ok`
+//!   counts as a success, `Err` as a failure, a panic as a failure (and keeps
+//!   unwinding), and [`CallError`] keeps "circuit open, not called" apart
+//!   from the function's own error;
+//! - [`classify`]: classifiers for
+//!   [`BreakerExt::call_classified`], so that a 404 can be
+//!   [`Ignored`](tripword::Outcome::Ignored).
+//!
+//! ```
+//! use std::time::Duration;
+//! use tripword::Status;
+//! use tripword_std::{BreakerExt, CallError, Settings};
+//!
+//! let breaker = Settings::new()
+//!     .failure_threshold(3)
+//!     .open_for(Duration::from_millis(200))
+//!     .build()?;
+//!
+//! fn fetch(up: bool) -> Result<&'static str, &'static str> {
+//!     if up { Ok("data") } else { Err("service down") }
+//! }
+//!
+//! for _ in 0..3 {
+//!     assert_eq!(breaker.call(|| fetch(false)), Err(CallError::Inner("service down")));
+//! }
+//! assert_eq!(breaker.status(), Status::Open);
+//! // Open: answered at once, `fetch` is not called.
+//! assert!(breaker.call(|| fetch(true)).unwrap_err().is_open());
+//!
+//! std::thread::sleep(Duration::from_millis(250));
+//! assert_eq!(breaker.call(|| fetch(true)), Ok("data")); // the probe
+//! assert_eq!(breaker.status(), Status::Closed);
+//! # Ok::<(), tripword_std::SettingsError>(())
+//! ```
+//!
+//! Later additions (futures, richer classification, integrations) each get a
+//! module of their own next to these; they share the settling guard that
+//! records exactly one outcome per admitted call.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod call;
+pub mod classify;
+pub mod clock;
+mod guard;
+pub mod settings;
+
+pub use call::{BreakerExt, CallError};
+pub use clock::{MillisClock, MonotonicClock, RealClock};
+pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
+
+/// The names most code needs: `use tripword_std::prelude::*;`.
+///
+/// ```
+/// use tripword_std::prelude::*;
+///
+/// let b: StdBreaker = Settings::new().open_for(Duration::from_millis(10)).build()?;
+/// assert_eq!(b.call(|| Ok::<_, ()>(1)), Ok(1));
+/// assert_eq!(b.status(), Status::Closed);
+/// # Ok::<(), SettingsError>(())
+/// ```
+pub mod prelude {
+    #[doc(no_inline)]
+    pub use crate::{
+        BreakerExt, CallError, MillisClock, MonotonicClock, Settings, SettingsError, StdBreaker,
+    };
+    #[doc(no_inline)]
+    pub use std::time::Duration;
+    #[doc(no_inline)]
+    pub use tripword::{Breaker, Outcome, Rejected, Status};
+}
+
+/// The README's examples, compiled and run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

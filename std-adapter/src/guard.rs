@@ -1,0 +1,42 @@
+//! The settling guard shared by every way of running a call (closures now,
+//! futures later): it owns the permit while the protected code runs and makes
+//! sure exactly one outcome is recorded.
+
+use tripword::{Clock, Observer, Outcome, Permit, Release, Word};
+
+/// Holds an admitted call's permit. Finished explicitly with the classified
+/// outcome; dropped while the thread panics, it records a failure (and the
+/// panic keeps unwinding); dropped otherwise (a cancelled future), the
+/// permit's own drop records the breaker's abandon outcome.
+pub(crate) struct Settle<'b, C: Clock, W: Word, O: Observer> {
+    permit: Option<Permit<'b, C, W, O>>,
+}
+
+impl<'b, C: Clock, W: Word, O: Observer> Settle<'b, C, W, O> {
+    pub(crate) fn new(permit: Permit<'b, C, W, O>) -> Self {
+        Settle {
+            permit: Some(permit),
+        }
+    }
+
+    /// Records `outcome` and disarms the guard.
+    pub(crate) fn finish(mut self, outcome: Outcome) -> Release {
+        match self.permit.take() {
+            Some(permit) => permit.finish(outcome),
+            None => Release::Stale,
+        }
+    }
+}
+
+impl<C: Clock, W: Word, O: Observer> Drop for Settle<'_, C, W, O> {
+    fn drop(&mut self) {
+        if let Some(permit) = self.permit.take() {
+            if std::thread::panicking() {
+                // A panic is a failure, whatever the abandon policy says.
+                permit.failure();
+            } else {
+                drop(permit); // records the configured abandon outcome
+            }
+        }
+    }
+}

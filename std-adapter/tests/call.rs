@@ -1,0 +1,264 @@
+//! Running closures through a breaker: how each kind of result counts.
+//! Deterministic: these use `ManualClock`.
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+
+use tripword::clock::ManualClock;
+use tripword::{Breaker, Config, Observer, Outcome, Phase, Status, Transition, W32};
+use tripword_std::{BreakerExt, CallError, classify};
+
+/// Records every transition.
+#[derive(Default)]
+struct Log(Mutex<Vec<Transition>>);
+
+impl Observer for Log {
+    fn on_transition(&self, t: Transition) {
+        self.0.lock().unwrap().push(t);
+    }
+}
+
+impl Log {
+    fn phases(&self) -> Vec<(Phase, Phase)> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|t| (t.from, t.to))
+            .collect()
+    }
+}
+
+fn config(threshold: u32) -> Config {
+    Config::new()
+        .failure_threshold(threshold)
+        .open_for(100)
+        .probe_timeout(50)
+}
+
+#[test]
+fn ok_is_a_success_and_resets_the_failure_run() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(2), &clock);
+    assert_eq!(b.call(|| Ok::<_, ()>("data")), Ok("data"));
+    assert_eq!(
+        b.call(|| Err::<(), _>("down")),
+        Err(CallError::Inner("down"))
+    );
+    assert_eq!(b.call(|| Ok::<_, &str>(1)), Ok(1)); // resets the run
+    assert_eq!(
+        b.call(|| Err::<(), _>("down")),
+        Err(CallError::Inner("down"))
+    );
+    assert_eq!(b.status(), Status::Closed, "consecutive, not total");
+    let _ = b.call(|| Err::<(), _>("down"));
+    assert_eq!(b.status(), Status::Open);
+}
+
+#[test]
+fn err_is_a_failure_and_trips_exactly_at_the_threshold() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::with_observer(config(3), &clock, Log::default());
+    for i in 1..=3 {
+        assert_eq!(b.status(), Status::Closed, "before failure {i}");
+        assert_eq!(b.call(|| Err::<(), _>(i)), Err(CallError::Inner(i)));
+    }
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(b.observer().phases(), [(Phase::Closed, Phase::Open)]);
+}
+
+#[test]
+fn open_rejects_without_calling_the_function() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(1), &clock);
+    let calls = Cell::new(0);
+    let service = || {
+        calls.set(calls.get() + 1);
+        Err::<(), _>("down")
+    };
+    let _ = b.call(service);
+    assert_eq!(calls.get(), 1);
+    for _ in 0..5 {
+        let r = b.call(service);
+        assert!(matches!(r, Err(CallError::Open(_))), "{r:?}");
+        assert!(r.unwrap_err().is_open());
+    }
+    clock.advance(99);
+    assert!(b.call(service).unwrap_err().is_open());
+    assert_eq!(calls.get(), 1, "not called while open");
+}
+
+#[test]
+fn panic_is_a_failure_and_keeps_unwinding() {
+    let clock = ManualClock::new(0);
+    // Even with abandoned permits ignored, a panic is a failure.
+    let b = Breaker::with_observer(
+        config(1).abandon_as(Outcome::Ignored),
+        &clock,
+        Log::default(),
+    );
+    let unwound = catch_unwind(AssertUnwindSafe(|| {
+        b.call(|| -> Result<(), ()> { panic!("boom") })
+    }));
+    let payload = unwound.expect_err("the panic propagates");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+    assert_eq!(b.status(), Status::Open, "the panic counted as a failure");
+    assert_eq!(b.observer().phases(), [(Phase::Closed, Phase::Open)]);
+}
+
+#[test]
+fn panicking_probe_reopens() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(1), &clock);
+    let _ = b.call(|| Err::<(), _>(()));
+    clock.advance(100);
+    let unwound = catch_unwind(AssertUnwindSafe(|| {
+        b.call(|| -> Result<(), ()> { panic!("probe crashed") })
+    }));
+    assert!(unwound.is_err());
+    assert_eq!(
+        b.status(),
+        Status::Open,
+        "a crashed probe is a failed probe"
+    );
+}
+
+#[test]
+fn panicking_classifier_is_a_failure_too() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(1), &clock);
+    let unwound = catch_unwind(AssertUnwindSafe(|| {
+        b.call_classified(|_: &Result<(), ()>| panic!("bad classifier"), || Ok(()))
+    }));
+    assert!(unwound.is_err());
+    assert_eq!(b.status(), Status::Open);
+}
+
+#[test]
+fn ignored_result_changes_nothing() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::with_observer(config(2), &clock, Log::default());
+    let not_found = classify::by_error(|code: &u16| {
+        if *code == 404 {
+            Outcome::Ignored
+        } else {
+            Outcome::Failure
+        }
+    });
+
+    // In Closed with one failure counted: the word does not move.
+    let _ = b.call(|| Err::<(), _>(503));
+    let word = b.load_word();
+    for _ in 0..10 {
+        assert_eq!(
+            b.call_classified(&not_found, || Err::<(), _>(404)),
+            Err(CallError::Inner(404))
+        );
+    }
+    assert_eq!(b.load_word(), word, "an ignored outcome stores nothing");
+    assert_eq!(b.status(), Status::Closed);
+
+    // A probe that ends Ignored: back to half-open, the next caller probes.
+    let _ = b.call(|| Err::<(), _>(503));
+    assert_eq!(b.status(), Status::Open);
+    clock.advance(100);
+    let _ = b.call_classified(&not_found, || Err::<(), _>(404));
+    assert_eq!(b.status(), Status::HalfOpen);
+    assert_eq!(b.call_classified(&not_found, || Ok::<(), u16>(())), Ok(()));
+    assert_eq!(b.status(), Status::Closed);
+}
+
+#[test]
+fn classifier_can_fail_an_ok_value() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(1), &clock);
+    // An HTTP client that returns Ok for every response, 5xx included.
+    let by_status = |r: &Result<u16, ()>| match r {
+        Ok(s) if *s >= 500 => Outcome::Failure,
+        Ok(_) => Outcome::Success,
+        Err(()) => Outcome::Failure,
+    };
+    assert_eq!(b.call_classified(by_status, || Ok(503)), Ok(503));
+    assert_eq!(b.status(), Status::Open);
+}
+
+#[test]
+fn late_failure_after_the_breaker_opened_is_stale() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::with_observer(config(2), &clock, Log::default());
+    // A slow call admitted in Closed, during which other calls trip the
+    // breaker; its failure then changes nothing.
+    let slow = b.call(|| {
+        let _ = b.call(|| Err::<(), _>("fast fail"));
+        let _ = b.call(|| Err::<(), _>("fast fail"));
+        assert_eq!(b.status(), Status::Open);
+        Err::<(), _>("slow fail")
+    });
+    assert_eq!(slow, Err(CallError::Inner("slow fail")));
+    assert_eq!(b.observer().phases(), [(Phase::Closed, Phase::Open)]);
+    // The open time was not extended by the late failure.
+    clock.advance(100);
+    assert_eq!(b.status(), Status::HalfOpen);
+}
+
+#[test]
+fn works_on_the_32_bit_word_too() {
+    let clock = ManualClock::new(0);
+    let b: Breaker<&ManualClock, W32> = Breaker::from_parts(config(2), &clock, ());
+    assert_eq!(b.call(|| Ok::<_, ()>(1)), Ok(1));
+    let _ = b.call(|| Err::<(), _>(()));
+    let _ = b.call(|| Err::<(), _>(()));
+    assert!(b.call(|| Ok::<_, ()>(1)).unwrap_err().is_open());
+}
+
+#[derive(Debug)]
+struct Outer(std::io::Error);
+
+impl std::fmt::Display for Outer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("request failed")
+    }
+}
+
+impl std::error::Error for Outer {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+#[test]
+fn call_error_display_source_and_accessors() {
+    use std::error::Error;
+
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(1), &clock);
+    let inner = b
+        .call(|| -> Result<(), Outer> { Err(Outer(std::io::Error::other("reset"))) })
+        .unwrap_err();
+    assert_eq!(inner.to_string(), "request failed");
+    assert_eq!(inner.source().unwrap().to_string(), "reset", "transparent");
+    assert!(!inner.is_open());
+    assert_eq!(
+        inner.inner().map(|e| e.to_string()).as_deref(),
+        Some("request failed")
+    );
+
+    let open = b
+        .call(|| -> Result<(), Outer> { unreachable!() })
+        .unwrap_err();
+    assert!(open.is_open());
+    assert_eq!(open.to_string(), "circuit open: call not admitted");
+    assert!(open.source().is_none());
+    assert!(open.into_inner().is_none());
+
+    // Usable with `?` into a boxed error.
+    fn run(b: &Breaker<&ManualClock>) -> Result<(), Box<dyn Error>> {
+        b.call(|| Ok::<_, Outer>(()))?;
+        Ok(())
+    }
+    assert_eq!(
+        run(&b).unwrap_err().to_string(),
+        "circuit open: call not admitted"
+    );
+}
