@@ -418,6 +418,11 @@ pub struct Permit<'b, C: Clock, W: Word = W64, O: Observer = (), P: Borrow<Confi
 }
 
 impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Permit<'_, C, W, O, P> {
+    /// The state counter this permit was issued under.
+    pub fn counter(&self) -> u32 {
+        self.ticket.as_ref().map_or(0, Ticket::counter)
+    }
+
     /// Whether this permit is the probe of a half-open breaker.
     pub fn is_probe(&self) -> bool {
         self.ticket.as_ref().is_some_and(Ticket::is_probe)

@@ -311,6 +311,7 @@ fn permit_abandon_can_be_ignored<W: Word>() {
     clock.advance(100);
     let probe = b.permit().unwrap();
     assert!(probe.is_probe());
+    assert_eq!(probe.counter(), b.snapshot().unwrap().counter);
     drop(probe);
     assert_eq!(b.status(), Status::HalfOpen);
     let p = b.permit().unwrap();

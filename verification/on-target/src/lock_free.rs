@@ -1,0 +1,51 @@
+//! Which words are lock-free on this core, asserted where it matters.
+
+use crate::check::Checks;
+use core::mem::size_of;
+use cortex_m_semihosting::hprintln;
+use tripword::{Breaker, Breaker32, Config, W32, W64, Word};
+
+// Cortex-M3/M4 (`thumbv7m`, `thumbv7em`) have 32-bit LDREX/STREX: a 32-bit
+// breaker must be lock-free there, or the build fails.
+#[cfg(target_has_atomic = "32")]
+const _: () = assert!(
+    <W32 as Word>::IS_ALWAYS_LOCK_FREE,
+    "W32 must be lock-free on this target"
+);
+
+// No 32-bit Arm core has a 64-bit compare-and-swap: a 64-bit word there goes
+// through portable-atomic's fallback (a global lock, or a critical section).
+#[cfg(not(target_has_atomic = "64"))]
+const _: () = assert!(
+    !<W64 as Word>::IS_ALWAYS_LOCK_FREE,
+    "W64 cannot be lock-free without 64-bit CAS"
+);
+
+pub fn run(c: &mut Checks) {
+    c.suite("lock-freedom");
+    let w32 = <W32 as Word>::IS_ALWAYS_LOCK_FREE;
+    let w64 = <W64 as Word>::IS_ALWAYS_LOCK_FREE;
+    hprintln!(
+        "  W32 lock-free: {}, W64 lock-free: {} ({})",
+        w32,
+        w64,
+        if cfg!(cs_atomics) {
+            "no CAS on this core: both words use the critical-section backend the firmware chose"
+        } else {
+            "W64 falls back to portable-atomic's global lock"
+        }
+    );
+    c.eq(
+        w32,
+        cfg!(target_has_atomic = "32"),
+        "W32 lock-free exactly where 32-bit CAS is native",
+    );
+    c.eq(w64, false, "W64 is never lock-free on a 32-bit MCU");
+    // RAM per breaker with a zero-sized clock and no observer.
+    hprintln!(
+        "  RAM per breaker: Breaker32 {} B, Breaker (W64) {} B; of which Config {} B",
+        size_of::<Breaker32<crate::hw_clock::SysTickClock>>(),
+        size_of::<Breaker<crate::hw_clock::SysTickClock>>(),
+        size_of::<Config>(),
+    );
+}

@@ -1,0 +1,98 @@
+//! Test firmware for tripword on emulated Cortex-M cores (QEMU). Output and the
+//! exit code go through semihosting: exit 0 only if every check passed.
+//!
+//! `cargo run --release --target thumbv7m-none-eabi` (or `thumbv6m-none-eabi`,
+//! `thumbv7em-none-eabihf`) from this directory builds it and runs it on the
+//! QEMU machine named in `.cargo/config.toml`.
+
+#![no_std]
+#![no_main]
+
+mod check;
+mod fixture;
+mod hw_clock;
+mod interrupts;
+mod lock_free;
+mod model;
+mod prng;
+mod random_run;
+mod recorder;
+mod scenarios;
+
+use check::Checks;
+use cortex_m_rt::{ExceptionFrame, entry, exception};
+use cortex_m_semihosting::{debug, hprintln};
+use hw_clock::SysTickClock;
+
+#[entry]
+fn main() -> ! {
+    let Some(mut peripherals) = cortex_m::Peripherals::take() else {
+        fail("core peripherals already taken")
+    };
+    hprintln!(
+        "tripword on-target: {} on QEMU {}",
+        env!("TRIPWORD_TARGET"),
+        env!("TRIPWORD_QEMU_MACHINE"),
+    );
+    let mut checks = Checks::new();
+    lock_free::run(&mut checks);
+    scenarios::run(&mut checks);
+    random_run::run(&mut checks);
+    SysTickClock::start(&mut peripherals.SYST);
+    interrupts::run(&mut checks);
+
+    let (passed, failed) = checks.finish();
+    hprintln!(
+        "{}: {} passed, {} failed",
+        env!("TRIPWORD_TARGET"),
+        passed,
+        failed
+    );
+    debug::exit(if failed == 0 {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
+    halt()
+}
+
+#[exception]
+fn SysTick() {
+    static mut RNG: prng::XorShift = prng::XorShift::new(0x1357_9BDF);
+    SysTickClock::on_systick();
+    interrupts::on_systick(RNG);
+}
+
+fn fail(why: &str) -> ! {
+    hprintln!("FAIL: {}", why);
+    debug::exit(debug::EXIT_FAILURE);
+    halt()
+}
+
+#[exception]
+unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
+    hprintln!("FAIL: hard fault at pc {:#010x}", frame.pc());
+    debug::exit(debug::EXIT_FAILURE);
+    halt()
+}
+
+#[exception]
+unsafe fn DefaultHandler(irqn: i16) {
+    hprintln!("FAIL: unexpected exception {}", irqn);
+    debug::exit(debug::EXIT_FAILURE);
+}
+
+/// After a semihosting exit (QEMU has already stopped); on a board without a
+/// debugger attached, sleep.
+fn halt() -> ! {
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    hprintln!("FAIL: panic: {}", info);
+    debug::exit(debug::EXIT_FAILURE);
+    halt()
+}

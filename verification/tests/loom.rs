@@ -1,0 +1,703 @@
+//! loom models of the atomic [`Breaker`]: every interleaving (and every
+//! value a load may legally read under the C11 memory model) of 2–4 threads
+//! racing on one breaker, checked against SPEC.md's invariants.
+//!
+//! Built only with `--cfg loom`, in release, in its own target dir:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p tripword-verification --test loom --release -- --nocapture
+//! ```
+//!
+//! Two-thread models run unbounded; models with three or more threads set the
+//! preemption bound named in their doc. `LOOM_MAX_PREEMPTIONS`, when set,
+//! bounds every model (the two-thread ones too); `TRIPWORD_LOOM_UNBOUNDED=1`
+//! lifts every bound (minutes, not seconds: see docs/verification-concurrency.md).
+//! Each model prints how many executions loom explored and how long it took.
+//!
+//! Every model ends with [`history`], which checks SPEC I7 and I10 on the
+//! whole run: each state change reported exactly once, counters consecutive,
+//! each report's `from` the previous report's `to`, and the last report
+//! matching the word. The per-model assertions come on top of that.
+#![cfg(loom)]
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering as StdOrdering};
+use std::time::Instant;
+
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicU64, Ordering};
+use loom::thread::{self, JoinHandle};
+
+use tripword::clock::ManualClock;
+use tripword::word::State;
+use tripword::{
+    Breaker, Config, Observer, Outcome, Phase, Release, Status, Ticket, Transition, W32, W64, Word,
+};
+
+loom::thread_local! {
+    /// Which model thread is running: 0 for the model's main thread, 1.. for
+    /// the threads it spawns. Reports are stamped with it (SPEC I7: reported
+    /// by the caller whose compare-and-swap made the change).
+    static WHO: Cell<u64> = Cell::new(0);
+}
+
+/// Transition counters a model may reach (the models make far fewer changes).
+const SLOTS: usize = 16;
+
+/// An [`Observer`] made of loom atomics: one slot per state counter. A report
+/// adds `1 | from << 8 | to << 16 | who << 24` to the slot of its counter, so
+/// the low byte counts how often that counter was reported and, when it was
+/// reported once, the rest says what and by whom.
+struct Recorder {
+    slots: Vec<AtomicU64>,
+    corrupt: AtomicU64,
+}
+
+impl Recorder {
+    fn new() -> Self {
+        Recorder {
+            slots: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            corrupt: AtomicU64::new(0),
+        }
+    }
+}
+
+const PHASES: [Phase; 5] = [
+    Phase::Closed,
+    Phase::Open,
+    Phase::HalfOpen,
+    Phase::Probing,
+    Phase::ForcedOpen,
+];
+
+fn code(phase: Phase) -> u64 {
+    PHASES
+        .iter()
+        .position(|p| *p == phase)
+        .map_or(0xff, |i| i as u64)
+}
+
+fn phase(code: u64) -> Phase {
+    PHASES[code as usize]
+}
+
+impl Observer for Recorder {
+    fn on_transition(&self, t: Transition) {
+        let who = WHO.with(Cell::get);
+        let slot = self
+            .slots
+            .get(t.counter as usize)
+            .expect("a model makes fewer than 16 state changes");
+        slot.fetch_add(
+            1 | code(t.from) << 8 | code(t.to) << 16 | who << 24,
+            Ordering::Relaxed,
+        );
+    }
+
+    fn on_corrupt_word(&self, _raw: u64, _counter: u32) {
+        self.corrupt.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One reported state change, and the model thread that reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Report {
+    from: Phase,
+    to: Phase,
+    counter: u32,
+    by: u64,
+}
+
+type Shared<W> = Arc<Breaker<ManualClock, W, Recorder>>;
+
+fn breaker<W: Word>(config: Config) -> Shared<W> {
+    Arc::new(Breaker::from_parts(
+        config,
+        ManualClock::new(0),
+        Recorder::new(),
+    ))
+}
+
+fn config(failure_threshold: u32, open_for: u64, probe_timeout: u64) -> Config {
+    Config::new()
+        .failure_threshold(failure_threshold)
+        .open_for(open_for)
+        .probe_timeout(probe_timeout)
+}
+
+fn state<W: Word>(b: &Shared<W>) -> State {
+    b.snapshot().expect("the word stays valid").state
+}
+
+/// Spawns model thread number `who`.
+fn spawn<T, F>(who: u64, f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    thread::spawn(move || {
+        WHO.with(|w| w.set(who));
+        f()
+    })
+}
+
+fn join<T>(h: JoinHandle<T>) -> T {
+    h.join().expect("model thread panicked")
+}
+
+/// Reads the observer once all threads are joined and checks SPEC I7/I10 on
+/// the whole run: each counter reported exactly once, counters consecutive
+/// from 1, each change starting where the previous one ended (from the
+/// initial `Closed`), the last one matching the word, no corrupt word.
+fn history<W: Word>(b: &Shared<W>) -> Vec<Report> {
+    let rec = b.observer();
+    assert_eq!(
+        rec.corrupt.load(Ordering::Relaxed),
+        0,
+        "I8: no corrupt word"
+    );
+    let mut reports = Vec::new();
+    for (counter, slot) in rec.slots.iter().enumerate() {
+        let v = slot.load(Ordering::Relaxed);
+        if v == 0 {
+            continue;
+        }
+        assert_eq!(
+            v & 0xff,
+            1,
+            "I7: counter {counter} reported {} times",
+            v & 0xff
+        );
+        reports.push(Report {
+            from: phase(v >> 8 & 0xff),
+            to: phase(v >> 16 & 0xff),
+            counter: counter as u32,
+            by: v >> 24,
+        });
+    }
+    let mut at = Phase::Closed;
+    for (i, r) in reports.iter().enumerate() {
+        assert_eq!(
+            r.counter as usize,
+            i + 1,
+            "I10: counters consecutive: {reports:?}"
+        );
+        assert_eq!(
+            r.from, at,
+            "I7: every change reported, in order: {reports:?}"
+        );
+        at = r.to;
+    }
+    let snap = b.snapshot().expect("the word stays valid");
+    assert_eq!(
+        snap.counter as usize,
+        reports.len(),
+        "I7: one report per change"
+    );
+    assert_eq!(
+        snap.state.phase(),
+        at,
+        "I7: the last report is the word's state"
+    );
+    reports
+}
+
+/// Runs one model, printing how many executions loom explored.
+fn check<F>(name: &str, preemption_bound: Option<usize>, model: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = if std::env::var("TRIPWORD_LOOM_UNBOUNDED").is_ok() {
+            None
+        } else {
+            preemption_bound
+        };
+    }
+    let bound = builder.preemption_bound;
+    let runs = std::sync::Arc::new(StdAtomicUsize::new(0));
+    let counted = runs.clone();
+    let start = Instant::now();
+    builder.check(move || {
+        counted.fetch_add(1, StdOrdering::Relaxed);
+        model()
+    });
+    println!(
+        "loom {name}: {} executions, preemption bound {}, {:.2?}",
+        runs.load(StdOrdering::Relaxed),
+        bound.map_or("none".to_string(), |b| b.to_string()),
+        start.elapsed()
+    );
+}
+
+/// A breaker (threshold 1, open 10, probe timeout 100) tripped at time 0
+/// whose open time has just elapsed.
+fn elapsed_open<W: Word>() -> Shared<W> {
+    let b = breaker::<W>(config(1, 10, 100));
+    trip(&b);
+    b.clock().advance(10);
+    b
+}
+
+fn trip<W: Word>(b: &Shared<W>) {
+    let t = b.acquire().expect("closed admits");
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    assert!(matches!(state(b), State::Open { .. }));
+}
+
+// ---------------------------------------------------------------------------
+// I1: single probe.
+
+/// `callers` threads `acquire` on an elapsed open breaker while `readers`
+/// threads call `status` (which may make the lazy `Open -> HalfOpen` move
+/// first). Asserts: exactly one caller admitted, as the probe; the election
+/// (`HalfOpen -> Probing`) reported once, by that caller, with the ticket's
+/// counter; status readers never see `Open` or `Closed`; the elected ticket
+/// is current (its success closes the breaker).
+fn single_probe<W: Word>(callers: u64, readers: u64) {
+    let b = elapsed_open::<W>();
+    let acquirers: Vec<_> = (1..=callers)
+        .map(|who| {
+            let b = b.clone();
+            spawn(who, move || b.acquire().ok())
+        })
+        .collect();
+    let statuses: Vec<_> = (1..=readers)
+        .map(|i| {
+            let b = b.clone();
+            spawn(callers + i, move || b.status())
+        })
+        .collect();
+    let mut admitted: Vec<(u64, Ticket)> = Vec::new();
+    for (who, h) in (1..).zip(acquirers) {
+        if let Some(t) = join(h) {
+            admitted.push((who, t));
+        }
+    }
+    for h in statuses {
+        let s = join(h);
+        assert!(
+            matches!(s, Status::HalfOpen | Status::Probing),
+            "status read {s:?}"
+        );
+    }
+    assert_eq!(admitted.len(), 1, "I1: exactly one caller admitted");
+    let (winner, ticket) = admitted.pop().expect("one admitted");
+    assert!(ticket.is_probe(), "I1: the admitted caller is the probe");
+    let h = history(&b);
+    assert_eq!(
+        h.len(),
+        3,
+        "Closed->Open, Open->HalfOpen, HalfOpen->Probing: {h:?}"
+    );
+    let election = h[2];
+    assert_eq!(election.to, Phase::Probing);
+    assert_eq!(
+        election.by, winner,
+        "I7: reported by the caller whose CAS made it"
+    );
+    assert_eq!(election.counter, ticket.counter());
+    assert!(matches!(state(&b), State::Probing { .. }));
+    assert_eq!(b.release(ticket, Outcome::Success), Release::Recorded);
+    assert_eq!(b.status(), Status::Closed);
+}
+
+#[test]
+fn i1_single_probe_2_callers_w64() {
+    check("i1_single_probe_2_callers_w64", None, || {
+        single_probe::<W64>(2, 0)
+    });
+}
+
+#[test]
+fn i1_single_probe_2_callers_w32() {
+    check("i1_single_probe_2_callers_w32", None, || {
+        single_probe::<W32>(2, 0)
+    });
+}
+
+/// Three callers; preemption bound 3.
+#[test]
+fn i1_single_probe_3_callers() {
+    check("i1_single_probe_3_callers", Some(3), || {
+        single_probe::<W64>(3, 0)
+    });
+}
+
+/// Three callers and a status reader (four threads); preemption bound 2.
+#[test]
+fn i1_single_probe_3_callers_and_status() {
+    check("i1_single_probe_3_callers_and_status", Some(2), || {
+        single_probe::<W64>(3, 1)
+    });
+}
+
+// ---------------------------------------------------------------------------
+// I3 + I7: exact trip.
+
+/// `threads` threads each acquire and, if admitted, release a failure, on a
+/// breaker with `failure_threshold(threshold)`, `threshold <= threads`.
+/// Asserts: exactly one `Closed -> Open`, reported by a thread whose own
+/// failure was recorded; exactly `threshold` failures recorded (any failure
+/// past the trip is rejected at admission or stale); the word ends `Open`
+/// with one trip.
+fn exact_trip<W: Word>(threads: u64, threshold: u32) {
+    let b = breaker::<W>(config(threshold, 10, 100));
+    let handles: Vec<_> = (1..=threads)
+        .map(|who| {
+            let b = b.clone();
+            spawn(who, move || {
+                b.acquire().ok().map(|t| b.release(t, Outcome::Failure))
+            })
+        })
+        .collect();
+    let results: Vec<Option<Release>> = handles.into_iter().map(join).collect();
+    let recorded = results
+        .iter()
+        .filter(|r| **r == Some(Release::Recorded))
+        .count();
+    assert_eq!(
+        recorded, threshold as usize,
+        "I3: failures counted: {results:?}"
+    );
+    let h = history(&b);
+    assert_eq!(h.len(), 1, "I3: exactly one trip: {h:?}");
+    assert_eq!((h[0].from, h[0].to), (Phase::Closed, Phase::Open));
+    let by = h[0].by as usize;
+    assert!(
+        by >= 1 && results[by - 1] == Some(Release::Recorded),
+        "I7: the trip is reported by the thread whose failure made it"
+    );
+    assert!(matches!(state(&b), State::Open { trips: 1, .. }));
+}
+
+#[test]
+fn i3_i7_exact_trip_2_threads_w64() {
+    check("i3_i7_exact_trip_2_threads_w64", None, || {
+        exact_trip::<W64>(2, 2)
+    });
+}
+
+#[test]
+fn i3_i7_exact_trip_2_threads_w32() {
+    check("i3_i7_exact_trip_2_threads_w32", None, || {
+        exact_trip::<W32>(2, 2)
+    });
+}
+
+/// Three failing threads, threshold 2: the third failure is rejected or
+/// stale. Preemption bound 3.
+#[test]
+fn i3_i7_exact_trip_3_threads_threshold_2() {
+    check("i3_i7_exact_trip_3_threads_threshold_2", Some(3), || {
+        exact_trip::<W64>(3, 2)
+    });
+}
+
+/// Two failures and a success race, threshold 2. Asserts: the word ends
+/// either `Closed{failures: 1}` (the success fell between the failures and
+/// reset the run) or `Open` with one trip (the failures were consecutive);
+/// never a lost update (`Closed{0}`, or `Closed{1}` with the success outside
+/// the failures). Preemption bound 3.
+#[test]
+fn i3_success_resets_run_3_threads() {
+    check("i3_success_resets_run_3_threads", Some(3), || {
+        let b = breaker::<W64>(config(2, 10, 100));
+        let outcomes = [Outcome::Failure, Outcome::Failure, Outcome::Success];
+        let handles: Vec<_> = (1..)
+            .zip(outcomes)
+            .map(|(who, outcome)| {
+                let b = b.clone();
+                spawn(who, move || b.acquire().ok().map(|t| b.release(t, outcome)))
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(join).collect();
+        let h = history(&b);
+        match state(&b) {
+            State::Closed { failures: 1 } => {
+                assert!(h.is_empty());
+                assert_eq!(results, vec![Some(Release::Recorded); 3]);
+            }
+            State::Open { trips: 1, .. } => {
+                assert_eq!(h.len(), 1, "I3: exactly one trip");
+                assert_eq!(results[..2], [Some(Release::Recorded); 2]);
+            }
+            other => panic!("I3: lost update, ended {other:?} after {results:?}"),
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------
+// I2: stale rejection, racing the transition that makes the ticket stale.
+
+/// A failure admitted in `Closed` (threshold 1) races `force_close`.
+/// Asserts: the word always ends `Closed{0}` (a failure that lost the race
+/// is stale and must not trip a freshly closed breaker); the failure is
+/// `Recorded` exactly when a `Closed -> Open` was reported, by its thread.
+#[test]
+fn i2_failure_vs_force_close_2_threads() {
+    check("i2_failure_vs_force_close_2_threads", None, || {
+        let b = breaker::<W64>(config(1, 10, 100));
+        let t = b.acquire().expect("closed admits");
+        let b1 = b.clone();
+        let caller = spawn(1, move || b1.release(t, Outcome::Failure));
+        let b2 = b.clone();
+        let operator = spawn(2, move || b2.force_close());
+        let released = join(caller);
+        join(operator);
+        assert_eq!(state(&b), State::Closed { failures: 0 }, "I2");
+        let h = history(&b);
+        let tripped = h.iter().find(|r| r.to == Phase::Open);
+        assert_eq!(released == Release::Recorded, tripped.is_some(), "{h:?}");
+        assert!(tripped.is_none_or(|r| r.by == 1));
+    });
+}
+
+/// A success admitted in `Closed` long ago races the thread that trips the
+/// breaker, waits out the open time, is elected probe and fails the probe
+/// (threshold 1). Asserts: the probe is always admitted and its failure
+/// recorded, and the word ends `Open` with two trips: the old success, once
+/// stale, must never close the breaker while it is probing.
+#[test]
+fn i2_old_success_vs_trip_and_probe_2_threads() {
+    check("i2_old_success_vs_trip_and_probe_2_threads", None, || {
+        let b = breaker::<W64>(config(1, 10, 100));
+        let old = b.acquire().expect("closed admits");
+        let tripper = b.acquire().expect("closed admits");
+        let b1 = b.clone();
+        let prober = spawn(1, move || {
+            let tripped = b1.release(tripper, Outcome::Failure);
+            b1.clock().advance(10);
+            let probe = b1.acquire().expect("I5: first caller after the open time");
+            assert!(probe.is_probe());
+            (tripped, b1.release(probe, Outcome::Failure))
+        });
+        let b2 = b.clone();
+        let late = spawn(2, move || b2.release(old, Outcome::Success));
+        let (tripped, probed) = join(prober);
+        let late = join(late);
+        assert_eq!((tripped, probed), (Release::Recorded, Release::Recorded));
+        assert!(
+            matches!(state(&b), State::Open { trips: 2, .. }),
+            "I2 ({late:?})"
+        );
+        assert_eq!(history(&b).len(), 4);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Forcing racing releases.
+
+/// A failure admitted in `Closed` (threshold 1) races `force_open`.
+/// Asserts: the word always ends `ForcedOpen`; the failure is `Recorded`
+/// exactly when it tripped first; and afterwards no amount of time lets a
+/// caller through (I5: only `force_open` keeps a breaker rejecting).
+#[test]
+fn force_open_vs_failure_2_threads() {
+    check("force_open_vs_failure_2_threads", None, || {
+        let b = breaker::<W64>(config(1, 10, 100));
+        let t = b.acquire().expect("closed admits");
+        let b1 = b.clone();
+        let operator = spawn(1, move || b1.force_open());
+        let b2 = b.clone();
+        let caller = spawn(2, move || b2.release(t, Outcome::Failure));
+        join(operator);
+        let released = join(caller);
+        assert_eq!(state(&b), State::ForcedOpen);
+        let h = history(&b);
+        assert_eq!(released == Release::Recorded, h.len() == 2, "{h:?}");
+        b.clock().advance(1_000_000);
+        assert!(b.acquire().is_err(), "forced open admits nobody");
+        assert_eq!(b.status(), Status::Open);
+    });
+}
+
+/// A probe's failure races `force_close`. Asserts: the word always ends
+/// `Closed{0}` (a probe failure after the close is stale and must not reopen
+/// it), the probe's failure is `Recorded` exactly when `Probing -> Open` was
+/// reported, and the next caller is admitted as a plain call.
+#[test]
+fn force_close_vs_probe_failure_2_threads() {
+    check("force_close_vs_probe_failure_2_threads", None, || {
+        let b = elapsed_open::<W64>();
+        let probe = b.acquire().expect("elected");
+        let b1 = b.clone();
+        let operator = spawn(1, move || b1.force_close());
+        let b2 = b.clone();
+        let prober = spawn(2, move || b2.release(probe, Outcome::Failure));
+        join(operator);
+        let released = join(prober);
+        assert_eq!(state(&b), State::Closed { failures: 0 }, "I2");
+        let h = history(&b);
+        let reopened = h
+            .iter()
+            .any(|r| r.from == Phase::Probing && r.to == Phase::Open);
+        assert_eq!(released == Release::Recorded, reopened, "{h:?}");
+        let next = b.acquire().expect("closed admits");
+        assert!(!next.is_probe());
+        assert_eq!(b.release(next, Outcome::Success), Release::Recorded);
+    });
+}
+
+/// `force_open`, `force_close` and a call that fails (threshold 1) race.
+/// Asserts, beyond the history check: the word ends `Closed{0}`,
+/// `ForcedOpen`, or `Open` (only when the trip came last); the call's failure
+/// is `Recorded` exactly when a `Closed -> Open` was reported, by its thread.
+/// Preemption bound 3.
+#[test]
+fn force_open_close_vs_call_3_threads() {
+    check("force_open_close_vs_call_3_threads", Some(3), || {
+        let b = breaker::<W64>(config(1, 10, 100));
+        let b1 = b.clone();
+        let opener = spawn(1, move || b1.force_open());
+        let b2 = b.clone();
+        let closer = spawn(2, move || b2.force_close());
+        let b3 = b.clone();
+        let caller = spawn(3, move || {
+            b3.acquire().ok().map(|t| b3.release(t, Outcome::Failure))
+        });
+        join(opener);
+        join(closer);
+        let called = join(caller);
+        let h = history(&b);
+        let trip = h
+            .iter()
+            .find(|r| r.from == Phase::Closed && r.to == Phase::Open);
+        assert_eq!(called == Some(Release::Recorded), trip.is_some(), "{h:?}");
+        assert!(trip.is_none_or(|r| r.by == 3));
+        match state(&b) {
+            State::Closed { failures: 0 } | State::ForcedOpen => {}
+            State::Open { .. } => assert_eq!(h.last().map(|r| r.by), Some(3)),
+            other => panic!("ended {other:?}: {h:?}"),
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Probe timeout reclaimed while the slow probe releases.
+
+/// A probe (admitted at 10, timeout 5) reports success at 15 while another
+/// caller arrives. Asserts: the slow probe is always `Stale` (SPEC: its
+/// timeout elapsed, it cannot close the breaker), the newcomer is always
+/// admitted as the new probe, and that probe's ticket is current (its
+/// success closes the breaker).
+fn probe_timeout_reclaimed<W: Word>() {
+    let b = breaker::<W>(config(1, 10, 5));
+    trip(&b);
+    b.clock().advance(10);
+    let slow = b.acquire().expect("elected");
+    b.clock().advance(5);
+    let b1 = b.clone();
+    let slow_probe = spawn(1, move || b1.release(slow, Outcome::Success));
+    let b2 = b.clone();
+    let newcomer = spawn(2, move || b2.acquire().ok());
+    let slow_result = join(slow_probe);
+    let new_probe = join(newcomer);
+    assert_eq!(
+        slow_result,
+        Release::Stale,
+        "I2: a timed-out probe is stale"
+    );
+    let new_probe = new_probe.expect("I5: a lost probe blocks at most the probe timeout");
+    assert!(new_probe.is_probe());
+    let h = history(&b);
+    assert_eq!(h.last().map(|r| (r.to, r.by)), Some((Phase::Probing, 2)));
+    assert_eq!(b.release(new_probe, Outcome::Success), Release::Recorded);
+    assert_eq!(b.status(), Status::Closed);
+}
+
+#[test]
+fn probe_timeout_reclaimed_2_threads_w64() {
+    check(
+        "probe_timeout_reclaimed_2_threads_w64",
+        None,
+        probe_timeout_reclaimed::<W64>,
+    );
+}
+
+#[test]
+fn probe_timeout_reclaimed_2_threads_w32() {
+    check(
+        "probe_timeout_reclaimed_2_threads_w32",
+        None,
+        probe_timeout_reclaimed::<W32>,
+    );
+}
+
+/// As above, but a third thread moves the clock past the timeout while the
+/// slow probe releases and a newcomer arrives. Asserts: never two live
+/// probes (a newcomer elected probe means the slow probe was stale); a slow
+/// probe that made it in time closes the breaker; a newcomer's ticket is
+/// always current. Preemption bound 3.
+#[test]
+fn probe_timeout_racing_clock_3_threads() {
+    check("probe_timeout_racing_clock_3_threads", Some(3), || {
+        let b = breaker::<W64>(config(1, 10, 5));
+        trip(&b);
+        b.clock().advance(10);
+        let slow = b.acquire().expect("elected");
+        let b1 = b.clone();
+        let slow_probe = spawn(1, move || b1.release(slow, Outcome::Success));
+        let b2 = b.clone();
+        let newcomer = spawn(2, move || b2.acquire().ok());
+        let b3 = b.clone();
+        let timer = spawn(3, move || b3.clock().advance(5));
+        let slow_result = join(slow_probe);
+        let admitted = join(newcomer);
+        join(timer);
+        let h = history(&b);
+        if admitted.as_ref().is_some_and(Ticket::is_probe) {
+            assert_eq!(slow_result, Release::Stale, "I1: two live probes");
+        }
+        if slow_result == Release::Recorded {
+            assert!(
+                h.iter()
+                    .any(|r| r.from == Phase::Probing && r.to == Phase::Closed && r.by == 1)
+            );
+            assert_eq!(state(&b).phase(), Phase::Closed);
+        }
+        if let Some(t) = admitted {
+            assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+            assert_eq!(b.status(), Status::Closed);
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------
+// I4 and the memory orderings.
+
+/// A thread moves the clock to 100 and then trips the breaker (threshold 1,
+/// open 1000), stamping `Open{since: 100}`; another thread acquires. Asserts:
+/// the second thread is admitted only as a plain call in `Closed`, never as a
+/// probe: having seen `Open{since: 100}` it must read a clock of at least
+/// 100 (release/acquire on the word orders the two clock reads; with relaxed
+/// orderings it could read 0, see `(0 - 100) mod 2^34` as elapsed, and probe
+/// at once).
+#[test]
+fn i4_trip_timestamp_ordering_2_threads() {
+    check("i4_trip_timestamp_ordering_2_threads", None, || {
+        let b = breaker::<W64>(config(1, 1000, 100));
+        let b1 = b.clone();
+        let tripper = spawn(1, move || {
+            b1.clock().set(100);
+            let t = b1.acquire().expect("closed admits");
+            b1.release(t, Outcome::Failure)
+        });
+        let b2 = b.clone();
+        let caller = spawn(2, move || b2.acquire().ok());
+        assert_eq!(join(tripper), Release::Recorded);
+        if let Some(t) = join(caller) {
+            assert!(!t.is_probe(), "I4: an open breaker admitted a probe early");
+        }
+        assert!(matches!(
+            state(&b),
+            State::Open {
+                since: 100,
+                trips: 1
+            }
+        ));
+        assert_eq!(history(&b).len(), 1);
+    });
+}
