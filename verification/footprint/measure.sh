@@ -17,17 +17,19 @@ symbol_size() { # target profile features symbol
     awk -v s="$4" '$4==s{print $2+0}'
 }
 
-echo "| target | profile (opt-level) | word | code (.text) | .rodata | RAM (.data + .bss) | breaker static |"
+echo "| target | profile (opt-level) | breaker | code (.text) | .rodata | RAM (.data + .bss) | breaker static |"
 echo "|---|---|---|---:|---:|---:|---:|"
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   for profile in release release-z release-o3; do
     case $profile in release) opt=s ;; release-z) opt=z ;; release-o3) opt=3 ;; esac
     read -r t0 r0 d0 b0 <<<"$(sections "$target" "$profile" "")"
-    for word in w32 w64 w32-const-config; do
+    for word in w32 w32-static w64 w64-static w32-const-config; do
       read -r t r d b <<<"$(sections "$target" "$profile" "$word")"
       case $word in
-        w32) sym=BREAKER_W32 label=W32 ;;
-        w64) sym=BREAKER_W64 label=W64 ;;
+        w32) sym=BREAKER_W32 label="W32, config inline" ;;
+        w32-static) sym=BREAKER_W32S label="W32, config in a static" ;;
+        w64) sym=BREAKER_W64 label="W64, config inline" ;;
+        w64-static) sym=BREAKER_W64S label="W64, config in a static" ;;
         w32-const-config) sym=WORD_W32 label="W32, pure layer, const config" ;;
       esac
       static=$(symbol_size "$target" "$profile" "$word" "$sym")
@@ -38,7 +40,7 @@ done
 
 if [ "${1:-}" = "--symbols" ]; then
   for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
-    for word in w32 w64; do
+    for word in w32 w32-static w64; do
       echo
       echo "largest symbols, $target, release (s), $word:"
       cargo nm -q --release --target "$target" --features "$word" -- --print-size --size-sort --radix=d -C 2>/dev/null |

@@ -38,72 +38,69 @@ fn SysTick() {
     );
 }
 
+/// The config every measured breaker uses (unused in the baseline build).
+#[allow(dead_code)]
+const CONFIG: tripword::Config = tripword::Config::new()
+    .failure_threshold(5)
+    .open_for(1_000)
+    .probe_timeout(500);
+
+/// A `static` breaker and its three measured calls, in a module of its own:
+/// `measured!(module, BREAKER: Type = init; acquire, release, status)`.
+#[allow(unused_macros)]
+macro_rules! measured {
+    ($module:ident, $breaker:ident: $ty:ty = $init:expr; $acquire:ident, $release:ident, $status:ident) => {
+        mod $module {
+            #[allow(unused_imports)]
+            use super::{CONFIG, Ticks};
+            #[allow(unused_imports)]
+            use tripword::{Breaker, Breaker32, Config, W32, W64};
+            use tripword::{Outcome, Rejected, Release, Status, Ticket};
+
+            #[unsafe(no_mangle)]
+            pub static $breaker: $ty = $init;
+
+            #[inline(never)]
+            #[unsafe(no_mangle)]
+            pub fn $acquire() -> Result<Ticket, Rejected> {
+                $breaker.acquire()
+            }
+
+            #[inline(never)]
+            #[unsafe(no_mangle)]
+            pub fn $release(ticket: Ticket, outcome: Outcome) -> Release {
+                $breaker.release(ticket, outcome)
+            }
+
+            #[inline(never)]
+            #[unsafe(no_mangle)]
+            pub fn $status() -> Status {
+                $breaker.status()
+            }
+        }
+    };
+}
+
+/// The config of the `*-static` breakers: a `static`, so in flash.
+#[cfg(any(feature = "w32-static", feature = "w64-static"))]
+static STATIC_CONFIG: tripword::Config = CONFIG;
+
+// Config inline (the default `P = Config`): the whole breaker is in RAM.
 #[cfg(feature = "w32")]
-mod w32 {
-    use super::Ticks;
-    use tripword::{Breaker32, Config, Outcome, Rejected, Release, Status, Ticket};
-
-    #[unsafe(no_mangle)]
-    pub static BREAKER_W32: Breaker32<Ticks> = Breaker32::from_parts(
-        Config::new()
-            .failure_threshold(5)
-            .open_for(1_000)
-            .probe_timeout(500),
-        Ticks,
-        (),
-    );
-
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub fn w32_acquire() -> Result<Ticket, Rejected> {
-        BREAKER_W32.acquire()
-    }
-
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub fn w32_release(ticket: Ticket, outcome: Outcome) -> Release {
-        BREAKER_W32.release(ticket, outcome)
-    }
-
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub fn w32_status() -> Status {
-        BREAKER_W32.status()
-    }
-}
-
+measured!(w32, BREAKER_W32: Breaker32<Ticks> = Breaker32::from_parts(CONFIG, Ticks, ());
+    w32_acquire, w32_release, w32_status);
 #[cfg(feature = "w64")]
-mod w64 {
-    use super::Ticks;
-    use tripword::{Breaker, Config, Outcome, Rejected, Release, Status, Ticket};
-
-    #[unsafe(no_mangle)]
-    pub static BREAKER_W64: Breaker<Ticks> = Breaker::new(
-        Config::new()
-            .failure_threshold(5)
-            .open_for(1_000)
-            .probe_timeout(500),
-        Ticks,
-    );
-
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub fn w64_acquire() -> Result<Ticket, Rejected> {
-        BREAKER_W64.acquire()
-    }
-
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub fn w64_release(ticket: Ticket, outcome: Outcome) -> Release {
-        BREAKER_W64.release(ticket, outcome)
-    }
-
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub fn w64_status() -> Status {
-        BREAKER_W64.status()
-    }
-}
+measured!(w64, BREAKER_W64: Breaker<Ticks> = Breaker::new(CONFIG, Ticks);
+    w64_acquire, w64_release, w64_status);
+// Config in a `static` (`from_static`): RAM holds the word and a pointer.
+#[cfg(feature = "w32-static")]
+measured!(w32s, BREAKER_W32S: Breaker<Ticks, W32, (), &'static Config> =
+    Breaker::from_static(&super::STATIC_CONFIG, Ticks, ());
+    w32s_acquire, w32s_release, w32s_status);
+#[cfg(feature = "w64-static")]
+measured!(w64s, BREAKER_W64S: Breaker<Ticks, W64, (), &'static Config> =
+    Breaker::from_static(&super::STATIC_CONFIG, Ticks, ());
+    w64s_acquire, w64s_release, w64s_status);
 
 #[cfg(feature = "w32-const-config")]
 mod w32_const_config {
@@ -112,12 +109,7 @@ mod w32_const_config {
     use tripword::transition::{Event, Verdict, apply};
     use tripword::{Clock, Config, Outcome, W32};
 
-    const CONFIG: Config = match Config::new()
-        .failure_threshold(5)
-        .open_for(1_000)
-        .probe_timeout(500)
-        .validate::<W32>()
-    {
+    const CONFIG: Config = match super::CONFIG.validate::<W32>() {
         Ok(c) => c,
         Err(_) => panic!("config out of range"),
     };
@@ -165,25 +157,30 @@ mod w32_const_config {
     }
 }
 
+/// acquire, release if admitted, status.
+#[allow(unused_macros)]
+macro_rules! call {
+    ($module:ident, $acquire:ident, $release:ident, $status:ident, $outcome:expr) => {{
+        if let Ok(t) = $module::$acquire() {
+            black_box($module::$release(t, $outcome));
+        }
+        black_box($module::$status());
+    }};
+}
+
 #[entry]
 fn main() -> ! {
     loop {
         // The outcome is opaque to the optimiser, so every path is kept.
         let outcome = black_box(tripword::Outcome::Failure);
         #[cfg(feature = "w32")]
-        {
-            if let Ok(t) = w32::w32_acquire() {
-                black_box(w32::w32_release(t, outcome));
-            }
-            black_box(w32::w32_status());
-        }
+        call!(w32, w32_acquire, w32_release, w32_status, outcome);
         #[cfg(feature = "w64")]
-        {
-            if let Ok(t) = w64::w64_acquire() {
-                black_box(w64::w64_release(t, outcome));
-            }
-            black_box(w64::w64_status());
-        }
+        call!(w64, w64_acquire, w64_release, w64_status, outcome);
+        #[cfg(feature = "w32-static")]
+        call!(w32s, w32s_acquire, w32s_release, w32s_status, outcome);
+        #[cfg(feature = "w64-static")]
+        call!(w64s, w64s_acquire, w64s_release, w64s_status, outcome);
         #[cfg(feature = "w32-const-config")]
         {
             if let tripword::transition::Verdict::Admitted { counter, .. } =

@@ -2,29 +2,44 @@
 
 use crate::recorder::Recorder;
 use tripword::clock::ManualClock;
-use tripword::{Breaker, Word};
+use tripword::{Breaker, Config, Word};
 
-/// A breaker on a `ManualClock` that records its transitions.
-pub type TestBreaker<W> = Breaker<&'static ManualClock, W, &'static Recorder>;
+/// A breaker on a `ManualClock` that records its transitions. `P` is where
+/// its config lives: inline (`Config`) or in a `static` (`&'static Config`).
+pub type TestBreaker<W, P = Config> = Breaker<&'static ManualClock, W, &'static Recorder, P>;
 
 /// A `static` breaker, its clock and its transition log.
-pub struct Fixture<W: Word> {
-    pub b: &'static TestBreaker<W>,
+pub struct Fixture<W: Word, P: 'static = Config> {
+    pub b: &'static TestBreaker<W, P>,
     pub clock: &'static ManualClock,
     pub log: &'static Recorder,
 }
 
-// By hand: a derive would ask `W: Copy`.
-impl<W: Word> Clone for Fixture<W> {
+// By hand: a derive would ask `W: Copy` and `P: Copy`.
+impl<W: Word, P> Clone for Fixture<W, P> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<W: Word> Copy for Fixture<W> {}
+impl<W: Word, P> Copy for Fixture<W, P> {}
 
-/// `fresh!(W32, config)`: new `static`s for one scenario (each expansion is
-/// its own set of statics).
+/// New `static`s for one scenario (each expansion is its own set):
+/// `fresh!(W32, config)` keeps the config inline (`Breaker::from_parts`),
+/// `fresh!(W32, static config)` keeps it in a `static` of its own
+/// (`Breaker::from_static`, the config in flash).
 macro_rules! fresh {
+    ($w:ty, static $config:expr) => {{
+        static CONFIG: tripword::Config = $config;
+        static CLOCK: tripword::clock::ManualClock = tripword::clock::ManualClock::new(0);
+        static LOG: $crate::recorder::Recorder = $crate::recorder::Recorder::new();
+        static B: $crate::fixture::TestBreaker<$w, &'static tripword::Config> =
+            tripword::Breaker::from_static(&CONFIG, &CLOCK, &LOG);
+        $crate::fixture::Fixture::<$w, &'static tripword::Config> {
+            b: &B,
+            clock: &CLOCK,
+            log: &LOG,
+        }
+    }};
     ($w:ty, $config:expr) => {{
         static CLOCK: tripword::clock::ManualClock = tripword::clock::ManualClock::new(0);
         static LOG: $crate::recorder::Recorder = $crate::recorder::Recorder::new();

@@ -42,10 +42,13 @@ pub fn run(c: &mut Checks) {
     );
     c.eq(w64, false, "W64 is never lock-free on a 32-bit MCU");
     // RAM per breaker with a zero-sized clock and no observer.
+    type Clock = crate::hw_clock::SysTickClock;
     hprintln!(
-        "  RAM per breaker: Breaker32 {} B, Breaker (W64) {} B; of which Config {} B",
-        size_of::<Breaker32<crate::hw_clock::SysTickClock>>(),
-        size_of::<Breaker<crate::hw_clock::SysTickClock>>(),
+        "  RAM per breaker: config inline: W32 {} B, W64 {} B (Config is {} B); config in a static: W32 {} B, W64 {} B",
+        size_of::<Breaker32<Clock>>(),
+        size_of::<Breaker<Clock>>(),
         size_of::<Config>(),
+        size_of::<Breaker<Clock, W32, (), &'static Config>>(),
+        size_of::<Breaker<Clock, W64, (), &'static Config>>(),
     );
 }

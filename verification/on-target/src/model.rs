@@ -183,7 +183,7 @@ impl Model {
                 Answer::Recorded
             }
             State::Probing { since, trips } => {
-                if self.elapsed(since, now) > self.probe_timeout {
+                if self.elapsed(since, now) >= self.probe_timeout {
                     self.go(State::HalfOpen { trips });
                     return Answer::Stale;
                 }

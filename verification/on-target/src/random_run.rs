@@ -13,6 +13,7 @@ use crate::check::Checks;
 use crate::fixture::{Fixture, fresh};
 use crate::model::{Answer, Model, State};
 use crate::prng::XorShift;
+use core::borrow::Borrow;
 use tripword::word::{self, Phase, Snapshot, W32, W64};
 use tripword::{Clock, Config, Outcome, Release, Ticket, Word};
 
@@ -35,10 +36,20 @@ const BACKOFF: Config = Config::new()
 pub fn run(c: &mut Checks) {
     c.suite("random run vs model, W32");
     compare(c, fresh!(W32, FIXED), 0x0000_2E67, 0);
-    compare(c, fresh!(W32, BACKOFF), 0x3BAF_E28C, u64::MAX - 2_000);
+    compare(
+        c,
+        fresh!(W32, static BACKOFF),
+        0x3BAF_E28C,
+        u64::MAX - 2_000,
+    );
     c.suite("random run vs model, W64");
     compare(c, fresh!(W64, FIXED), 0xAED8_18A8, 0);
-    compare(c, fresh!(W64, BACKOFF), 0x0000_5EED, u64::MAX - 2_000);
+    compare(
+        c,
+        fresh!(W64, static BACKOFF),
+        0x0000_5EED,
+        u64::MAX - 2_000,
+    );
 }
 
 struct Held {
@@ -55,7 +66,7 @@ fn outcome(rng: &mut XorShift) -> Outcome {
     }
 }
 
-fn compare<W: Word>(c: &mut Checks, f: Fixture<W>, seed: u32, origin: u64) {
+fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u32, origin: u64) {
     let layout = W::LAYOUT;
     let mut rng = XorShift::new(seed);
     let mut model = Model::new(f.b.config(), layout.time_bits, layout.max_trips());
@@ -76,11 +87,16 @@ fn compare<W: Word>(c: &mut Checks, f: Fixture<W>, seed: u32, origin: u64) {
             0..=9 => {
                 let want = mask_admitted(model.admit(now), &layout);
                 let permit = f.b.permit();
-                let probe = permit.as_ref().is_ok_and(|p| p.is_probe());
-                let admitted = matches!(want, Answer::Admitted { probe: p, .. } if p == probe);
-                c.check(permit.is_ok() == admitted, "permit agrees with the model");
-                if permit.is_ok() {
-                    tally.probes += u32::from(probe);
+                let answer = match &permit {
+                    Ok(p) => Answer::Admitted {
+                        counter: u64::from(p.counter()),
+                        probe: p.is_probe(),
+                    },
+                    Err(_) => Answer::Rejected,
+                };
+                c.eq(answer, want, "permit agrees with the model");
+                if let Ok(p) = &permit {
+                    tally.probes += u32::from(p.is_probe());
                     let abandon = f.b.config().get_abandon();
                     let _ = model.release(model.counter, abandon, now);
                 }
@@ -259,9 +275,9 @@ fn compare<W: Word>(c: &mut Checks, f: Fixture<W>, seed: u32, origin: u64) {
 }
 
 /// Releases `h` on both and compares the answers.
-fn release<W: Word>(
+fn release<W: Word, P: Borrow<Config>>(
     c: &mut Checks,
-    f: Fixture<W>,
+    f: Fixture<W, P>,
     model: &mut Model,
     h: Held,
     o: Outcome,

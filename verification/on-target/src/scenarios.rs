@@ -1,9 +1,11 @@
 //! Deterministic scenarios on a hand-moved clock, each run for both word
-//! widths: the seed's demo, single-probe election, stale rejection, force
-//! open/close, backoff, time faults and corrupt words.
+//! widths and both places a config can live (inline, or a `static`): the
+//! seed's demo, single-probe election, stale rejection, force open/close,
+//! backoff, time faults and corrupt words.
 
 use crate::check::Checks;
 use crate::fixture::{Fixture, fresh};
+use core::borrow::Borrow;
 use tripword::transition::{Event, Verdict, apply};
 use tripword::word::{Phase, Snapshot, W32, W64};
 use tripword::{Config, Outcome, Release, Status, Word};
@@ -19,31 +21,36 @@ const BACKOFF: Config = Config::new()
     .exponential_backoff(350)
     .probe_timeout(50);
 
+/// Runs a scenario on four fresh breakers: `W32` and `W64`, each with its
+/// config inline (`from_parts`) and in a `static` (`from_static`).
+macro_rules! on_each {
+    ($scenario:ident, $c:expr, $config:expr) => {
+        $scenario($c, fresh!(W32, $config));
+        $scenario($c, fresh!(W32, static $config));
+        $scenario($c, fresh!(W64, $config));
+        $scenario($c, fresh!(W64, static $config));
+    };
+    ($scenario:ident, $c:expr, $config:expr, two breakers) => {
+        $scenario($c, fresh!(W32, $config), fresh!(W32, $config));
+        $scenario($c, fresh!(W32, static $config), fresh!(W32, static $config));
+        $scenario($c, fresh!(W64, $config), fresh!(W64, $config));
+        $scenario($c, fresh!(W64, static $config), fresh!(W64, static $config));
+    };
+}
+
 pub fn run(c: &mut Checks) {
     c.suite("seed 000 demo");
-    seed_000(c, fresh!(W32, SEED));
-    seed_000(c, fresh!(W64, SEED));
-
+    on_each!(seed_000, c, SEED);
     c.suite("single probe (I1, I5)");
-    single_probe(c, fresh!(W32, SEED));
-    single_probe(c, fresh!(W64, SEED));
-
+    on_each!(single_probe, c, SEED);
     c.suite("stale rejection (I2, I3)");
-    stale(c, fresh!(W32, SEED), fresh!(W32, SEED));
-    stale(c, fresh!(W64, SEED), fresh!(W64, SEED));
-
+    on_each!(stale, c, SEED, two breakers);
     c.suite("force open/close");
-    force(c, fresh!(W32, SEED));
-    force(c, fresh!(W64, SEED));
-
+    on_each!(force, c, SEED);
     c.suite("backoff");
-    backoff(c, fresh!(W32, BACKOFF));
-    backoff(c, fresh!(W64, BACKOFF));
-
+    on_each!(backoff, c, BACKOFF);
     c.suite("time faults (I6)");
-    time_faults(c, fresh!(W32, SEED), fresh!(W32, SEED));
-    time_faults(c, fresh!(W64, SEED), fresh!(W64, SEED));
-
+    on_each!(time_faults, c, SEED, two breakers);
     c.suite("corrupt words (I8)");
     corrupt::<W32>(c);
     corrupt::<W64>(c);
@@ -57,7 +64,7 @@ struct Service {
 
 /// Runs one call through the breaker: `None` if rejected (the service is not
 /// called), else whether it worked.
-fn call<W: Word>(f: Fixture<W>, service: &mut Service) -> Option<bool> {
+fn call<W: Word, P: Borrow<Config>>(f: Fixture<W, P>, service: &mut Service) -> Option<bool> {
     let permit = f.b.permit().ok()?;
     service.calls += 1;
     if service.up {
@@ -69,7 +76,7 @@ fn call<W: Word>(f: Fixture<W>, service: &mut Service) -> Option<bool> {
 }
 
 /// Trips a closed breaker with `failure_threshold` failures.
-fn trip<W: Word>(f: Fixture<W>) {
+fn trip<W: Word, P: Borrow<Config>>(f: Fixture<W, P>) {
     for _ in 0..f.b.config().get_failure_threshold() {
         if let Ok(t) = f.b.acquire() {
             let _ = f.b.release(t, Outcome::Failure);
@@ -77,7 +84,7 @@ fn trip<W: Word>(f: Fixture<W>) {
     }
 }
 
-fn seed_000<W: Word>(c: &mut Checks, f: Fixture<W>) {
+fn seed_000<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     let mut service = Service { up: true, calls: 0 };
     c.eq(
         call(f, &mut service),
@@ -149,7 +156,7 @@ fn seed_000<W: Word>(c: &mut Checks, f: Fixture<W>) {
     }
 }
 
-fn single_probe<W: Word>(c: &mut Checks, f: Fixture<W>) {
+fn single_probe<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     let open_for = f.b.config().get_open_for();
     let probe_timeout = f.b.config().get_probe_timeout();
 
@@ -257,7 +264,7 @@ fn single_probe<W: Word>(c: &mut Checks, f: Fixture<W>) {
     );
 }
 
-fn stale<W: Word>(c: &mut Checks, f: Fixture<W>, other: Fixture<W>) {
+fn stale<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, other: Fixture<W, P>) {
     let open_for = f.b.config().get_open_for();
     let probe_timeout = f.b.config().get_probe_timeout();
 
@@ -363,7 +370,7 @@ fn stale<W: Word>(c: &mut Checks, f: Fixture<W>, other: Fixture<W>) {
     c.eq(f.b.load_word(), word, "and wrote nothing");
 }
 
-fn force<W: Word>(c: &mut Checks, f: Fixture<W>) {
+fn force<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     let open_for = f.b.config().get_open_for();
     let _ = f.log.take();
     f.b.force_open();
@@ -435,7 +442,7 @@ fn force<W: Word>(c: &mut Checks, f: Fixture<W>) {
     c.eq(f.b.status(), Status::Closed, "force_close from forced open");
 }
 
-fn backoff<W: Word>(c: &mut Checks, f: Fixture<W>) {
+fn backoff<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     trip(f);
     // Open times after trips 1, 2, 3, 4: 100, doubled, then capped at 350.
     for open_time in [100u64, 200, 350, 350] {
@@ -461,7 +468,7 @@ fn backoff<W: Word>(c: &mut Checks, f: Fixture<W>) {
     c.eq(f.b.status(), Status::HalfOpen, "closing reset the backoff");
 }
 
-fn time_faults<W: Word>(c: &mut Checks, f: Fixture<W>, g: Fixture<W>) {
+fn time_faults<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, g: Fixture<W, P>) {
     // Backwards: fails towards probing.
     f.clock.set(1_000);
     trip(f);
@@ -508,7 +515,7 @@ fn time_faults<W: Word>(c: &mut Checks, f: Fixture<W>, g: Fixture<W>) {
 }
 
 /// From half-open or probing, makes the breaker open again.
-fn trip_from_probe<W: Word>(f: Fixture<W>) {
+fn trip_from_probe<W: Word, P: Borrow<Config>>(f: Fixture<W, P>) {
     if let Ok(t) = f.b.acquire() {
         let _ = f.b.release(t, Outcome::Failure);
     }
