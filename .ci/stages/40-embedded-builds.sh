@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# The core for the three embedded targets. Targets without CAS get the
-# backend a firmware binary would pick (the library never picks it), via
-# portable-atomic's cfg, in a separate target dir so RUSTFLAGS do not
-# invalidate the host build.
+# The core for the three embedded targets, at both word widths: the library
+# alone, then verification/widths-check, whose non-generic functions make the
+# compiler generate the W32 and W64 breakers' machine code for each target.
+# Targets without CAS get the backend a firmware binary would pick (the
+# library never picks it), through portable-atomic's cfg.
 set -euo pipefail
 source .ci/lib.sh
+ensure_targets thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf
+root=$(pwd)
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf; do
   case "$target" in
     thumbv6m-*|riscv32imc-*) flags="--cfg portable_atomic_unsafe_assume_single_core" ;;
     *) flags="" ;;
   esac
-  RUSTFLAGS="$flags" CARGO_TARGET_DIR=target/embedded cargo build --release -p tripword --target "$target"
+  RUSTFLAGS="$flags" CARGO_TARGET_DIR="$root/target/embedded" \
+    cargo build --release -p tripword --target "$target"
+  (cd verification/widths-check && RUSTFLAGS="$flags" CARGO_TARGET_DIR="$root/target/embedded" \
+    cargo build --release --target "$target")
 done
-note "tripword built for thumbv6m, thumbv7em, riscv32imc"
+note "tripword (W32 + W64 instantiated) built for thumbv6m, thumbv7em, riscv32imc"
