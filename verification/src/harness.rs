@@ -1,4 +1,4 @@
-//! Test plumbing shared by the techniques (and the fuzz targets): a clock
+//! Test plumbing shared by the techniques: a clock
 //! that counts its reads, an observer that records every report, and the
 //! comparisons between the core's answers and the [model](crate::model)'s.
 
