@@ -1,0 +1,403 @@
+//! The contention sweep: threads × scheduler × scenario × implementation.
+//!
+//! ```text
+//! cargo run --release -p tripword-benches --bin contention -- [--quick]
+//!     [--threads N] [--out DIR] [--millis MS] [--repeats R] [--only NAME]...
+//! ```
+//!
+//! Every cell runs the same calls (see `tripword_benches::subjects`) for a
+//! fixed time on OS threads, on a tokio multi-thread runtime (N workers, N
+//! tasks) and on a tokio current-thread runtime (N tasks, one thread).
+//! Repeats are interleaved (each repeat walks the whole grid) so drift on a
+//! shared machine hits every implementation alike. Prints throughput tables,
+//! ratios of `tripword_w64` to every baseline and peer, and the issue's goals
+//! as PASS/MISS from this run's own numbers; writes `contention.csv`,
+//! `contention.svg` and `contention.md` to `--out` (default
+//! `target/contention`). Never fails on timings.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tripword::{W32, W64};
+use tripword_benches::pool::{Pool, Run, run_tokio};
+use tripword_benches::report::{self, HEADLINE, Row};
+use tripword_benches::subjects::{
+    AtomicPair, Failsafe, Kind, MutexBaseline, Recloser, Scenario, Subject, TowerResilience,
+    Tripword,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scheduler {
+    OsThreads,
+    TokioMultiThread,
+    TokioCurrentThread,
+}
+
+impl Scheduler {
+    const ALL: [Scheduler; 3] = [
+        Scheduler::OsThreads,
+        Scheduler::TokioMultiThread,
+        Scheduler::TokioCurrentThread,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Scheduler::OsThreads => "os_threads",
+            Scheduler::TokioMultiThread => "tokio_multi_thread",
+            Scheduler::TokioCurrentThread => "tokio_current_thread",
+        }
+    }
+}
+
+type Measure = fn(Scheduler, Scenario, usize, Duration) -> Option<Run>;
+
+fn measure<S: Subject>(
+    scheduler: Scheduler,
+    scenario: Scenario,
+    threads: usize,
+    duration: Duration,
+) -> Option<Run> {
+    let subject = Arc::new(S::build(scenario)?);
+    let warm_up = (duration / 5).max(Duration::from_millis(10));
+    Some(match scheduler {
+        Scheduler::OsThreads => {
+            let pool = Pool::new(&subject, scenario, threads);
+            pool.run_for(warm_up);
+            pool.run_for(duration)
+        }
+        Scheduler::TokioMultiThread | Scheduler::TokioCurrentThread => {
+            let multi = scheduler == Scheduler::TokioMultiThread;
+            run_tokio(&subject, scenario, threads, multi, warm_up);
+            run_tokio(&subject, scenario, threads, multi, duration)
+        }
+    })
+}
+
+/// Every implementation, baselines first, then tripword, then the peers.
+const IMPLEMENTATIONS: [(&str, Kind, Measure); 7] = [
+    (AtomicPair::NAME, AtomicPair::KIND, measure::<AtomicPair>),
+    (
+        MutexBaseline::NAME,
+        MutexBaseline::KIND,
+        measure::<MutexBaseline>,
+    ),
+    (
+        <Tripword<W64> as Subject>::NAME,
+        Kind::Tripword,
+        measure::<Tripword<W64>>,
+    ),
+    (
+        <Tripword<W32> as Subject>::NAME,
+        Kind::Tripword,
+        measure::<Tripword<W32>>,
+    ),
+    (Failsafe::NAME, Failsafe::KIND, measure::<Failsafe>),
+    (Recloser::NAME, Recloser::KIND, measure::<Recloser>),
+    (
+        TowerResilience::NAME,
+        TowerResilience::KIND,
+        measure::<TowerResilience>,
+    ),
+];
+
+struct Options {
+    threads: usize,
+    out: PathBuf,
+    duration: Duration,
+    repeats: usize,
+    quick: bool,
+    only: Vec<String>,
+}
+
+const USAGE: &str =
+    "usage: contention [--quick] [--threads N] [--out DIR] [--millis MS] [--repeats R]";
+
+fn parse_args() -> Result<Options, String> {
+    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut o = Options {
+        threads: available,
+        out: PathBuf::from("target/contention"),
+        duration: Duration::from_millis(300),
+        repeats: 3,
+        quick: false,
+        only: Vec::new(),
+    };
+    let mut millis = None;
+    let mut repeats = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value\n{USAGE}"));
+        match a.as_str() {
+            "--quick" => o.quick = true,
+            "--threads" => {
+                o.threads = value("--threads")?
+                    .parse()
+                    .map_err(|e| format!("--threads: {e}"))?;
+            }
+            "--out" => o.out = PathBuf::from(value("--out")?),
+            "--only" => o.only.push(value("--only")?),
+            "--millis" => {
+                millis = Some(
+                    value("--millis")?
+                        .parse()
+                        .map_err(|e| format!("--millis: {e}"))?,
+                );
+            }
+            "--repeats" => {
+                repeats = Some(
+                    value("--repeats")?
+                        .parse()
+                        .map_err(|e| format!("--repeats: {e}"))?,
+                );
+            }
+            // `cargo bench` passes --bench to every target; ignore it.
+            "--bench" => {}
+            "-h" | "--help" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+        }
+    }
+    if o.quick {
+        o.duration = Duration::from_millis(60);
+        o.repeats = 1;
+    }
+    if let Some(ms) = millis {
+        o.duration = Duration::from_millis(ms);
+    }
+    if let Some(r) = repeats {
+        o.repeats = r;
+    }
+    o.threads = o.threads.max(1);
+    o.repeats = o.repeats.max(1);
+    Ok(o)
+}
+
+/// 1, 2, 4, … below `max`, then `max`.
+fn thread_counts(max: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(2))
+        .take_while(|n| *n < max)
+        .collect();
+    v.push(max);
+    v
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_string())
+}
+
+fn get<'a>(rows: &'a [Row], sched: &str, scen: &str, imp: &str, threads: usize) -> Option<&'a Row> {
+    rows.iter().find(|r| {
+        r.scheduler == sched
+            && r.scenario == scen
+            && r.implementation == imp
+            && r.threads == threads
+    })
+}
+
+fn verdict(pass: bool) -> &'static str {
+    if pass { "PASS" } else { "MISS" }
+}
+
+/// The issue's three goals, from this run's numbers.
+fn goals(rows: &[Row], widest: usize) -> String {
+    let mut out = String::new();
+    let mut compact: Vec<String> = Vec::new();
+    let os = Scheduler::OsThreads.name();
+    let closed = Scenario::Closed.name();
+    let head1 = get(rows, os, closed, HEADLINE, 1);
+    match (head1, get(rows, os, closed, AtomicPair::NAME, 1)) {
+        (Some(h), Some(p)) => {
+            let ratio = h.ns_per_call() / p.ns_per_call();
+            compact.push(format!("G1 {} {ratio:.2}×", verdict(ratio <= 2.0)));
+            let _ = writeln!(
+                out,
+                "GOAL 1 {}: closed acquire+success release within 2× of the bare atomic load pair: {ratio:.2}× ({:.2} ns vs {:.2} ns per call, 1 thread)",
+                verdict(ratio <= 2.0),
+                h.ns_per_call(),
+                p.ns_per_call()
+            );
+        }
+        _ => out.push_str("GOAL 1 n/a: closed scenario on OS threads not measured\n"),
+    }
+    for t in [1, widest] {
+        let head = get(rows, os, closed, HEADLINE, t);
+        let fastest_peer = rows
+            .iter()
+            .filter(|r| r.scheduler == os && r.scenario == closed && r.threads == t)
+            .filter(|r| r.kind == Kind::Peer)
+            .max_by(|a, b| a.median().total_cmp(&b.median()));
+        if let (Some(h), Some(p)) = (head, fastest_peer) {
+            let ratio = h.median() / p.median();
+            compact.push(format!("G2@{t} {} {ratio:.2}×", verdict(ratio >= 10.0)));
+            let _ = writeln!(
+                out,
+                "GOAL 2 {}: ≥10× the fastest peer, closed, {t} thread(s): {ratio:.1}× {} ({:.2} vs {:.2} M calls/s)",
+                verdict(ratio >= 10.0),
+                p.implementation,
+                h.median() / 1e6,
+                p.median() / 1e6
+            );
+        }
+        if widest == 1 {
+            break;
+        }
+    }
+    match (head1, get(rows, os, closed, HEADLINE, 2)) {
+        (Some(one), Some(two)) => {
+            let ratio = two.median() / one.median();
+            compact.push(format!("G3 {} {ratio:.2}×", verdict(ratio >= 1.8)));
+            // The read-only baseline scales as well as the machine lets any
+            // code scale: the ceiling to read the goal against.
+            let ceiling = match (
+                get(rows, os, closed, AtomicPair::NAME, 1),
+                get(rows, os, closed, AtomicPair::NAME, 2),
+            ) {
+                (Some(p1), Some(p2)) => format!(
+                    "; the atomic load pair scaled {:.2}× in the same run",
+                    p2.median() / p1.median()
+                ),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "GOAL 3 {}: closed throughput at 2 threads ≥ 1.8× 1 thread: {ratio:.2}× ({:.2} vs {:.2} M calls/s{ceiling})",
+                verdict(ratio >= 1.8),
+                two.median() / 1e6,
+                one.median() / 1e6
+            );
+        }
+        _ => out.push_str("GOAL 3 n/a: needs --threads 2 or more\n"),
+    }
+    let _ = writeln!(out, "GOALS: {}", compact.join(", "));
+    out
+}
+
+fn main() {
+    let o = match parse_args() {
+        Ok(o) => o,
+        Err(msg) => {
+            eprintln!("{msg}");
+            std::process::exit(2);
+        }
+    };
+    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let counts = thread_counts(o.threads);
+    let mut header = String::new();
+    let _ = writeln!(
+        header,
+        "machine: {} × {}; available_parallelism {available}; load average at start {}",
+        available,
+        cpu_model(),
+        load_average()
+    );
+    let _ = writeln!(
+        header,
+        "run: threads {counts:?}, {} ms per cell after a {} ms warm-up, {} repeat(s){}",
+        o.duration.as_millis(),
+        (o.duration / 5).max(Duration::from_millis(10)).as_millis(),
+        o.repeats,
+        if o.quick { " (--quick)" } else { "" }
+    );
+    if o.threads > available {
+        let _ = writeln!(
+            header,
+            "WARNING: {} threads > available_parallelism {available}: the busiest cells measure the OS scheduler",
+            o.threads
+        );
+    }
+    print!("{header}");
+
+    let mut rows: Vec<Row> = Vec::new();
+    for repeat in 0..o.repeats {
+        eprintln!("repeat {}/{}", repeat + 1, o.repeats);
+        for scheduler in Scheduler::ALL {
+            for scenario in Scenario::ALL {
+                for &threads in &counts {
+                    for (name, kind, m) in IMPLEMENTATIONS {
+                        let keep = o
+                            .only
+                            .iter()
+                            .all(|f| f == name || f == scheduler.name() || f == scenario.name());
+                        if !keep {
+                            continue;
+                        }
+                        let Some(run) = m(scheduler, scenario, threads, o.duration) else {
+                            continue;
+                        };
+                        let admitted = if run.calls > 0 {
+                            run.admitted as f64 / run.calls as f64
+                        } else {
+                            0.0
+                        };
+                        match rows.iter_mut().find(|r| {
+                            r.scheduler == scheduler.name()
+                                && r.scenario == scenario.name()
+                                && r.implementation == name
+                                && r.threads == threads
+                        }) {
+                            Some(r) => {
+                                let n = r.samples.len() as f64;
+                                r.admitted = (r.admitted * n + admitted) / (n + 1.0);
+                                r.samples.push(run.throughput());
+                            }
+                            None => rows.push(Row {
+                                scheduler: scheduler.name(),
+                                scenario: scenario.name(),
+                                implementation: name,
+                                kind,
+                                threads,
+                                samples: vec![run.throughput()],
+                                admitted,
+                            }),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    let mut md = header.clone();
+    let _ = writeln!(md, "load average at end {}\n", load_average());
+    for scheduler in Scheduler::ALL {
+        for scenario in Scenario::ALL {
+            md.push_str(&report::tables(&rows, scheduler.name(), scenario.name()));
+            md.push('\n');
+        }
+    }
+    let goal_lines = goals(&rows, *counts.last().unwrap_or(&1));
+    md.push_str(&goal_lines);
+    println!("\n{}", &md[header.len()..]);
+
+    let written = std::fs::create_dir_all(&o.out).and_then(|()| {
+        std::fs::write(o.out.join("contention.csv"), report::csv(&rows))?;
+        let title = format!(
+            "tripword contention sweep: {available} × {}, {} ms cells, {} repeat(s)",
+            cpu_model(),
+            o.duration.as_millis(),
+            o.repeats
+        );
+        std::fs::write(o.out.join("contention.svg"), report::svg(&rows, &title))?;
+        std::fs::write(o.out.join("contention.md"), &md)
+    });
+    match written {
+        Ok(()) => println!(
+            "wrote {0}/contention.csv, {0}/contention.svg, {0}/contention.md",
+            o.out.display()
+        ),
+        Err(e) => eprintln!("could not write to {}: {e}", o.out.display()),
+    }
+}

@@ -1,0 +1,57 @@
+//! Makes `CALLS` calls of one implementation in one scenario on one thread,
+//! for a hardware-counter measurement that does not depend on how busy the
+//! machine is:
+//!
+//! ```text
+//! perf stat -e instructions,cycles target/release/per-call tripword_w64 closed 10000000
+//! perf stat -e instructions,cycles target/release/per-call tripword_w64 closed 0
+//! ```
+//!
+//! The difference of the two counts divided by `CALLS` is the cost of one
+//! call in instructions (exact, load-independent) and cycles (what the core
+//! spent, not counting time the thread was descheduled).
+//! `benches/per-call.sh` runs it for every implementation.
+
+use std::sync::Arc;
+
+use tripword::{W32, W64};
+use tripword_benches::subjects::{
+    AtomicPair, Failsafe, MutexBaseline, Recloser, Scenario, Subject, TowerResilience, Tripword,
+    run_calls,
+};
+
+fn go<S: Subject>(scenario: Scenario, calls: u64) -> Option<u64> {
+    let subject = Arc::new(S::build(scenario)?);
+    let mut worker = subject.worker();
+    Some(run_calls(&mut worker, scenario, calls))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(name), Some(scenario), Some(calls)) = (args.first(), args.get(1), args.get(2)) else {
+        eprintln!("usage: per-call IMPLEMENTATION SCENARIO CALLS");
+        std::process::exit(2);
+    };
+    let Some(scenario) = Scenario::ALL.into_iter().find(|s| s.name() == scenario) else {
+        eprintln!("unknown scenario {scenario}");
+        std::process::exit(2);
+    };
+    let calls: u64 = calls.parse().unwrap_or(0);
+    let admitted = match name.as_str() {
+        n if n == AtomicPair::NAME => go::<AtomicPair>(scenario, calls),
+        n if n == MutexBaseline::NAME => go::<MutexBaseline>(scenario, calls),
+        n if n == <Tripword<W64> as Subject>::NAME => go::<Tripword<W64>>(scenario, calls),
+        n if n == <Tripword<W32> as Subject>::NAME => go::<Tripword<W32>>(scenario, calls),
+        n if n == Failsafe::NAME => go::<Failsafe>(scenario, calls),
+        n if n == Recloser::NAME => go::<Recloser>(scenario, calls),
+        n if n == TowerResilience::NAME => go::<TowerResilience>(scenario, calls),
+        other => {
+            eprintln!("unknown implementation {other}");
+            std::process::exit(2);
+        }
+    };
+    match admitted {
+        Some(a) => println!("{name} {} {calls} calls, {a} admitted", scenario.name()),
+        None => println!("{name} does not run {}", scenario.name()),
+    }
+}

@@ -1,0 +1,235 @@
+//! Pre-spawned workers released by a [`Barrier`], for criterion's
+//! `iter_custom` and for the sweep's OS-thread runs.
+//!
+//! The threads are spawned once per (implementation, scenario, thread
+//! count); each measurement releases them all at once through a barrier, so
+//! what is timed is the calls, not thread creation. The thread that drives
+//! the pool only waits on the barriers: never more busy threads than
+//! workers.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::subjects::{Scenario, Subject, Worker, run_calls};
+
+/// How many calls a timed worker makes between two looks at the stop flag.
+pub const CHUNK: u64 = 1024;
+
+#[derive(Debug)]
+enum Job {
+    /// Each worker makes exactly this many calls.
+    Calls(u64),
+    /// Each worker calls until the stop flag is set.
+    UntilStopped,
+}
+
+#[derive(Debug)]
+struct Shared {
+    start: Barrier,
+    end: Barrier,
+    calls: AtomicU64,
+    timed: AtomicBool,
+    stop: AtomicBool,
+    quit: AtomicBool,
+    done_calls: AtomicU64,
+    admitted: AtomicU64,
+}
+
+/// `threads` workers of one subject in one scenario, parked on a barrier.
+#[derive(Debug)]
+pub struct Pool {
+    shared: Arc<Shared>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+/// What a timed run did.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    /// Calls made by all workers.
+    pub calls: u64,
+    /// Calls admitted.
+    pub admitted: u64,
+    /// Wall time from release to the last worker finishing.
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// Calls per second, all workers together.
+    pub fn throughput(&self) -> f64 {
+        self.calls as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+impl Pool {
+    /// Spawns `threads` workers of `subject` for `scenario`.
+    pub fn new<S: Subject>(subject: &Arc<S>, scenario: Scenario, threads: usize) -> Pool {
+        let shared = Arc::new(Shared {
+            start: Barrier::new(threads + 1),
+            end: Barrier::new(threads + 1),
+            calls: AtomicU64::new(0),
+            timed: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            quit: AtomicBool::new(false),
+            done_calls: AtomicU64::new(0),
+            admitted: AtomicU64::new(0),
+        });
+        let handles = (0..threads)
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                let subject = Arc::clone(subject);
+                std::thread::spawn(move || worker_loop(&subject, &shared, scenario))
+            })
+            .collect();
+        Pool { shared, handles }
+    }
+
+    /// Releases the workers to make `calls` calls each; returns the wall time
+    /// until the last one finished (what criterion's `iter_custom` wants).
+    pub fn run_calls(&self, calls: u64) -> Duration {
+        self.dispatch(Job::Calls(calls), Duration::ZERO).elapsed
+    }
+
+    /// Releases the workers to call for about `duration`; returns what they
+    /// did.
+    pub fn run_for(&self, duration: Duration) -> Run {
+        self.dispatch(Job::UntilStopped, duration)
+    }
+
+    fn dispatch(&self, job: Job, duration: Duration) -> Run {
+        let s = &self.shared;
+        s.done_calls.store(0, Ordering::Relaxed);
+        s.admitted.store(0, Ordering::Relaxed);
+        s.stop.store(false, Ordering::Relaxed);
+        match job {
+            Job::Calls(n) => {
+                s.calls.store(n, Ordering::Relaxed);
+                s.timed.store(false, Ordering::Relaxed);
+            }
+            Job::UntilStopped => s.timed.store(true, Ordering::Relaxed),
+        }
+        // The barrier orders the stores above before the workers' loads.
+        let t0 = Instant::now();
+        s.start.wait();
+        if matches!(job, Job::UntilStopped) {
+            std::thread::sleep(duration);
+            s.stop.store(true, Ordering::Relaxed);
+        }
+        s.end.wait();
+        let elapsed = t0.elapsed();
+        Run {
+            calls: s.done_calls.load(Ordering::Relaxed),
+            admitted: s.admitted.load(Ordering::Relaxed),
+            elapsed,
+        }
+    }
+}
+
+fn worker_loop<S: Subject>(subject: &Arc<S>, shared: &Shared, scenario: Scenario) {
+    let mut worker = subject.worker();
+    loop {
+        shared.start.wait();
+        if shared.quit.load(Ordering::Relaxed) {
+            return;
+        }
+        let (mut calls, mut admitted) = (0u64, 0u64);
+        if shared.timed.load(Ordering::Relaxed) {
+            while !shared.stop.load(Ordering::Relaxed) {
+                admitted += run_calls(&mut worker, scenario, CHUNK);
+                calls += CHUNK;
+            }
+        } else {
+            calls = shared.calls.load(Ordering::Relaxed);
+            admitted = run_calls(&mut worker, scenario, calls);
+        }
+        shared.done_calls.fetch_add(calls, Ordering::Relaxed);
+        shared.admitted.fetch_add(admitted, Ordering::Relaxed);
+        shared.end.wait();
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.quit.store(true, Ordering::Relaxed);
+        self.shared.start.wait();
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Spawns `workers` on a fresh tokio runtime of `scheduler` and lets them
+/// call for about `duration`.
+///
+/// `MultiThread` uses `threads` worker threads and `threads` tasks;
+/// `CurrentThread` runs `threads` tasks on one thread. Each task yields to
+/// the scheduler every [`CHUNK`] calls, as a well-behaved task in a busy
+/// service would.
+pub fn run_tokio<S: Subject>(
+    subject: &Arc<S>,
+    scenario: Scenario,
+    threads: usize,
+    multi_thread: bool,
+    duration: Duration,
+) -> Run {
+    let rt = if multi_thread {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_time()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+    }
+    .expect("tokio runtime");
+    let stop = Arc::new(AtomicBool::new(false));
+    let go = Arc::new(tokio::sync::Barrier::new(threads + 1));
+    let (calls, admitted, elapsed) = rt.block_on(async {
+        let tasks: Vec<_> = (0..threads)
+            .map(|_| {
+                let mut worker = subject.worker();
+                let stop = Arc::clone(&stop);
+                let go = Arc::clone(&go);
+                tokio::spawn(async move {
+                    go.wait().await;
+                    let (mut calls, mut admitted) = (0u64, 0u64);
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..CHUNK {
+                            admitted += u64::from(worker.call_async(scenario).await);
+                        }
+                        calls += CHUNK;
+                        tokio::task::yield_now().await;
+                    }
+                    (calls, admitted)
+                })
+            })
+            .collect();
+        // A plain thread (asleep, not busy) rings the stop bell, so the
+        // current-thread scheduler does not need to run a timer for it.
+        let stopper = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                std::thread::sleep(duration);
+                stop.store(true, Ordering::Relaxed);
+            })
+        };
+        go.wait().await;
+        let t0 = Instant::now();
+        let (mut calls, mut admitted) = (0, 0);
+        for t in tasks {
+            let (c, a) = t.await.expect("worker task");
+            calls += c;
+            admitted += a;
+        }
+        let elapsed = t0.elapsed();
+        let _ = stopper.join();
+        (calls, admitted, elapsed)
+    });
+    Run {
+        calls,
+        admitted,
+        elapsed,
+    }
+}

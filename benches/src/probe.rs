@@ -1,0 +1,70 @@
+//! Non-generic, never-inlined entry points: one closed call each, so the
+//! machine code of `tripword`'s hot path can be read on its own
+//! (`docs/performance.md`, "No store on the happy path") and traced by
+//! `tests/no_store.rs` through the `no-store-probe` binary.
+
+use tripword::clock::ManualClock;
+use tripword::{Breaker, Outcome, W32};
+
+/// A 64-bit breaker on a manual clock, as in the README.
+pub type Breaker64 = Breaker<&'static ManualClock>;
+/// A 32-bit breaker on a manual clock.
+pub type Breaker32 = Breaker<&'static ManualClock, W32>;
+
+/// Admit and report success: the closed happy path. `true` if admitted.
+#[inline(never)]
+pub fn closed_call_w64(b: &Breaker64) -> bool {
+    match b.acquire() {
+        Ok(t) => {
+            b.release(t, Outcome::Success);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// [`closed_call_w64`] on the 32-bit word.
+#[inline(never)]
+pub fn closed_call_w32(b: &Breaker32) -> bool {
+    match b.acquire() {
+        Ok(t) => {
+            b.release(t, Outcome::Success);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Admit only: the closed admission is one atomic load.
+#[inline(never)]
+pub fn admit_w64(b: &Breaker64) -> bool {
+    match b.acquire() {
+        // The ticket is dropped unreleased: only the admission is compiled.
+        Ok(t) => !t.is_probe(),
+        Err(_) => false,
+    }
+}
+
+/// Admit and report failure: the control, which must write.
+#[inline(never)]
+pub fn failure_call_w64(b: &Breaker64) -> bool {
+    match b.acquire() {
+        Ok(t) => {
+            b.release(t, Outcome::Failure);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// [`failure_call_w64`] on the 32-bit word.
+#[inline(never)]
+pub fn failure_call_w32(b: &Breaker32) -> bool {
+    match b.acquire() {
+        Ok(t) => {
+            b.release(t, Outcome::Failure);
+            true
+        }
+        Err(_) => false,
+    }
+}

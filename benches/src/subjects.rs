@@ -1,0 +1,709 @@
+//! Everything measured, behind one trait.
+//!
+//! A [`Subject`] is one implementation (a baseline, `tripword`, or a peer
+//! crate) built for one [`Scenario`]; each thread or task that calls it owns
+//! a [`Worker`]. The scenarios are defined once, here, so every
+//! implementation is asked to do the same thing:
+//!
+//! | scenario | the dependency | configuration | one call is |
+//! |---|---|---|---|
+//! | [`Scenario::Closed`] | healthy | trips after 5 consecutive failures, open 10 ms | admit, report success |
+//! | [`Scenario::FailureStorm`] | always fails | a threshold the run does not reach (see below) | admit, report failure: every call writes the failure count |
+//! | [`Scenario::HalfOpenStorm`] | always fails | tripped at start; open for the shortest time the crate allows (1 µs) | admit (the probe) and report failure, or be rejected |
+//!
+//! In the failure storm `tripword` and the `Mutex` baseline trip after
+//! 65 535 failures (`W64`'s largest threshold; 4 095 for `W32`), and the
+//! caller that is rejected closes the breaker again (`force_close`): the trip
+//! and the reset are a few calls in tens of thousands. `failsafe` gets
+//! `consecutive_failures(u32::MAX)`, `recloser` a failure-rate threshold of
+//! 2.0 (never reached), `tower-resilience` `consecutive_failures(usize::MAX)`.
+//!
+//! The peers differ from `tripword` in what half-open means: `failsafe` and
+//! `recloser` admit every caller while half-open (no single probe), and
+//! `tower-resilience` admits `permitted_calls_in_half_open` (set to 1). The
+//! half-open storm therefore measures each crate doing what it does when a
+//! dependency stays down and callers keep arriving.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use failsafe::CircuitBreaker as _;
+use tower::{Service, ServiceExt};
+use tripword::{Breaker, Config, Outcome, W32, W64, Word};
+
+use crate::exec::{block_on, runtime};
+use crate::mutex_breaker::MutexBreaker;
+use tripword_std::MonotonicClock;
+
+/// What every caller does to the shared breaker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scenario {
+    /// Healthy dependency: admit, report success.
+    Closed,
+    /// The dependency always fails and the breaker stays closed: every
+    /// release writes.
+    FailureStorm,
+    /// The dependency stays down; the breaker is half-open every microsecond
+    /// and every caller races to be the probe.
+    HalfOpenStorm,
+}
+
+impl Scenario {
+    /// All scenarios, in report order.
+    pub const ALL: [Scenario; 3] = [
+        Scenario::Closed,
+        Scenario::FailureStorm,
+        Scenario::HalfOpenStorm,
+    ];
+
+    /// The name used in tables, CSV and benchmark ids.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scenario::Closed => "closed",
+            Scenario::FailureStorm => "failure_storm",
+            Scenario::HalfOpenStorm => "half_open_storm",
+        }
+    }
+}
+
+/// What an implementation is in the comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A floor or a naive reference, not a breaker people would ship.
+    Baseline,
+    /// The crate under test.
+    Tripword,
+    /// A circuit breaker from crates.io.
+    Peer,
+}
+
+/// One implementation, built for one scenario, shared by all workers.
+pub trait Subject: Send + Sync + Sized + 'static {
+    /// The per-thread (or per-task) handle.
+    type Worker: Worker;
+    /// The name in tables and benchmark ids.
+    const NAME: &'static str;
+    /// Baseline, tripword or peer.
+    const KIND: Kind;
+    /// The implementation set up for `scenario`, or `None` where the
+    /// scenario means nothing for it (the bare atomic load pair is not a
+    /// breaker).
+    fn build(scenario: Scenario) -> Option<Self>;
+    /// A handle for one thread or task.
+    fn worker(self: &Arc<Self>) -> Self::Worker;
+}
+
+/// One caller. Each method makes one call of its scenario and says whether
+/// it was admitted; only the method of the scenario the subject was built
+/// for is called.
+pub trait Worker: Send + 'static {
+    /// One [`Scenario::Closed`] call.
+    fn closed(&mut self) -> bool;
+    /// One [`Scenario::FailureStorm`] call.
+    fn failure_storm(&mut self) -> bool;
+    /// One [`Scenario::HalfOpenStorm`] call.
+    fn half_open_storm(&mut self) -> bool;
+
+    /// One call of `scenario`.
+    #[inline]
+    fn call(&mut self, scenario: Scenario) -> bool {
+        match scenario {
+            Scenario::Closed => self.closed(),
+            Scenario::FailureStorm => self.failure_storm(),
+            Scenario::HalfOpenStorm => self.half_open_storm(),
+        }
+    }
+
+    /// One call of `scenario` from async code. Synchronous implementations
+    /// complete at once; async peers `.await` their own future.
+    fn call_async(&mut self, scenario: Scenario) -> impl Future<Output = bool> + Send {
+        std::future::ready(self.call(scenario))
+    }
+}
+
+/// Runs `n` calls of `scenario` and returns how many were admitted. The
+/// scenario is matched once, outside the loop, so the loop is the same for
+/// every implementation.
+#[inline]
+pub fn run_calls<W: Worker>(worker: &mut W, scenario: Scenario, n: u64) -> u64 {
+    let mut admitted = 0u64;
+    match scenario {
+        Scenario::Closed => {
+            for _ in 0..n {
+                admitted += u64::from(worker.closed());
+            }
+        }
+        Scenario::FailureStorm => {
+            for _ in 0..n {
+                admitted += u64::from(worker.failure_storm());
+            }
+        }
+        Scenario::HalfOpenStorm => {
+            for _ in 0..n {
+                admitted += u64::from(worker.half_open_storm());
+            }
+        }
+    }
+    admitted
+}
+
+// ---------------------------------------------------------------- baselines
+
+/// The floor: two `Acquire` loads of a shared word, each `black_box`ed. A
+/// closed `tripword` call (admission and release) loads its word twice.
+#[derive(Debug, Default)]
+pub struct AtomicPair {
+    word: AtomicU64,
+}
+
+impl AtomicPair {
+    /// Two loads of the word.
+    #[inline]
+    pub fn load_pair(&self) -> bool {
+        black_box(self.word.load(Ordering::Acquire));
+        black_box(self.word.load(Ordering::Acquire));
+        true
+    }
+}
+
+/// A worker of [`AtomicPair`].
+#[derive(Debug)]
+pub struct AtomicPairWorker(Arc<AtomicPair>);
+
+impl Subject for AtomicPair {
+    type Worker = AtomicPairWorker;
+    const NAME: &'static str = "atomic_load_pair";
+    const KIND: Kind = Kind::Baseline;
+    fn build(scenario: Scenario) -> Option<Self> {
+        (scenario == Scenario::Closed).then(AtomicPair::default)
+    }
+    fn worker(self: &Arc<Self>) -> AtomicPairWorker {
+        AtomicPairWorker(Arc::clone(self))
+    }
+}
+
+impl Worker for AtomicPairWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        self.0.load_pair()
+    }
+    fn failure_storm(&mut self) -> bool {
+        false
+    }
+    fn half_open_storm(&mut self) -> bool {
+        false
+    }
+}
+
+/// Open time and probe timeout of the closed and failure-storm scenarios,
+/// in microseconds: 10 ms, within `W32`'s 16.384 ms limit at 1 µs a tick.
+pub const OPEN_FOR_US: u64 = 10_000;
+
+/// The same state machine behind a `std::sync::Mutex`.
+#[derive(Debug)]
+pub struct MutexBaseline(MutexBreaker<MonotonicClock>);
+
+/// A worker of [`MutexBaseline`].
+#[derive(Debug)]
+pub struct MutexWorker(Arc<MutexBaseline>);
+
+impl Subject for MutexBaseline {
+    type Worker = MutexWorker;
+    const NAME: &'static str = "mutex_breaker";
+    const KIND: Kind = Kind::Baseline;
+    fn build(scenario: Scenario) -> Option<Self> {
+        let b = match scenario {
+            Scenario::Closed => MutexBreaker::new(5, OPEN_FOR_US, OPEN_FOR_US, MonotonicClock),
+            Scenario::FailureStorm => MutexBreaker::new(
+                W64::LAYOUT.max_failures(),
+                OPEN_FOR_US,
+                OPEN_FOR_US,
+                MonotonicClock,
+            ),
+            Scenario::HalfOpenStorm => {
+                let b = MutexBreaker::new(1, 1, OPEN_FOR_US, MonotonicClock);
+                if let Ok(t) = b.acquire() {
+                    b.release(t, Outcome::Failure);
+                }
+                b
+            }
+        };
+        Some(MutexBaseline(b))
+    }
+    fn worker(self: &Arc<Self>) -> MutexWorker {
+        MutexWorker(Arc::clone(self))
+    }
+}
+
+impl Worker for MutexWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        let b = &self.0.0;
+        match b.acquire() {
+            Ok(t) => {
+                b.release(t, Outcome::Success);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+    #[inline]
+    fn failure_storm(&mut self) -> bool {
+        let b = &self.0.0;
+        match b.acquire() {
+            Ok(t) => {
+                b.release(t, Outcome::Failure);
+                true
+            }
+            Err(_) => {
+                b.force_close();
+                false
+            }
+        }
+    }
+    #[inline]
+    fn half_open_storm(&mut self) -> bool {
+        let b = &self.0.0;
+        match b.acquire() {
+            Ok(t) => {
+                b.release(t, Outcome::Failure);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- tripword
+
+/// A word width with a name for the tables.
+pub trait Width: Word {
+    /// `tripword_w64` or `tripword_w32`.
+    const NAME: &'static str;
+}
+impl Width for W64 {
+    const NAME: &'static str = "tripword_w64";
+}
+impl Width for W32 {
+    const NAME: &'static str = "tripword_w32";
+}
+
+/// `tripword` on the real clock, in word width `W`.
+pub struct Tripword<W: Width> {
+    breaker: Breaker<MonotonicClock, W>,
+}
+
+impl<W: Width> core::fmt::Debug for Tripword<W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("Tripword").field(&self.breaker).finish()
+    }
+}
+
+impl<W: Width> Tripword<W> {
+    /// The breaker.
+    pub fn breaker(&self) -> &Breaker<MonotonicClock, W> {
+        &self.breaker
+    }
+}
+
+/// A worker of [`Tripword`].
+#[derive(Debug)]
+pub struct TripwordWorker<W: Width>(Arc<Tripword<W>>);
+
+impl<W: Width> Subject for Tripword<W> {
+    type Worker = TripwordWorker<W>;
+    const NAME: &'static str = <W as Width>::NAME;
+    const KIND: Kind = Kind::Tripword;
+    fn build(scenario: Scenario) -> Option<Self> {
+        let config = match scenario {
+            Scenario::Closed => Config::new()
+                .failure_threshold(5)
+                .open_for(OPEN_FOR_US)
+                .probe_timeout(OPEN_FOR_US),
+            Scenario::FailureStorm => Config::new()
+                .failure_threshold(W::LAYOUT.max_failures())
+                .open_for(OPEN_FOR_US)
+                .probe_timeout(OPEN_FOR_US),
+            Scenario::HalfOpenStorm => Config::new()
+                .failure_threshold(1)
+                .open_for(1)
+                .probe_timeout(OPEN_FOR_US),
+        };
+        let breaker =
+            Breaker::<MonotonicClock, W>::try_from_parts(config, MonotonicClock, ()).ok()?;
+        if scenario == Scenario::HalfOpenStorm
+            && let Ok(t) = breaker.acquire()
+        {
+            breaker.release(t, Outcome::Failure);
+        }
+        Some(Tripword { breaker })
+    }
+    fn worker(self: &Arc<Self>) -> TripwordWorker<W> {
+        TripwordWorker(Arc::clone(self))
+    }
+}
+
+impl<W: Width> Worker for TripwordWorker<W> {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        let b = &self.0.breaker;
+        match b.acquire() {
+            Ok(t) => {
+                b.release(t, Outcome::Success);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+    #[inline]
+    fn failure_storm(&mut self) -> bool {
+        let b = &self.0.breaker;
+        match b.acquire() {
+            Ok(t) => {
+                b.release(t, Outcome::Failure);
+                true
+            }
+            Err(_) => {
+                b.force_close();
+                false
+            }
+        }
+    }
+    #[inline]
+    fn half_open_storm(&mut self) -> bool {
+        let b = &self.0.breaker;
+        match b.acquire() {
+            Ok(t) => {
+                b.release(t, Outcome::Failure);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- failsafe
+
+/// The `failsafe` breaker type used here: consecutive failures, constant
+/// backoff, no instrumentation.
+pub type FailsafeBreaker = failsafe::StateMachine<
+    failsafe::failure_policy::ConsecutiveFailures<failsafe::backoff::Constant>,
+    (),
+>;
+
+/// A `failsafe` breaker tripping after `threshold` consecutive failures and
+/// staying open `open`.
+pub fn failsafe_breaker(threshold: u32, open: Duration) -> FailsafeBreaker {
+    let policy = failsafe::failure_policy::consecutive_failures(
+        threshold,
+        failsafe::backoff::constant(open),
+    );
+    failsafe::Config::new().failure_policy(policy).build()
+}
+
+/// `failsafe` 1.x (a `parking_lot` mutex around its state; real clock).
+#[derive(Debug)]
+pub struct Failsafe(FailsafeBreaker);
+
+/// A worker of [`Failsafe`] (its breaker is an `Arc` handle; each worker
+/// holds a clone).
+#[derive(Debug)]
+pub struct FailsafeWorker(FailsafeBreaker);
+
+/// One `failsafe` call of a dependency that succeeds or fails; whether it
+/// was admitted.
+#[inline]
+pub fn failsafe_call(b: &FailsafeBreaker, ok: bool) -> bool {
+    !matches!(
+        b.call(|| if black_box(ok) { Ok(()) } else { Err(()) }),
+        Err(failsafe::Error::Rejected)
+    )
+}
+
+impl Subject for Failsafe {
+    type Worker = FailsafeWorker;
+    const NAME: &'static str = "failsafe";
+    const KIND: Kind = Kind::Peer;
+    fn build(scenario: Scenario) -> Option<Self> {
+        let open = Duration::from_micros(OPEN_FOR_US);
+        let b = match scenario {
+            Scenario::Closed => failsafe_breaker(5, open),
+            Scenario::FailureStorm => failsafe_breaker(u32::MAX, open),
+            Scenario::HalfOpenStorm => {
+                let b = failsafe_breaker(1, Duration::from_micros(1));
+                failsafe_call(&b, false);
+                b
+            }
+        };
+        Some(Failsafe(b))
+    }
+    fn worker(self: &Arc<Self>) -> FailsafeWorker {
+        FailsafeWorker(self.0.clone())
+    }
+}
+
+impl Worker for FailsafeWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        failsafe_call(&self.0, true)
+    }
+    #[inline]
+    fn failure_storm(&mut self) -> bool {
+        failsafe_call(&self.0, false)
+    }
+    #[inline]
+    fn half_open_storm(&mut self) -> bool {
+        failsafe_call(&self.0, false)
+    }
+}
+
+// ---------------------------------------------------------------- recloser
+
+/// A `recloser` breaker with a ring buffer of `closed_len` calls in `Closed`
+/// and `half_open_len` in `HalfOpen`, tripping at `error_rate`.
+pub fn recloser_breaker(
+    error_rate: f32,
+    closed_len: usize,
+    half_open_len: usize,
+    open: Duration,
+) -> recloser::Recloser {
+    recloser::Recloser::custom()
+        .error_rate(error_rate)
+        .closed_len(closed_len)
+        .half_open_len(half_open_len)
+        .open_wait(open)
+        .build()
+}
+
+/// Fails calls until `r` opens (its ring buffer must fill first: `closed_len
+/// + 1` calls). Gives up after 1000.
+pub fn recloser_trip(r: &recloser::Recloser) {
+    for _ in 0..1000 {
+        if !recloser_call(r, false) {
+            return;
+        }
+    }
+}
+
+/// One `recloser` call; whether it was admitted.
+#[inline]
+pub fn recloser_call(r: &recloser::Recloser, ok: bool) -> bool {
+    !matches!(
+        r.call(|| if black_box(ok) { Ok(()) } else { Err(()) }),
+        Err(recloser::Error::Rejected)
+    )
+}
+
+/// `recloser` 1.x (an epoch-managed state pointer, ring buffers of
+/// outcomes behind a spin lock; real clock).
+#[derive(Debug)]
+pub struct Recloser(recloser::Recloser);
+
+/// A worker of [`Recloser`].
+#[derive(Debug)]
+pub struct RecloserWorker(Arc<Recloser>);
+
+impl Subject for Recloser {
+    type Worker = RecloserWorker;
+    const NAME: &'static str = "recloser";
+    const KIND: Kind = Kind::Peer;
+    fn build(scenario: Scenario) -> Option<Self> {
+        let open = Duration::from_micros(OPEN_FOR_US);
+        let r = match scenario {
+            Scenario::Closed => recloser_breaker(0.5, 100, 10, open),
+            Scenario::FailureStorm => recloser_breaker(2.0, 100, 10, open),
+            Scenario::HalfOpenStorm => {
+                let r = recloser_breaker(0.5, 1, 1, Duration::from_micros(1));
+                recloser_trip(&r);
+                r
+            }
+        };
+        Some(Recloser(r))
+    }
+    fn worker(self: &Arc<Self>) -> RecloserWorker {
+        RecloserWorker(Arc::clone(self))
+    }
+}
+
+impl Worker for RecloserWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        recloser_call(&self.0.0, true)
+    }
+    #[inline]
+    fn failure_storm(&mut self) -> bool {
+        recloser_call(&self.0.0, false)
+    }
+    #[inline]
+    fn half_open_storm(&mut self) -> bool {
+        recloser_call(&self.0.0, false)
+    }
+}
+
+// ---------------------------------------------------------------- tower-resilience
+
+/// What the protected dependency is asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// Succeed at once.
+    Succeed,
+    /// Fail at once.
+    Fail,
+    /// Never complete (a probe that hangs).
+    Hang,
+}
+
+/// A tower `Service` that is always ready and answers at once (or never, for
+/// [`Call::Hang`]), without allocating: the inner service of the
+/// `tower-resilience` measurements.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dependency;
+
+/// The future of [`Dependency`].
+#[derive(Debug)]
+pub struct DependencyFuture(Call);
+
+impl Future for DependencyFuture {
+    type Output = Result<(), ()>;
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.0 {
+            Call::Succeed => Poll::Ready(Ok(())),
+            Call::Fail => Poll::Ready(Err(())),
+            Call::Hang => Poll::Pending,
+        }
+    }
+}
+
+impl Service<Call> for Dependency {
+    type Response = ();
+    type Error = ();
+    type Future = DependencyFuture;
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), ()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn call(&mut self, call: Call) -> DependencyFuture {
+        DependencyFuture(call)
+    }
+}
+
+/// The `tower-resilience` service type used here.
+pub type TowerBreaker = tower_resilience_circuitbreaker::CircuitBreaker<
+    Dependency,
+    tower_resilience_circuitbreaker::DefaultClassifier,
+>;
+
+/// A `tower-resilience` breaker around [`Dependency`]: consecutive-failures
+/// model with threshold `threshold`, open for `open`, one call admitted in
+/// half-open.
+pub fn tower_breaker(threshold: usize, open: Duration) -> TowerBreaker {
+    tower_resilience_circuitbreaker::CircuitBreakerLayer::builder()
+        .consecutive_failures(threshold)
+        .wait_duration_in_open(open)
+        .permitted_calls_in_half_open(1)
+        .build()
+        .expect("valid tower-resilience config")
+        .layer_fn(Dependency)
+}
+
+/// One `tower-resilience` call: `ready().await`, `call(..).await`; whether
+/// it was admitted.
+pub async fn tower_call(svc: &mut TowerBreaker, call: Call) -> bool {
+    match svc.ready().await {
+        Ok(svc) => !matches!(
+            svc.call(call).await,
+            Err(tower_resilience_circuitbreaker::CircuitBreakerError::OpenCircuit)
+        ),
+        Err(_) => false,
+    }
+}
+
+/// `tower-resilience-circuitbreaker` 0.14 (a tokio `Mutex` around its state,
+/// an atomic state byte for the closed fast path, a boxed future per call;
+/// real clock). Driven by [`block_on`] on plain threads (every call here
+/// completes on its first poll unless the state lock is contended; then a
+/// current-thread runtime owned by the worker finishes it) and by `.await` in
+/// tokio tasks.
+pub struct TowerResilience(TowerBreaker);
+
+impl core::fmt::Debug for TowerResilience {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("TowerResilience")
+            .field(&self.0.state_sync())
+            .finish()
+    }
+}
+
+/// A worker of [`TowerResilience`]: a clone of the service (tower services
+/// are called through `&mut`), sharing the circuit, and on plain threads the
+/// runtime that finishes a call that had to wait.
+pub struct TowerWorker {
+    svc: TowerBreaker,
+    rt: Option<tokio::runtime::Runtime>,
+}
+
+impl TowerWorker {
+    fn drive(&mut self, call: Call) -> bool {
+        let rt = self.rt.get_or_insert_with(runtime);
+        block_on(rt, tower_call(&mut self.svc, call))
+    }
+}
+
+impl core::fmt::Debug for TowerWorker {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("TowerWorker")
+            .field(&self.svc.state_sync())
+            .finish()
+    }
+}
+
+impl Subject for TowerResilience {
+    type Worker = TowerWorker;
+    const NAME: &'static str = "tower_resilience";
+    const KIND: Kind = Kind::Peer;
+    fn build(scenario: Scenario) -> Option<Self> {
+        let open = Duration::from_micros(OPEN_FOR_US);
+        let svc = match scenario {
+            Scenario::Closed => tower_breaker(5, open),
+            Scenario::FailureStorm => tower_breaker(usize::MAX, open),
+            Scenario::HalfOpenStorm => {
+                let mut svc = tower_breaker(1, Duration::from_micros(1));
+                block_on(&runtime(), tower_call(&mut svc, Call::Fail));
+                svc
+            }
+        };
+        Some(TowerResilience(svc))
+    }
+    fn worker(self: &Arc<Self>) -> TowerWorker {
+        TowerWorker {
+            svc: self.0.clone(),
+            rt: None,
+        }
+    }
+}
+
+impl Worker for TowerWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        self.drive(Call::Succeed)
+    }
+    #[inline]
+    fn failure_storm(&mut self) -> bool {
+        self.drive(Call::Fail)
+    }
+    #[inline]
+    fn half_open_storm(&mut self) -> bool {
+        self.drive(Call::Fail)
+    }
+    fn call_async(&mut self, scenario: Scenario) -> impl Future<Output = bool> + Send {
+        let call = match scenario {
+            Scenario::Closed => Call::Succeed,
+            Scenario::FailureStorm | Scenario::HalfOpenStorm => Call::Fail,
+        };
+        tower_call(&mut self.svc, call)
+    }
+}
