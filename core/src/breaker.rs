@@ -335,6 +335,23 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// In `Closed` this is one atomic load: no store, no clock read.
     #[inline]
     pub fn acquire(&self) -> Result<Ticket, Rejected> {
+        // Fast path (SPEC I9): a valid `Closed` word admits with no store and
+        // no clock read; exactly what `transition::apply` would decide.
+        let raw: u64 = W::load(&self.word).into();
+        if let Some(failures) = crate::word::closed_failures(&W::LAYOUT, raw)
+            && failures < u64::from(self.config.borrow().get_failure_threshold())
+        {
+            return Ok(Ticket {
+                counter: crate::word::counter_of(&W::LAYOUT, raw),
+                probe: false,
+                origin: self.origin(),
+            });
+        }
+        self.acquire_slow()
+    }
+
+    #[inline(never)]
+    fn acquire_slow(&self) -> Result<Ticket, Rejected> {
         match self.run(Event::Admit) {
             Verdict::Admitted { counter, probe } => Ok(Ticket {
                 counter,
@@ -353,6 +370,21 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         if ticket.origin != self.origin() {
             return Release::Stale;
         }
+        // Fast path (SPEC I9): a success on a current `Closed` word with no
+        // failures counted changes nothing, so stores nothing.
+        if outcome == Outcome::Success {
+            let raw: u64 = W::load(&self.word).into();
+            if crate::word::closed_failures(&W::LAYOUT, raw) == Some(0)
+                && crate::word::counter_of(&W::LAYOUT, raw) == ticket.counter
+            {
+                return Release::Recorded;
+            }
+        }
+        self.release_slow(ticket, outcome)
+    }
+
+    #[inline(never)]
+    fn release_slow(&self, ticket: Ticket, outcome: Outcome) -> Release {
         match self.run(Event::Release {
             counter: ticket.counter,
             outcome,

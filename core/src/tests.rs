@@ -79,6 +79,7 @@ both_widths!(
     closed_path_is_quiet,
     corrupt_word_is_reported_once_and_fails_open,
     wrapping_clock_through_the_breaker,
+    closed_looking_corrupt_words_are_repaired,
     backward_clock_fails_towards_probing,
     observer_may_call_back_into_the_breaker,
 );
@@ -170,6 +171,13 @@ fn seed_002_consecutive_not_total<W: Word>() {
     b.release(b.acquire().unwrap(), Outcome::Failure);
     assert_eq!(b.status(), Status::Open);
     assert_eq!(b.observer().phases(), [(Phase::Closed, Phase::Open)]);
+}
+
+/// Overwrites the breaker's word, as a stray write or retained RAM would.
+/// Loops because `compare_exchange_weak` may fail spuriously (Miri makes it
+/// fail 80% of the time).
+fn poke<W: Word, O>(b: &Breaker<&ManualClock, W, O>, raw: W::Raw) {
+    while W::compare_exchange_weak(&b.word, b.load_word(), raw).is_err() {}
 }
 
 fn trip<W: Word, O: Observer>(b: &Breaker<&ManualClock, W, O>) {
@@ -350,13 +358,16 @@ fn closed_path_is_quiet<W: Word>() {
     }
     assert_eq!(clock.reads.get(), 0);
     // A failure below the threshold writes but reads no clock; the trip reads
-    // it once.
+    // it (once per compare-and-swap attempt: once, unless the CAS fails
+    // spuriously, as Miri makes it do).
     b.release(b.acquire().unwrap(), Outcome::Failure);
     assert_eq!(clock.reads.get(), 0);
     assert_ne!(b.load_word(), before);
     b.release(b.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(clock.reads.get(), 0);
     b.release(b.acquire().unwrap(), Outcome::Failure);
-    assert_eq!(clock.reads.get(), 1);
+    assert!(clock.reads.get() >= 1);
+    assert_eq!(b.status(), Status::Open);
 }
 
 fn corrupt_word_is_reported_once_and_fails_open<W: Word>() {
@@ -365,7 +376,7 @@ fn corrupt_word_is_reported_once_and_fails_open<W: Word>() {
         Breaker::from_parts(seed_config(), &clock, Log::default());
     // Corrupt the word in place, as a stray write or retained RAM would.
     let garbage = W::from_u64(0b111 | (12 << 3));
-    assert!(W::compare_exchange_weak(&b.word, b.load_word(), garbage).is_ok());
+    poke(&b, garbage);
     assert!(b.snapshot().is_err());
     let t = b.acquire().expect("I8: a corrupt word fails open");
     assert_eq!(b.status(), Status::Closed);
@@ -380,6 +391,37 @@ fn corrupt_word_is_reported_once_and_fails_open<W: Word>() {
             counter: 13
         })
     );
+}
+
+/// The fast paths decide from the raw word; a `Closed` word counting too
+/// many failures, or with stray bits above the failure field, must still take
+/// the slow path and be repaired and reported.
+fn closed_looking_corrupt_words_are_repaired<W: Word>() {
+    let l = W::LAYOUT;
+    let over_threshold = Snapshot {
+        state: State::Closed { failures: 3 },
+        counter: 9,
+    }
+    .encode::<W>();
+    let stray = W::from_u64(1u64 << (l.word_bits - 1) | 9 << 3);
+    for garbage in [over_threshold, stray] {
+        let clock = ManualClock::new(0);
+        let b = breaker::<W>(&clock, seed_config());
+        poke(&b, garbage);
+        let t = b.acquire().expect("fails open");
+        assert_eq!(t.counter(), 10);
+        assert_eq!(*b.observer().corrupt.borrow(), [(garbage.into(), 10)]);
+        assert_eq!(b.snapshot().unwrap().state, State::Closed { failures: 0 });
+        // A success on a repaired word is recorded through the fast path.
+        assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+        // And a success whose counter no longer matches is stale.
+        let clock2 = ManualClock::new(0);
+        let b2 = breaker::<W>(&clock2, seed_config());
+        let t2 = b2.acquire().unwrap();
+        poke(&b2, garbage);
+        assert_eq!(b2.release(t2, Outcome::Success), Release::Stale);
+        assert_eq!(b2.observer().corrupt.borrow().len(), 1);
+    }
 }
 
 fn wrapping_clock_through_the_breaker<W: Word>() {

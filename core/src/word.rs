@@ -375,6 +375,18 @@ pub(crate) const fn counter_of(layout: &Layout, raw: u64) -> u32 {
     ((raw >> TAG_BITS) & mask(layout.counter_bits)) as u32
 }
 
+/// The failure count of a `Closed` word (with any stray bits above the
+/// failure field included, so a corrupt word reads as a count at or over any
+/// valid threshold), or `None` for any other tag. The breaker's fast paths.
+#[inline]
+pub(crate) const fn closed_failures(layout: &Layout, raw: u64) -> Option<u64> {
+    if raw & mask(TAG_BITS) == TAG_CLOSED {
+        Some(raw >> layout.payload_shift())
+    } else {
+        None
+    }
+}
+
 #[inline]
 pub(crate) fn decode_u64(layout: &Layout, raw: u64) -> Result<Snapshot, Corruption> {
     let tag = raw & mask(TAG_BITS);
