@@ -3,9 +3,9 @@
 //! circuit breakers people use today.
 //!
 //! This crate is not published. It holds what the criterion benches
-//! (`benches/`), the contention sweep (`cargo run --release -p
-//! tripword-benches --bin contention`) and the no-store check
-//! (`tests/no_store.rs`) share:
+//! (`benches/fast_path.rs`, `benches/contended.rs`), the binaries (the
+//! contention sweep `contention`, `criterion-table`, `per-call`,
+//! `no-store-probe`) and the no-store check (`tests/no_store.rs`) share:
 //!
 //! - [`mutex_breaker`]: the `Mutex` baseline, the same state machine behind a
 //!   lock;
@@ -15,8 +15,8 @@
 //!   trait, configured per [`subjects::Scenario`];
 //! - [`pool`]: pre-spawned workers released by a `Barrier`, for criterion's
 //!   `iter_custom`;
-//! - [`exec`]: a minimal `block_on` so an async peer can be measured without
-//!   a runtime in the way;
+//! - [`exec`]: a `block_on` that polls once on the current thread, so an
+//!   async peer is measured without a scheduler in the way;
 //! - [`report`]: CSV, tables and the hand-written SVG plot of the sweep;
 //! - [`probe`]: non-generic, never-inlined entry points whose machine code
 //!   `docs/performance.md` inspects.

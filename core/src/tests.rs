@@ -180,10 +180,14 @@ fn poke<W: Word, O>(b: &Breaker<&ManualClock, W, O>, raw: W::Raw) {
     while W::compare_exchange_weak(&b.word, b.load_word(), raw).is_err() {}
 }
 
+/// Trips the breaker with exactly `failure_threshold` failures (bounded, so
+/// a mutant that never trips fails fast instead of looping).
 fn trip<W: Word, O: Observer>(b: &Breaker<&ManualClock, W, O>) {
-    while b.status() == Status::Closed {
+    for _ in 0..b.config().get_failure_threshold() {
+        assert_eq!(b.status(), Status::Closed);
         b.release(b.acquire().unwrap(), Outcome::Failure);
     }
+    assert_eq!(b.status(), Status::Open);
 }
 
 fn probe_timeout_makes_late_result_stale<W: Word>() {

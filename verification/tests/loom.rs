@@ -12,7 +12,7 @@
 //! Two-thread models run unbounded; models with three or more threads set the
 //! preemption bound named in their doc. `LOOM_MAX_PREEMPTIONS`, when set,
 //! bounds every model (the two-thread ones too); `TRIPWORD_LOOM_UNBOUNDED=1`
-//! lifts every bound (minutes, not seconds: see docs/verification-concurrency.md).
+//! lifts every bound (minutes, not seconds: see docs/verification.md, "loom").
 //! Each model prints how many executions loom explored and how long it took.
 //!
 //! Every model ends with [`history`], which checks SPEC I7 and I10 on the
