@@ -331,9 +331,14 @@ fn record_counts<W: Word>() {
     }
 }
 
+/// The breakers are boxed: proptest-state-machine moves the system under
+/// test on every step, and a `Ticket` identifies its breaker by address, so a
+/// breaker that moved would (rightly) treat its outstanding tickets as
+/// foreign. Native builds happen to reuse the same stack slot; Miri on i686
+/// does not.
 struct Sut<W: Word> {
-    breaker: Breaker<SharedClock, W, SharedRecorder>,
-    other: Breaker<SharedClock, W, ()>,
+    breaker: Box<Breaker<SharedClock, W, SharedRecorder>>,
+    other: Box<Breaker<SharedClock, W, ()>>,
     clock: SharedClock,
     recorder: Arc<Recorder>,
     held: Vec<Ticket>,
@@ -352,13 +357,13 @@ impl<W: Word> StateMachineTest for Sut<W> {
         let clock = SharedClock(Arc::new(CountingClock::new(r.now)));
         let recorder = Arc::new(Recorder::default());
         Sut {
-            breaker: Breaker::try_from_parts(
-                r.config,
-                clock.clone(),
-                SharedRecorder(recorder.clone()),
-            )
-            .expect("drawn configs are in range"),
-            other: Breaker::try_from_parts(r.config, clock.clone(), ()).expect("in range"),
+            breaker: Box::new(
+                Breaker::try_from_parts(r.config, clock.clone(), SharedRecorder(recorder.clone()))
+                    .expect("drawn configs are in range"),
+            ),
+            other: Box::new(
+                Breaker::try_from_parts(r.config, clock.clone(), ()).expect("in range"),
+            ),
             clock,
             recorder,
             held: Vec::new(),
