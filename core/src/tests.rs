@@ -408,13 +408,20 @@ fn closed_looking_corrupt_words_are_repaired<W: Word>() {
     }
     .encode::<W>();
     let stray = W::from_u64(1u64 << (l.word_bits - 1) | 9 << 3);
-    for garbage in [over_threshold, stray] {
+    let all_ones_tag = W::from_u64(0b111);
+    let top_bit_only = W::from_u64(1u64 << (l.word_bits - 1));
+    for (garbage, next) in [
+        (over_threshold, 10),
+        (stray, 10),
+        (all_ones_tag, 1),
+        (top_bit_only, 1),
+    ] {
         let clock = ManualClock::new(0);
         let b = breaker::<W>(&clock, seed_config());
         poke(&b, garbage);
         let t = b.acquire().expect("fails open");
-        assert_eq!(t.counter(), 10);
-        assert_eq!(*b.observer().corrupt.borrow(), [(garbage.into(), 10)]);
+        assert_eq!(t.counter(), next);
+        assert_eq!(*b.observer().corrupt.borrow(), [(garbage.into(), next)]);
         assert_eq!(b.snapshot().unwrap().state, State::Closed { failures: 0 });
         // A success on a repaired word is recorded through the fast path.
         assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
