@@ -297,7 +297,13 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// retry with the observed word. Reports after the swap.
     #[inline]
     fn run(&self, event: Event) -> Verdict {
-        let mut current = W::load(&self.word);
+        self.run_from(W::load(&self.word), event)
+    }
+
+    /// [`run`](Self::run) from a word already loaded (by a fast path that
+    /// could not decide), so the slow path does not load it again.
+    #[inline]
+    fn run_from(&self, mut current: W::Raw, event: Event) -> Verdict {
         loop {
             // The clock is read (if at all) after the load that the decision
             // is based on, so a timestamp stored by another thread is never
@@ -337,7 +343,8 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     pub fn acquire(&self) -> Result<Ticket, Rejected> {
         // Fast path (SPEC I9): a valid `Closed` word admits with no store and
         // no clock read; exactly what `transition::apply` would decide.
-        let raw: u64 = W::load(&self.word).into();
+        let word = W::load(&self.word);
+        let raw: u64 = word.into();
         if let Some(failures) = crate::word::closed_failures(&W::LAYOUT, raw)
             && failures < u64::from(self.config.borrow().get_failure_threshold())
         {
@@ -347,12 +354,12 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
                 origin: self.origin(),
             });
         }
-        self.acquire_slow()
+        self.acquire_slow(word)
     }
 
     #[inline(never)]
-    fn acquire_slow(&self) -> Result<Ticket, Rejected> {
-        match self.run(Event::Admit) {
+    fn acquire_slow(&self, word: W::Raw) -> Result<Ticket, Rejected> {
+        match self.run_from(word, Event::Admit) {
             Verdict::Admitted { counter, probe } => Ok(Ticket {
                 counter,
                 probe,
@@ -372,23 +379,29 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         }
         // Fast path (SPEC I9): a success on a current `Closed` word with no
         // failures counted changes nothing, so stores nothing.
+        // One load serves both the fast path and, if it cannot decide, the
+        // slow path.
+        let word = W::load(&self.word);
         if outcome == Outcome::Success {
-            let raw: u64 = W::load(&self.word).into();
+            let raw: u64 = word.into();
             if crate::word::closed_failures(&W::LAYOUT, raw) == Some(0)
                 && crate::word::counter_of(&W::LAYOUT, raw) == ticket.counter
             {
                 return Release::Recorded;
             }
         }
-        self.release_slow(ticket, outcome)
+        self.release_slow(word, ticket, outcome)
     }
 
     #[inline(never)]
-    fn release_slow(&self, ticket: Ticket, outcome: Outcome) -> Release {
-        match self.run(Event::Release {
-            counter: ticket.counter,
-            outcome,
-        }) {
+    fn release_slow(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
+        match self.run_from(
+            word,
+            Event::Release {
+                counter: ticket.counter,
+                outcome,
+            },
+        ) {
             Verdict::Recorded => Release::Recorded,
             _ => Release::Stale,
         }
