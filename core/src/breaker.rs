@@ -12,11 +12,11 @@
 //! handler on targets with native compare-and-swap.
 
 use crate::clock::Clock;
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Const, ConstConfig};
 use crate::observer::Observer;
 use crate::outcome::Outcome;
 use crate::status::Status;
-use crate::transition::{self, Event, Step, Verdict};
+use crate::transition::{self, Event, Kind, Verdict};
 use crate::word::{Snapshot, W64, Word};
 use core::borrow::Borrow;
 
@@ -212,6 +212,28 @@ impl<C, W: Word, O> Breaker<C, W, O, &'static Config> {
     }
 }
 
+#[cfg(not(loom))]
+impl<C, W: Word, O, T: ConstConfig> Breaker<C, W, O, Const<T>> {
+    /// A breaker whose config is the compile-time constant `T::CONFIG`
+    /// ([`ConstConfig`]): RAM per breaker is the word (plus the clock and
+    /// observer, often zero-sized), and the config's values are compiled
+    /// into the code. The config is checked at compile time: out of range
+    /// for `W`, this does not build.
+    pub const fn from_const(clock: C, observer: O) -> Self {
+        const {
+            if let Err(e) = T::CONFIG.validate::<W>() {
+                panic!("{}", e.message());
+            }
+        }
+        Breaker {
+            word: W::NEW_CELL,
+            config: Const::new(),
+            clock,
+            observer,
+        }
+    }
+}
+
 impl<C, W: Word, O> Breaker<C, W, O> {
     /// A breaker of any word width, named by the type:
     ///
@@ -297,41 +319,50 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// retry with the observed word. Reports after the swap.
     #[inline]
     fn run(&self, event: Event) -> Verdict {
-        self.run_from(W::load(&self.word), event)
+        let (word, kind) = self.run_from(W::load(&self.word), event);
+        kind.verdict(&W::LAYOUT, word.into())
     }
 
     /// [`run`](Self::run) from a word already loaded (by a fast path that
-    /// could not decide), so the slow path does not load it again.
-    #[inline]
-    fn run_from(&self, mut current: W::Raw, event: Event) -> Verdict {
+    /// could not decide), so the slow path does not load it again. Returns
+    /// the word the decision left (stored, or found unchanged) and the
+    /// verdict's kind: a pair that fits in two registers. One shared
+    /// function for every event, not inlined: on a 32-bit MCU that is the
+    /// smaller code (`docs/design.md`, "The kernel works on raw bits").
+    #[inline(never)]
+    fn run_from(&self, mut current: W::Raw, event: Event) -> (W::Raw, Kind) {
         loop {
             // The clock is read (if at all) after the load that the decision
             // is based on, so a timestamp stored by another thread is never
             // newer than our `now` (see docs/design.md, "Memory orderings").
-            let step: Step<W::Raw> =
-                transition::apply::<W>(self.config.borrow(), current, event, || self.clock.now());
-            if step.word == current {
-                return step.verdict;
+            let old: u64 = current.into();
+            let out = transition::kernel(&W::LAYOUT, self.config.borrow(), old, event, || {
+                self.clock.now()
+            });
+            let new = W::from_u64(out.word);
+            if new == current {
+                return (new, out.verdict);
             }
-            match W::compare_exchange_weak(&self.word, current, step.word) {
+            match W::compare_exchange_weak(&self.word, current, new) {
                 Ok(_) => {
-                    self.report(&step);
-                    return step.verdict;
+                    self.report(old, &out);
+                    return (new, out.verdict);
                 }
                 Err(observed) => current = observed,
             }
         }
     }
 
-    fn report(&self, step: &Step<W::Raw>) {
-        if let Some(raw) = step.repaired {
-            let counter = Snapshot::counter_bits::<W>(raw);
-            self.observer
-                .on_corrupt_word(raw.into(), W::LAYOUT.next_counter(counter));
+    /// Tells the observer what the swap from `old` to `out.word` did. The
+    /// transitions are derived from the two words here, so with no observer
+    /// (`()`) all of this compiles away.
+    #[inline]
+    fn report(&self, old: u64, out: &transition::Out) {
+        if out.repaired {
+            let counter = W::LAYOUT.next_counter(crate::word::counter_of(&W::LAYOUT, old));
+            self.observer.on_corrupt_word(old, counter);
         }
-        for t in step.transitions {
-            self.observer.on_transition(t);
-        }
+        transition::transitions(&W::LAYOUT, old, out).each(|t| self.observer.on_transition(t));
     }
 
     /// Asks to make a call. `Ok(ticket)` when admitted (in `Closed`, or as the
@@ -357,14 +388,17 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         self.acquire_slow(word)
     }
 
-    #[inline(never)]
+    #[inline]
     fn acquire_slow(&self, word: W::Raw) -> Result<Ticket, Rejected> {
         match self.run_from(word, Event::Admit) {
-            Verdict::Admitted { counter, probe } => Ok(Ticket {
-                counter,
-                probe,
-                origin: self.origin(),
-            }),
+            (word, Kind::Admitted) => {
+                let raw: u64 = word.into();
+                Ok(Ticket {
+                    counter: crate::word::counter_of(&W::LAYOUT, raw),
+                    probe: crate::word::tag_of(raw) == crate::word::TAG_PROBING,
+                    origin: self.origin(),
+                })
+            }
             _ => Err(Rejected),
         }
     }
@@ -393,16 +427,14 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         self.release_slow(word, ticket, outcome)
     }
 
-    #[inline(never)]
+    #[inline]
     fn release_slow(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
-        match self.run_from(
-            word,
-            Event::Release {
-                counter: ticket.counter,
-                outcome,
-            },
-        ) {
-            Verdict::Recorded => Release::Recorded,
+        let event = Event::Release {
+            counter: ticket.counter,
+            outcome,
+        };
+        match self.run_from(word, event) {
+            (_, Kind::Recorded) => Release::Recorded,
             _ => Release::Stale,
         }
     }

@@ -36,6 +36,84 @@ pub struct Config {
     abandon: Outcome,
 }
 
+/// A config fixed at compile time, named by a type: the form that costs a
+/// firmware least. The breaker holds a zero-sized [`Const<T>`] instead of a
+/// config or a pointer, so RAM per breaker is the word alone, and the
+/// compiler folds every threshold and duration into the code as an immediate
+/// (`docs/embedded.md`, "Footprint").
+///
+/// ```
+/// use tripword::{Breaker, Config, ConstConfig, W32};
+/// use tripword::config::Const;
+/// use tripword::clock::ManualClock;
+///
+/// struct Uplink;
+/// impl ConstConfig for Uplink {
+///     const CONFIG: Config = Config::new().failure_threshold(3).open_for(1_000);
+/// }
+///
+/// static CLOCK: ManualClock = ManualClock::new(0);
+/// static B: Breaker<&ManualClock, W32, (), Const<Uplink>> = Breaker::from_const(&CLOCK, ());
+/// assert!(B.acquire().is_ok());
+/// assert_eq!(B.config().get_failure_threshold(), 3);
+/// ```
+///
+/// An out-of-range `CONFIG` is a compile error where the breaker is built:
+///
+/// ```compile_fail
+/// use tripword::{Breaker, Config, ConstConfig, W32};
+/// use tripword::config::Const;
+///
+/// struct TooLong;
+/// impl ConstConfig for TooLong {
+///     // 2^15 ticks does not fit the 32-bit word's time field.
+///     const CONFIG: Config = Config::new().open_for(1 << 15);
+/// }
+/// static B: Breaker<fn() -> u64, W32, (), Const<TooLong>> = Breaker::from_const(|| 0, ());
+/// ```
+pub trait ConstConfig {
+    /// The config.
+    const CONFIG: Config;
+}
+
+/// Where a breaker finds a [`ConstConfig`]: zero-sized, it borrows as
+/// `T::CONFIG`. Built by [`Breaker::from_const`](crate::Breaker::from_const).
+pub struct Const<T>(core::marker::PhantomData<fn() -> T>);
+
+impl<T> Const<T> {
+    /// The marker.
+    pub const fn new() -> Self {
+        Const(core::marker::PhantomData)
+    }
+}
+
+impl<T> Default for Const<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Clone for Const<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Const<T> {}
+
+impl<T> core::fmt::Debug for Const<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Const")
+    }
+}
+
+impl<T: ConstConfig> core::borrow::Borrow<Config> for Const<T> {
+    #[inline(always)]
+    fn borrow(&self) -> &Config {
+        &T::CONFIG
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self::new()

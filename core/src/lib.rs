@@ -55,7 +55,7 @@
 
 mod breaker;
 pub mod clock;
-mod config;
+pub mod config;
 pub mod guide;
 mod observer;
 mod outcome;
@@ -66,7 +66,7 @@ pub mod word;
 
 pub use breaker::{Breaker, Permit, Rejected, Release, Ticket};
 pub use clock::Clock;
-pub use config::{Config, ConfigError, Field};
+pub use config::{Config, ConfigError, ConstConfig, Field};
 pub use observer::{Observer, OnTransition};
 pub use outcome::Outcome;
 pub use status::Status;

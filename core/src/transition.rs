@@ -33,7 +33,7 @@
 use crate::config::Config;
 use crate::outcome::Outcome;
 use crate::status::Status;
-use crate::word::{Layout, Phase, Snapshot, State, Word, counter_of, decode_u64, encode_u64};
+use crate::word::{Layout, Phase, Word, counter_of, tag, tag_of};
 
 /// Something that happens to a breaker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -134,6 +134,18 @@ impl Transitions {
         self.items[0].is_none()
     }
 
+    /// Calls `f` on each transition in order. Straight-line (no loop), so
+    /// that with a no-op `f` the optimiser deletes the derivation too.
+    #[inline(always)]
+    pub(crate) fn each(self, mut f: impl FnMut(Transition)) {
+        if let Some(t) = self.items[0] {
+            f(t);
+        }
+        if let Some(t) = self.items[1] {
+            f(t);
+        }
+    }
+
     /// The transitions, in the order they happened.
     pub fn iter(&self) -> impl Iterator<Item = Transition> + '_ {
         self.items.iter().flatten().copied()
@@ -177,219 +189,243 @@ pub fn apply<W: Word>(
     event: Event,
     now: impl FnOnce() -> u64,
 ) -> Step<W::Raw> {
-    let step = apply_u64(&W::LAYOUT, config, word.into(), event, now);
+    let old: u64 = word.into();
+    let out = kernel(&W::LAYOUT, config, old, event, now);
     Step {
-        word: W::from_u64(step.word),
-        verdict: step.verdict,
-        transitions: step.transitions,
-        repaired: step.repaired.map(W::from_u64),
+        word: W::from_u64(out.word),
+        verdict: out.verdict.verdict(&W::LAYOUT, out.word),
+        transitions: transitions(&W::LAYOUT, old, &out),
+        repaired: out.repaired.then_some(word),
     }
 }
 
-/// Tracks the state as the event moves it, collecting the transitions.
-struct Machine<'a> {
-    layout: &'a Layout,
-    snap: Snapshot,
-    transitions: Transitions,
+/// What [`kernel`] decided: the word after the event, the verdict's kind,
+/// and whether the input word was corrupt.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Out {
+    pub(crate) word: u64,
+    pub(crate) verdict: Kind,
+    pub(crate) repaired: bool,
 }
 
-impl Machine<'_> {
-    fn go(&mut self, state: State) {
-        let counter = self.layout.next_counter(self.snap.counter);
-        self.transitions.push(Transition {
-            from: self.snap.state.phase(),
-            to: state.phase(),
-            counter,
-        });
-        self.snap = Snapshot { state, counter };
+/// A [`Verdict`] without its payload, which the word after the event
+/// determines: an admission's counter is the new word's (unchanged in
+/// `Closed`, the next one for an elected probe), it is the probe exactly when
+/// the new word is `Probing`, and a status is the new word's phase. The
+/// kernel returns this one byte, so its result fits in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Admitted,
+    Rejected,
+    Recorded,
+    Stale,
+    Status,
+    Done,
+}
+
+impl Kind {
+    /// The full verdict, given the word after the event.
+    #[inline(always)]
+    pub(crate) const fn verdict(self, l: &Layout, word: u64) -> Verdict {
+        match self {
+            Kind::Admitted => Verdict::Admitted {
+                counter: counter_of(l, word),
+                probe: tag_of(word) == tag::PROBING,
+            },
+            Kind::Rejected => Verdict::Rejected,
+            Kind::Recorded => Verdict::Recorded,
+            Kind::Stale => Verdict::Stale,
+            Kind::Status => Verdict::Status(Layout::phase_of(word).status()),
+            Kind::Done => Verdict::Done,
+        }
     }
 }
 
-#[inline]
-fn apply_u64(
-    layout: &Layout,
+/// The state machine on raw bits: the breaker's hot path and the heart of
+/// [`apply`]. It builds no [`Snapshot`](crate::word::Snapshot) and no
+/// [`Transitions`]; those are derived from the input and output words by
+/// [`transitions`], only when someone wants them. `#[inline(always)]` so the
+/// layout's shifts and masks become constants and each caller keeps only the
+/// arms of its own event.
+#[inline(always)]
+pub(crate) fn kernel(
+    l: &Layout,
     config: &Config,
     word: u64,
     event: Event,
     now: impl FnOnce() -> u64,
-) -> Step<u64> {
-    let (snap, repaired) = match decode_u64(layout, word) {
-        Ok(Snapshot {
-            state: State::Closed { failures },
-            ..
-        }) if failures >= config.get_failure_threshold() => {
-            (corrupt_reset(layout, word), Some(word))
-        }
-        Ok(snap) => (snap, None),
-        Err(_) => (corrupt_reset(layout, word), Some(word)),
+) -> Out {
+    // A corrupt word becomes `Closed` with the next counter, so no ticket
+    // issued before the corruption can count (fail open, SPEC I8).
+    let repaired = !l.is_valid(word, config.get_failure_threshold());
+    let w = if repaired {
+        l.closed(l.next_counter(counter_of(l, word)), 0)
+    } else {
+        word
     };
-    let mut m = Machine {
-        layout,
-        snap,
-        transitions: Transitions::NONE,
-    };
-    let verdict = match event {
-        Event::Admit => admit(&mut m, config, now),
-        Event::Release { counter, outcome } => release(&mut m, config, counter, outcome, now),
-        Event::ForceOpen => {
-            if m.snap.state != State::ForcedOpen {
-                m.go(State::ForcedOpen);
-            }
-            Verdict::Done
-        }
-        Event::ForceClose => {
-            m.go(State::Closed { failures: 0 });
-            Verdict::Done
-        }
-        Event::Status => Verdict::Status(status(&mut m, config, now)),
-    };
-    Step {
-        word: if repaired.is_none() && m.transitions.is_empty() && m.snap == snap {
-            word
-        } else {
-            encode_u64(layout, &m.snap)
-        },
+    let (word, verdict) = decide(l, config, w, event, now);
+    Out {
+        word,
         verdict,
-        transitions: m.transitions,
         repaired,
     }
 }
 
-/// A corrupt word becomes `Closed` with the next counter, so no ticket issued
-/// before the corruption can count (fail open, SPEC I8).
-fn corrupt_reset(layout: &Layout, word: u64) -> Snapshot {
-    Snapshot {
-        state: State::Closed { failures: 0 },
-        counter: layout.next_counter(counter_of(layout, word)),
+/// Whether an `Open` word's time is up or a `Probing` word's probe has timed
+/// out at `now`.
+///
+/// With backoff the open time is `min(cap, open_for << (trips - 1))`
+/// ([`Config::open_duration`]); rather than build that limit in `u64`, this
+/// tests `elapsed >= cap || elapsed >> (trips - 1) >= open_for`, which is
+/// the same condition (`x >= a * 2^d` iff `x >> d >= a` for integers) and
+/// shifts only the narrow elapsed time: on a 32-bit MCU it saves a 64-bit
+/// variable shift.
+#[inline(always)]
+fn lapsed(l: &Layout, config: &Config, w: u64, now: u64) -> bool {
+    let elapsed = l.elapsed(l.since_of(w), now);
+    if tag_of(w) != tag::OPEN {
+        return elapsed >= config.get_probe_timeout();
     }
-}
-
-/// If an `Open` breaker's time is up or a probe's has run out, moves to
-/// `HalfOpen` and returns true. Reads the clock only in those two states.
-fn lapse(m: &mut Machine<'_>, config: &Config, now: &mut Now<impl FnOnce() -> u64>) -> bool {
-    let (since, limit, trips) = match m.snap.state {
-        State::Open { since, trips } => (since, config.open_duration(trips), trips),
-        State::Probing { since, trips } => (since, config.get_probe_timeout(), trips),
-        _ => return false,
-    };
-    if m.layout.elapsed(since, now.read()) >= limit {
-        m.go(State::HalfOpen { trips });
-        true
-    } else {
-        false
-    }
-}
-
-/// The clock, read at most once per event, and only if asked.
-struct Now<F> {
-    clock: Option<F>,
-    ticks: u64,
-}
-
-impl<F: FnOnce() -> u64> Now<F> {
-    fn new(clock: F) -> Self {
-        Now {
-            clock: Some(clock),
-            ticks: 0,
-        }
-    }
-    fn read(&mut self) -> u64 {
-        if let Some(clock) = self.clock.take() {
-            self.ticks = clock();
-        }
-        self.ticks
-    }
-}
-
-fn admit(m: &mut Machine<'_>, config: &Config, now: impl FnOnce() -> u64) -> Verdict {
-    match m.snap.state {
-        State::Closed { .. } => Verdict::Admitted {
-            counter: m.snap.counter,
-            probe: false,
-        },
-        State::ForcedOpen => Verdict::Rejected,
-        State::HalfOpen { trips } => {
-            // Electing the probe needs its start time; read only here.
-            elect(m, trips, now())
-        }
-        State::Open { trips, .. } | State::Probing { trips, .. } => {
-            let mut now = Now::new(now);
-            if lapse(m, config, &mut now) {
-                elect(m, trips, now.read())
+    match config.get_backoff_cap() {
+        None => elapsed >= config.get_open_for(),
+        Some(cap) => {
+            // trips <= 31 (the widest trips field), so the shift is in range.
+            let doublings = l.trips_of(w).saturating_sub(1);
+            let scaled = if l.time_bits <= 32 {
+                u64::from((elapsed as u32).checked_shr(doublings).unwrap_or(0))
             } else {
-                Verdict::Rejected
-            }
+                elapsed.checked_shr(doublings).unwrap_or(0)
+            };
+            elapsed >= cap || scaled >= config.get_open_for()
         }
     }
 }
 
-fn elect(m: &mut Machine<'_>, trips: u32, now: u64) -> Verdict {
-    m.go(State::Probing {
-        since: now & m.layout.time_mask(),
-        trips,
-    });
-    Verdict::Admitted {
-        counter: m.snap.counter,
-        probe: true,
-    }
-}
-
-fn release(
-    m: &mut Machine<'_>,
+/// `event` on the valid word `w`. Each arm is a row of the transition table
+/// in `docs/design.md`.
+///
+/// Shaped for size as much as for speed: whether the event needs the time is
+/// decided first, so the clock is read at one place; an `Open` whose time is
+/// up or a `Probing` whose probe timed out is then moved to `HalfOpen` at one
+/// place (the lazy move of SPEC.md), and the event applies to the result. A
+/// release from the timed-out probe then carries the old counter and is
+/// stale, as it must be.
+#[inline(always)]
+fn decide(
+    l: &Layout,
     config: &Config,
-    counter: u32,
-    outcome: Outcome,
+    mut w: u64,
+    event: Event,
     now: impl FnOnce() -> u64,
-) -> Verdict {
-    if counter != m.snap.counter {
-        return Verdict::Stale;
+) -> (u64, Kind) {
+    let tag = tag_of(w);
+    let timed = tag == tag::OPEN || tag == tag::PROBING;
+    let current = |ticket: u32| ticket == counter_of(l, w);
+    let needs_time = match event {
+        Event::Admit => timed || tag == tag::HALF_OPEN,
+        Event::Status => timed,
+        Event::Release { counter, outcome } => {
+            current(counter)
+                && (tag == tag::PROBING
+                    || (tag == tag::CLOSED
+                        && outcome == Outcome::Failure
+                        && (l.payload_of(w) as u32).saturating_add(1)
+                            >= config.get_failure_threshold()))
+        }
+        Event::ForceOpen | Event::ForceClose => false,
+    };
+    let now = if needs_time { now() } else { 0 };
+    if timed && needs_time && lapsed(l, config, w, now) {
+        w = l.half_open(l.next_counter(counter_of(l, w)), l.trips_of(w));
     }
-    match (m.snap.state, outcome) {
-        (State::Closed { failures }, Outcome::Success) => {
-            if failures != 0 {
-                m.snap.state = State::Closed { failures: 0 };
+
+    let tag = tag_of(w);
+    let counter = counter_of(l, w);
+    let next = l.next_counter(counter);
+    let trips = l.trips_of(w);
+    match event {
+        Event::Admit => match tag {
+            tag::CLOSED => (w, Kind::Admitted),
+            // The single probe is elected: Probing since now.
+            tag::HALF_OPEN => (l.timed(true, next, now, trips), Kind::Admitted),
+            _ => (w, Kind::Rejected),
+        },
+        Event::Release {
+            counter: ticket,
+            outcome,
+        } => {
+            if ticket != counter {
+                return (w, Kind::Stale);
             }
-            Verdict::Recorded
+            let word = match (tag, outcome) {
+                (tag::CLOSED, Outcome::Success) => l.closed(counter, 0),
+                (tag::CLOSED, Outcome::Ignored) => w,
+                (tag::CLOSED, Outcome::Failure) => {
+                    let failures = (l.payload_of(w) as u32).saturating_add(1);
+                    if failures >= config.get_failure_threshold() {
+                        l.timed(false, next, now, 1)
+                    } else {
+                        l.closed(counter, failures)
+                    }
+                }
+                (tag::PROBING, Outcome::Success) => l.closed(next, 0),
+                (tag::PROBING, Outcome::Failure) => {
+                    l.timed(false, next, now, trips.saturating_add(1))
+                }
+                (tag::PROBING, Outcome::Ignored) => l.half_open(next, trips),
+                // No ticket is ever issued with the counter of Open, HalfOpen
+                // or ForcedOpen: a release that matches one is a ticket that
+                // survived a full counter wrap, and must not act.
+                _ => return (w, Kind::Stale),
+            };
+            (word, Kind::Recorded)
         }
-        (State::Closed { .. }, Outcome::Ignored) => Verdict::Recorded,
-        (State::Closed { failures }, Outcome::Failure) => {
-            let failures = failures.saturating_add(1);
-            if failures >= config.get_failure_threshold() {
-                let since = now() & m.layout.time_mask();
-                m.go(State::Open { since, trips: 1 });
+        Event::ForceOpen => {
+            let word = if tag == tag::FORCED_OPEN {
+                w
             } else {
-                m.snap.state = State::Closed { failures };
-            }
-            Verdict::Recorded
+                l.forced_open(next)
+            };
+            (word, Kind::Done)
         }
-        (State::Probing { since, trips }, outcome) => {
-            let now = now();
-            if m.layout.elapsed(since, now) >= config.get_probe_timeout() {
-                // The probe's time ran out before it reported: it is stale and
-                // the breaker goes half-open, exactly as if someone had looked.
-                m.go(State::HalfOpen { trips });
-                return Verdict::Stale;
-            }
-            m.go(match outcome {
-                Outcome::Success => State::Closed { failures: 0 },
-                Outcome::Failure => State::Open {
-                    since: now & m.layout.time_mask(),
-                    trips: trips.saturating_add(1).min(m.layout.max_trips()),
-                },
-                Outcome::Ignored => State::HalfOpen { trips },
-            });
-            Verdict::Recorded
-        }
-        // No ticket is ever issued with the counter of Open, HalfOpen or
-        // ForcedOpen: a release that matches one is a ticket that survived a
-        // full counter wrap, and must not act.
-        (State::Open { .. } | State::HalfOpen { .. } | State::ForcedOpen, _) => Verdict::Stale,
+        Event::ForceClose => (l.closed(next, 0), Kind::Done),
+        Event::Status => (w, Kind::Status),
     }
 }
 
-fn status(m: &mut Machine<'_>, config: &Config, now: impl FnOnce() -> u64) -> Status {
-    lapse(m, config, &mut Now::new(now));
-    m.snap.state.phase().status()
+/// The transitions from `old` to the kernel's output, derived from the two
+/// words: every change moves the counter by one (SPEC I10), and the only
+/// event that makes two (an elapsed `Open` or timed-out `Probing` electing a
+/// probe) passes through `HalfOpen`. A repaired word starts from `Closed`
+/// with the counter after the corrupt one.
+#[inline]
+pub(crate) fn transitions(l: &Layout, old: u64, out: &Out) -> Transitions {
+    let (from, base) = if out.repaired {
+        (Phase::Closed, l.next_counter(counter_of(l, old)))
+    } else {
+        (Layout::phase_of(old), counter_of(l, old))
+    };
+    let to = Layout::phase_of(out.word);
+    let counter = counter_of(l, out.word);
+    let mut ts = Transitions::NONE;
+    match counter.wrapping_sub(base) & l.max_counter() {
+        0 => {}
+        1 => ts.push(Transition { from, to, counter }),
+        _ => {
+            let middle = l.next_counter(base);
+            ts.push(Transition {
+                from,
+                to: Phase::HalfOpen,
+                counter: middle,
+            });
+            ts.push(Transition {
+                from: Phase::HalfOpen,
+                to,
+                counter,
+            });
+        }
+    }
+    ts
 }
 
 #[cfg(test)]

@@ -52,11 +52,11 @@ pub struct Layout {
 /// Width of the state tag at the bottom of every word.
 pub const TAG_BITS: u32 = 3;
 
-const TAG_CLOSED: u64 = 0;
-const TAG_OPEN: u64 = 1;
-const TAG_HALF_OPEN: u64 = 2;
-const TAG_PROBING: u64 = 3;
-const TAG_FORCED_OPEN: u64 = 4;
+pub(crate) const TAG_CLOSED: u64 = 0;
+pub(crate) const TAG_OPEN: u64 = 1;
+pub(crate) const TAG_HALF_OPEN: u64 = 2;
+pub(crate) const TAG_PROBING: u64 = 3;
+pub(crate) const TAG_FORCED_OPEN: u64 = 4;
 
 const fn mask(bits: u32) -> u64 {
     if bits >= 64 {
@@ -370,7 +370,13 @@ impl Snapshot {
     }
 }
 
-#[inline]
+/// The tag of a word.
+#[inline(always)]
+pub(crate) const fn tag_of(raw: u64) -> u64 {
+    raw & mask(TAG_BITS)
+}
+
+#[inline(always)]
 pub(crate) const fn counter_of(layout: &Layout, raw: u64) -> u32 {
     ((raw >> TAG_BITS) & mask(layout.counter_bits)) as u32
 }
@@ -378,23 +384,112 @@ pub(crate) const fn counter_of(layout: &Layout, raw: u64) -> u32 {
 /// The failure count of a `Closed` word (with any stray bits above the
 /// failure field included, so a corrupt word reads as a count at or over any
 /// valid threshold), or `None` for any other tag. The breaker's fast paths.
-#[inline]
+#[inline(always)]
 pub(crate) const fn closed_failures(layout: &Layout, raw: u64) -> Option<u64> {
-    if raw & mask(TAG_BITS) == TAG_CLOSED {
+    if tag_of(raw) == TAG_CLOSED {
         Some(raw >> layout.payload_shift())
     } else {
         None
     }
 }
 
+/// Field access and construction on raw words: what the transition kernel
+/// works with, so that it never builds a [`Snapshot`] (see `docs/design.md`,
+/// "The kernel works on raw bits"). Every constructor yields a valid word:
+/// the counter and time are reduced modulo their fields, trips and failures
+/// clamped to the largest value their fields hold.
+impl Layout {
+    /// The payload: every bit above the counter.
+    #[inline(always)]
+    pub(crate) const fn payload_of(&self, raw: u64) -> u64 {
+        raw >> self.payload_shift()
+    }
+    /// The trip count of an `Open`, `HalfOpen` or `Probing` word.
+    #[inline(always)]
+    pub(crate) const fn trips_of(&self, raw: u64) -> u32 {
+        (self.payload_of(raw) & mask(self.trips_bits)) as u32
+    }
+    /// The timestamp of an `Open` or `Probing` word.
+    #[inline(always)]
+    pub(crate) const fn since_of(&self, raw: u64) -> u64 {
+        (raw >> self.time_shift()) & self.time_mask()
+    }
+    #[inline(always)]
+    const fn pack(&self, tag: u64, counter: u32, payload: u64) -> u64 {
+        tag | ((counter as u64 & mask(self.counter_bits)) << TAG_BITS)
+            | (payload << self.payload_shift())
+    }
+    #[inline(always)]
+    const fn clamp(value: u32, max: u32) -> u64 {
+        (if value < max { value } else { max }) as u64
+    }
+    /// `Closed` with `failures` consecutive failures.
+    #[inline(always)]
+    pub(crate) const fn closed(&self, counter: u32, failures: u32) -> u64 {
+        self.pack(
+            TAG_CLOSED,
+            counter,
+            Self::clamp(failures, self.max_failures()),
+        )
+    }
+    /// `Open` (`probing` false) or `Probing` (true) since `since`.
+    #[inline(always)]
+    pub(crate) const fn timed(&self, probing: bool, counter: u32, since: u64, trips: u32) -> u64 {
+        let tag = if probing { TAG_PROBING } else { TAG_OPEN };
+        let time = (since & self.time_mask()) << self.trips_bits;
+        self.pack(tag, counter, Self::clamp(trips, self.max_trips()) | time)
+    }
+    /// `HalfOpen` after `trips` trips.
+    #[inline(always)]
+    pub(crate) const fn half_open(&self, counter: u32, trips: u32) -> u64 {
+        self.pack(TAG_HALF_OPEN, counter, Self::clamp(trips, self.max_trips()))
+    }
+    /// The operator-held `ForcedOpen`.
+    #[inline(always)]
+    pub(crate) const fn forced_open(&self, counter: u32) -> u64 {
+        self.pack(TAG_FORCED_OPEN, counter, 0)
+    }
+    /// Whether `raw` is a valid word under a failure threshold (SPEC I8): a
+    /// known tag, no stray bits, and a `Closed` count below the threshold.
+    /// Agrees with [`decode_u64`] plus the threshold check.
+    #[inline(always)]
+    pub(crate) const fn is_valid(&self, raw: u64, threshold: u32) -> bool {
+        let payload = self.payload_of(raw);
+        match tag_of(raw) {
+            TAG_CLOSED => payload <= mask(self.failure_bits) && payload < threshold as u64,
+            // Their fields fill the word: every bit pattern is a state.
+            TAG_OPEN | TAG_PROBING => true,
+            TAG_HALF_OPEN => raw >> self.time_shift() == 0,
+            TAG_FORCED_OPEN => payload == 0,
+            _ => false,
+        }
+    }
+    /// The phase of a valid word (`Closed` for an unknown tag).
+    #[inline(always)]
+    pub(crate) const fn phase_of(raw: u64) -> Phase {
+        match tag_of(raw) {
+            TAG_OPEN => Phase::Open,
+            TAG_HALF_OPEN => Phase::HalfOpen,
+            TAG_PROBING => Phase::Probing,
+            TAG_FORCED_OPEN => Phase::ForcedOpen,
+            _ => Phase::Closed,
+        }
+    }
+}
+
+/// The tag values, for the kernel's matches.
+pub(crate) mod tag {
+    pub(crate) use super::{TAG_CLOSED as CLOSED, TAG_FORCED_OPEN as FORCED_OPEN};
+    pub(crate) use super::{TAG_HALF_OPEN as HALF_OPEN, TAG_OPEN as OPEN, TAG_PROBING as PROBING};
+}
+
 #[inline]
 pub(crate) fn decode_u64(layout: &Layout, raw: u64) -> Result<Snapshot, Corruption> {
-    let tag = raw & mask(TAG_BITS);
     let counter = counter_of(layout, raw);
-    let payload = raw >> layout.payload_shift();
-    let trips = (payload & mask(layout.trips_bits)) as u32;
-    let since = (raw >> layout.time_shift()) & layout.time_mask();
-    let state = match tag {
+    let payload = layout.payload_of(raw);
+    let trips = layout.trips_of(raw);
+    let since = layout.since_of(raw);
+    let state = match tag_of(raw) {
         TAG_CLOSED => {
             if payload > mask(layout.failure_bits) {
                 return Err(Corruption::StrayBits);
@@ -426,20 +521,14 @@ pub(crate) fn decode_u64(layout: &Layout, raw: u64) -> Result<Snapshot, Corrupti
 
 #[inline]
 pub(crate) fn encode_u64(layout: &Layout, snap: &Snapshot) -> u64 {
-    let counter = (snap.counter as u64 & mask(layout.counter_bits)) << TAG_BITS;
-    let trips = |t: u32| (t.min(layout.max_trips()) as u64) << layout.payload_shift();
-    let time = |t: u64| (t & layout.time_mask()) << layout.time_shift();
-    counter
-        | match snap.state {
-            State::Closed { failures } => {
-                TAG_CLOSED
-                    | ((failures.min(layout.max_failures()) as u64) << layout.payload_shift())
-            }
-            State::Open { since, trips: k } => TAG_OPEN | trips(k) | time(since),
-            State::HalfOpen { trips: k } => TAG_HALF_OPEN | trips(k),
-            State::Probing { since, trips: k } => TAG_PROBING | trips(k) | time(since),
-            State::ForcedOpen => TAG_FORCED_OPEN,
-        }
+    let c = snap.counter;
+    match snap.state {
+        State::Closed { failures } => layout.closed(c, failures),
+        State::Open { since, trips } => layout.timed(false, c, since, trips),
+        State::HalfOpen { trips } => layout.half_open(c, trips),
+        State::Probing { since, trips } => layout.timed(true, c, since, trips),
+        State::ForcedOpen => layout.forced_open(c),
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! both word widths.
 
 use super::*;
-use crate::word::{Corruption, W32, W64};
+use crate::word::{Corruption, Snapshot, State, W32, W64};
 use core::cell::Cell;
 
 const N: u32 = 3;

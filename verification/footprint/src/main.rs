@@ -101,6 +101,21 @@ measured!(w32s, BREAKER_W32S: Breaker<Ticks, W32, (), &'static Config> =
 measured!(w64s, BREAKER_W64S: Breaker<Ticks, W64, (), &'static Config> =
     Breaker::from_static(&super::STATIC_CONFIG, Ticks, ());
     w64s_acquire, w64s_release, w64s_status);
+// Config a compile-time constant (`from_const`): RAM holds the word alone.
+#[cfg(any(feature = "w32-const", feature = "w64-const"))]
+struct Fixed;
+#[cfg(any(feature = "w32-const", feature = "w64-const"))]
+impl tripword::ConstConfig for Fixed {
+    const CONFIG: tripword::Config = CONFIG;
+}
+#[cfg(feature = "w32-const")]
+measured!(w32k, BREAKER_W32K: Breaker<Ticks, W32, (), tripword::config::Const<super::Fixed>> =
+    Breaker::from_const(Ticks, ());
+    w32k_acquire, w32k_release, w32k_status);
+#[cfg(feature = "w64-const")]
+measured!(w64k, BREAKER_W64K: Breaker<Ticks, W64, (), tripword::config::Const<super::Fixed>> =
+    Breaker::from_const(Ticks, ());
+    w64k_acquire, w64k_release, w64k_status);
 
 #[cfg(feature = "w32-const-config")]
 mod w32_const_config {
@@ -181,6 +196,10 @@ fn main() -> ! {
         call!(w32s, w32s_acquire, w32s_release, w32s_status, outcome);
         #[cfg(feature = "w64-static")]
         call!(w64s, w64s_acquire, w64s_release, w64s_status, outcome);
+        #[cfg(feature = "w32-const")]
+        call!(w32k, w32k_acquire, w32k_release, w32k_status, outcome);
+        #[cfg(feature = "w64-const")]
+        call!(w64k, w64k_acquire, w64k_release, w64k_status, outcome);
         #[cfg(feature = "w32-const-config")]
         {
             if let tripword::transition::Verdict::Admitted { counter, .. } =
