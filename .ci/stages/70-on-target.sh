@@ -5,15 +5,13 @@
 # breaker shared with the SysTick exception on the SysTick clock. Output and
 # exit code come through semihosting; every run is bounded by `timeout`, so a
 # failed check or a hang fails the stage. Then the footprint of
-# acquire + release + status on a 32-bit breaker with its config in a
-# `static` (the form docs/embedded.md recommends) on thumbv7em
-# (docs/embedded.md, "Footprint"): reported against the 1 KiB goal, and the
-# stage fails if it grows past FOOTPRINT_CEILING (a regression guard set just
-# above today's size; lower it as the core shrinks).
+# acquire + release + status on a 32-bit breaker on thumbv7em
+# (docs/embedded.md, "Footprint"), with the config in a `static` and as a
+# compile-time constant, the two forms that guide recommends: the stage fails
+# if either passes the 1 KiB goal.
 set -euo pipefail
 source .ci/lib.sh
 FOOTPRINT_GOAL=1024
-FOOTPRINT_CEILING=1900
 rm -f "target/ci-notes/$(basename "$0" .sh)"   # this stage's note, when run alone
 
 if ! command -v qemu-system-arm >/dev/null 2>&1; then
@@ -53,7 +51,10 @@ for target in thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf; do
   results+=("${target%%-*} ${counts:-no summary} ${status}")
 done
 
-# Footprint: the binary with the breaker minus the baseline binary.
+# Footprint: the binary with the breaker minus the baseline binary, for the
+# two forms docs/embedded.md recommends: config in a `static` (from_static)
+# and config a compile-time constant (from_const). Both must stay within the
+# 1 KiB goal: the goal is the regression guard.
 cd "$root/verification/footprint"
 size="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-size"
 text() {
@@ -61,16 +62,19 @@ text() {
   "$size" -A target/thumbv7em-none-eabihf/release/tripword-footprint | awk '$1 == ".text" { print $2 }'
 }
 base=$(text "")
-w32=$(text w32-static)
-flash=$((w32 - base))
-echo "footprint: W32 (config in a static) acquire+release+status: $flash B of .text on thumbv7em, opt-level s (goal $FOOTPRINT_GOAL B, ceiling $FOOTPRINT_CEILING B)"
-if [ "$flash" -gt "$FOOTPRINT_CEILING" ]; then
-  echo "footprint regression: $flash B > ceiling $FOOTPRINT_CEILING B"
-  failed=1
-fi
+static_b=$(( $(text w32-static) - base ))
+const_b=$(( $(text w32-const) - base ))
+echo "footprint: W32 acquire+release+status on thumbv7em, opt-level s: config in a static $static_b B, config a const $const_b B (goal $FOOTPRINT_GOAL B)"
+footprint="W32 acquire+release+status on thumbv7em: ${static_b} B (static config), ${const_b} B (const config)"
+for b in "$static_b" "$const_b"; do
+  if [ "$b" -gt "$FOOTPRINT_GOAL" ]; then
+    echo "footprint over the goal: $b B > $FOOTPRINT_GOAL B"
+    failed=1
+  fi
+done
 cd "$root"
-if [ "$flash" -le "$FOOTPRINT_GOAL" ]; then goal="goal met"; else goal="goal ${FOOTPRINT_GOAL} B missed by $((flash - FOOTPRINT_GOAL)) B"; fi
+if [ "$failed" = 0 ]; then goal="goal ${FOOTPRINT_GOAL} B met"; else goal="see log"; fi
 
 joined=$(printf '%s; ' "${results[@]}")
-note "${joined}W32 breaker (config in a static) code ${flash} B on thumbv7em ($goal)"
+note "${joined}${footprint} ($goal)"
 exit $failed

@@ -212,13 +212,13 @@ impl<C, W: Word, O> Breaker<C, W, O, &'static Config> {
     }
 }
 
-#[cfg(not(loom))]
 impl<C, W: Word, O, T: ConstConfig> Breaker<C, W, O, Const<T>> {
     /// A breaker whose config is the compile-time constant `T::CONFIG`
     /// ([`ConstConfig`]): RAM per breaker is the word (plus the clock and
     /// observer, often zero-sized), and the config's values are compiled
     /// into the code. The config is checked at compile time: out of range
     /// for `W`, this does not build.
+    #[cfg(not(loom))]
     pub const fn from_const(clock: C, observer: O) -> Self {
         const {
             if let Err(e) = T::CONFIG.validate::<W>() {
@@ -227,6 +227,22 @@ impl<C, W: Word, O, T: ConstConfig> Breaker<C, W, O, Const<T>> {
         }
         Breaker {
             word: W::NEW_CELL,
+            config: Const::new(),
+            clock,
+            observer,
+        }
+    }
+
+    /// A breaker over a compile-time config (loom build: not `const`).
+    #[cfg(loom)]
+    pub fn from_const(clock: C, observer: O) -> Self {
+        const {
+            if let Err(e) = T::CONFIG.validate::<W>() {
+                panic!("{}", e.message());
+            }
+        }
+        Breaker {
+            word: W::new_cell(W::from_u64(0)),
             config: Const::new(),
             clock,
             observer,

@@ -544,6 +544,63 @@ fn static_config_breaker_costs_a_word_and_a_pointer() {
 }
 
 #[test]
+fn const_config_breaker_costs_the_word_and_matches_an_inline_config() {
+    struct Seed;
+    impl ConstConfig for Seed {
+        const CONFIG: Config = seed_config().exponential_backoff(400);
+    }
+    static CLOCK: ManualClock = ManualClock::new(0);
+    static K: Breaker<&ManualClock, W32, (), config::Const<Seed>> = Breaker::from_const(&CLOCK, ());
+    static I: Breaker<&ManualClock, W32> =
+        Breaker::from_parts(seed_config().exponential_backoff(400), &CLOCK, ());
+    // RAM: the word and the clock reference; no config, no pointer to one.
+    assert_eq!(
+        core::mem::size_of::<Breaker<ManualClock, W32, (), config::Const<Seed>>>(),
+        core::mem::size_of::<Breaker<ManualClock, W32, (), ()>>()
+    );
+    assert_eq!(K.config(), I.config());
+    // The same operations leave the same words, through trips, backoff,
+    // probes and forces.
+    fn run<P: core::borrow::Borrow<Config>>(b: &Breaker<&ManualClock, W32, (), P>, op: u8) -> bool {
+        match op {
+            0 => b.permit().map(|p| p.failure()).is_ok(),
+            1 => b.permit().map(|p| p.success()).is_ok(),
+            2 => b.acquire().is_ok(),
+            3 => {
+                b.force_open();
+                true
+            }
+            _ => {
+                b.force_close();
+                true
+            }
+        }
+    }
+    let ops: [(u64, u8); 14] = [
+        (0, 0),
+        (0, 0),
+        (0, 0),
+        (50, 1),
+        (100, 1),
+        (100, 0),
+        (250, 1),
+        (300, 2),
+        (300, 1),
+        (301, 3),
+        (302, 4),
+        (305, 1),
+        (305, 2),
+        (400, 1),
+    ];
+    for (at, op) in ops {
+        CLOCK.set(at);
+        assert_eq!(run(&K, op), run(&I, op), "op {op} at {at}");
+        assert_eq!(K.load_word(), I.load_word(), "op {op} at {at}");
+        assert_eq!(K.status(), I.status());
+    }
+}
+
+#[test]
 fn runtime_config_errors_name_field_and_range() {
     let clock = ManualClock::new(0);
     let err = Breaker::try_new(Config::new().failure_threshold(0), &clock).unwrap_err();

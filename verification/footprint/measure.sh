@@ -23,14 +23,15 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   for profile in release release-z release-o3; do
     case $profile in release) opt=s ;; release-z) opt=z ;; release-o3) opt=3 ;; esac
     read -r t0 r0 d0 b0 <<<"$(sections "$target" "$profile" "")"
-    for word in w32 w32-static w64 w64-static w32-const-config; do
+    for word in w32 w32-static w32-const w64 w64-static w64-const; do
       read -r t r d b <<<"$(sections "$target" "$profile" "$word")"
       case $word in
         w32) sym=BREAKER_W32 label="W32, config inline" ;;
         w32-static) sym=BREAKER_W32S label="W32, config in a static" ;;
         w64) sym=BREAKER_W64 label="W64, config inline" ;;
         w64-static) sym=BREAKER_W64S label="W64, config in a static" ;;
-        w32-const-config) sym=WORD_W32 label="W32, pure layer, const config" ;;
+        w32-const) sym=BREAKER_W32K label="W32, config a const (from_const)" ;;
+        w64-const) sym=BREAKER_W64K label="W64, config a const (from_const)" ;;
       esac
       static=$(symbol_size "$target" "$profile" "$word" "$sym")
       echo "| $target | $profile ($opt) | $label | $((t - t0)) B | $((r - r0)) B | $((d + b - d0 - b0)) B | ${static} B |"
@@ -40,7 +41,7 @@ done
 
 if [ "${1:-}" = "--symbols" ]; then
   for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
-    for word in w32 w32-static w64; do
+    for word in w32-static w32-const w64-static; do
       echo
       echo "largest symbols, $target, release (s), $word:"
       cargo nm -q --release --target "$target" --features "$word" -- --print-size --size-sort --radix=d -C 2>/dev/null |

@@ -117,61 +117,6 @@ measured!(w64k, BREAKER_W64K: Breaker<Ticks, W64, (), tripword::config::Const<su
     Breaker::from_const(Ticks, ());
     w64k_acquire, w64k_release, w64k_status);
 
-#[cfg(feature = "w32-const-config")]
-mod w32_const_config {
-    use super::Ticks;
-    use portable_atomic::{AtomicU32, Ordering};
-    use tripword::transition::{Event, Verdict, apply};
-    use tripword::{Clock, Config, Outcome, W32};
-
-    const CONFIG: Config = match super::CONFIG.validate::<W32>() {
-        Ok(c) => c,
-        Err(_) => panic!("config out of range"),
-    };
-
-    /// The whole breaker in RAM: the word.
-    #[unsafe(no_mangle)]
-    pub static WORD_W32: AtomicU32 = AtomicU32::new(0);
-
-    #[inline(never)]
-    fn run(event: Event) -> Verdict {
-        let mut current = WORD_W32.load(Ordering::Acquire);
-        loop {
-            let step = apply::<W32>(&CONFIG, current, event, || Ticks.now());
-            if step.word == current {
-                return step.verdict;
-            }
-            match WORD_W32.compare_exchange_weak(
-                current,
-                step.word,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return step.verdict,
-                Err(seen) => current = seen,
-            }
-        }
-    }
-
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub fn w32c_acquire() -> Verdict {
-        run(Event::Admit)
-    }
-
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub fn w32c_release(counter: u32, outcome: Outcome) -> Verdict {
-        run(Event::Release { counter, outcome })
-    }
-
-    #[inline(never)]
-    #[unsafe(no_mangle)]
-    pub fn w32c_status() -> Verdict {
-        run(Event::Status)
-    }
-}
-
 /// acquire, release if admitted, status.
 #[allow(unused_macros)]
 macro_rules! call {
@@ -200,15 +145,6 @@ fn main() -> ! {
         call!(w32k, w32k_acquire, w32k_release, w32k_status, outcome);
         #[cfg(feature = "w64-const")]
         call!(w64k, w64k_acquire, w64k_release, w64k_status, outcome);
-        #[cfg(feature = "w32-const-config")]
-        {
-            if let tripword::transition::Verdict::Admitted { counter, .. } =
-                w32_const_config::w32c_acquire()
-            {
-                black_box(w32_const_config::w32c_release(counter, outcome));
-            }
-            black_box(w32_const_config::w32c_status());
-        }
         black_box(outcome);
     }
 }
