@@ -17,7 +17,9 @@ use crate::observer::Observer;
 use crate::outcome::Outcome;
 use crate::status::Status;
 use crate::transition::{self, Event, Kind, Verdict};
-use crate::word::{Snapshot, W64, Word};
+use crate::word::{Snapshot, TAG_PROBING, W64, Word, closed_failures, counter_of, tag_of};
+#[cfg(target_pointer_width = "64")]
+use crate::word::{TAG_FORCED_OPEN, TAG_OPEN};
 use core::borrow::Borrow;
 
 /// A circuit breaker in one atomic word.
@@ -335,7 +337,7 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// retry with the observed word. Reports after the swap.
     #[inline]
     fn run(&self, event: Event) -> Verdict {
-        let (word, kind) = self.run_from(W::load(&self.word), event);
+        let (word, kind) = self.run_from(W::load(&self.word), event, None);
         kind.verdict(&W::LAYOUT, word.into())
     }
 
@@ -346,14 +348,18 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// function for every event, not inlined: on a 32-bit MCU that is the
     /// smaller code (`docs/design.md`, "The kernel works on raw bits").
     #[inline(never)]
-    fn run_from(&self, mut current: W::Raw, event: Event) -> (W::Raw, Kind) {
+    fn run_from(&self, mut current: W::Raw, event: Event, now: Option<u64>) -> (W::Raw, Kind) {
+        // `now`: the clock as a fast path read it, after loading `current`;
+        // used for the first attempt only, so the clock is read once.
+        let mut read = now;
         loop {
             // The clock is read (if at all) after the load that the decision
             // is based on, so a timestamp stored by another thread is never
             // newer than our `now` (see docs/design.md, "Memory orderings").
             let old: u64 = current.into();
+            let first = read.take();
             let out = transition::kernel(&W::LAYOUT, self.config.borrow(), old, event, || {
-                self.clock.now()
+                first.unwrap_or_else(|| self.clock.now())
             });
             let new = W::from_u64(out.word);
             if new == current {
@@ -375,7 +381,7 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     #[inline]
     fn report(&self, old: u64, out: &transition::Out) {
         if out.repaired {
-            let counter = W::LAYOUT.next_counter(crate::word::counter_of(&W::LAYOUT, old));
+            let counter = W::LAYOUT.next_counter(counter_of(&W::LAYOUT, old));
             self.observer.on_corrupt_word(old, counter);
         }
         transition::transitions(&W::LAYOUT, old, out).each(|t| self.observer.on_transition(t));
@@ -385,18 +391,21 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// single probe of a half-open breaker); `Err(Rejected)` otherwise, and
     /// the protected call must not run. Release the ticket exactly once.
     ///
-    /// In `Closed` this is one atomic load: no store, no clock read.
+    /// In `Closed` this is one atomic load: no store, no clock read. In
+    /// `Open` or `Probing` before the deadline it is one load and one clock
+    /// read; in `ForcedOpen`, one load.
     #[inline]
     pub fn acquire(&self) -> Result<Ticket, Rejected> {
-        // Fast path (SPEC I9): a valid `Closed` word admits with no store and
-        // no clock read; exactly what `transition::apply` would decide.
+        // Fast paths (SPEC I9): they decide what `transition::apply` would,
+        // from the raw word, and store nothing.
         let word = W::load(&self.word);
         let raw: u64 = word.into();
-        if let Some(failures) = crate::word::closed_failures(&W::LAYOUT, raw)
+        let l = &W::LAYOUT;
+        if let Some(failures) = closed_failures(l, raw)
             && failures < u64::from(self.config.borrow().get_failure_threshold())
         {
             return Ok(Ticket {
-                counter: crate::word::counter_of(&W::LAYOUT, raw),
+                counter: counter_of(l, raw),
                 probe: false,
                 origin: self.origin(),
             });
@@ -404,14 +413,44 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         self.acquire_slow(word)
     }
 
-    #[inline]
+    /// Every admission the inlined closed path cannot decide. Out of line so
+    /// that `acquire` stays small enough to inline into callers.
+    // Out of line where the fast paths above live (64-bit targets); on
+    // 32-bit MCUs, where only the shared loop remains, inline for size.
+    #[cfg_attr(target_pointer_width = "64", inline(never))]
+    #[cfg_attr(not(target_pointer_width = "64"), inline)]
     fn acquire_slow(&self, word: W::Raw) -> Result<Ticket, Rejected> {
-        match self.run_from(word, Event::Admit) {
+        #[cfg(target_pointer_width = "64")]
+        {
+            let raw: u64 = word.into();
+            let l = &W::LAYOUT;
+            let tag = tag_of(raw);
+            if tag == TAG_OPEN || tag == TAG_PROBING {
+                // Every bit pattern of these tags is a valid word. The clock
+                // is read after the load, as the general loop would.
+                let now = self.clock.now();
+                if !transition::lapsed(l, self.config.borrow(), raw, now) {
+                    return Err(Rejected);
+                }
+                // Time is up: the general loop elects the probe with this
+                // `now`, so the clock is read once.
+                return self.acquire_from(word, Some(now));
+            }
+            if tag == TAG_FORCED_OPEN && l.payload_of(raw) == 0 {
+                return Err(Rejected);
+            }
+        }
+        self.acquire_from(word, None)
+    }
+
+    #[inline]
+    fn acquire_from(&self, word: W::Raw, now: Option<u64>) -> Result<Ticket, Rejected> {
+        match self.run_from(word, Event::Admit, now) {
             (word, Kind::Admitted) => {
                 let raw: u64 = word.into();
                 Ok(Ticket {
-                    counter: crate::word::counter_of(&W::LAYOUT, raw),
-                    probe: crate::word::tag_of(raw) == crate::word::TAG_PROBING,
+                    counter: counter_of(&W::LAYOUT, raw),
+                    probe: tag_of(raw) == TAG_PROBING,
                     origin: self.origin(),
                 })
             }
@@ -432,24 +471,52 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         // One load serves both the fast path and, if it cannot decide, the
         // slow path.
         let word = W::load(&self.word);
-        if outcome == Outcome::Success {
-            let raw: u64 = word.into();
-            if crate::word::closed_failures(&W::LAYOUT, raw) == Some(0)
-                && crate::word::counter_of(&W::LAYOUT, raw) == ticket.counter
-            {
-                return Release::Recorded;
-            }
+        let raw: u64 = word.into();
+        let l = &W::LAYOUT;
+        // `Closed`, no failures, this ticket's counter: exactly one word.
+        if outcome == Outcome::Success && raw == l.closed(ticket.counter, 0) {
+            return Release::Recorded;
         }
         self.release_slow(word, ticket, outcome)
     }
 
-    #[inline]
+    /// Every release the inlined success path cannot decide. Out of line so
+    /// that `release` stays small enough to inline into callers.
+    // Out of line where the fast paths above live (64-bit targets); on
+    // 32-bit MCUs, where only the shared loop remains, inline for size.
+    #[cfg_attr(target_pointer_width = "64", inline(never))]
+    #[cfg_attr(not(target_pointer_width = "64"), inline)]
     fn release_slow(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
+        #[cfg(target_pointer_width = "64")]
+        {
+            let raw: u64 = word.into();
+            let l = &W::LAYOUT;
+            if outcome == Outcome::Failure
+                && let Some(failures) = closed_failures(l, raw)
+                && failures + 1 < u64::from(self.config.borrow().get_failure_threshold())
+                && counter_of(l, raw) == ticket.counter
+            {
+                // A failure that does not trip: one more in the count, no
+                // clock read, no transition to report; the same word `apply`
+                // computes. If the swap loses a race, the general loop
+                // retries from the word it saw.
+                let counted = W::from_u64(l.closed(ticket.counter, failures as u32 + 1));
+                return match W::compare_exchange_weak(&self.word, word, counted) {
+                    Ok(_) => Release::Recorded,
+                    Err(seen) => self.release_from(seen, ticket, outcome),
+                };
+            }
+        }
+        self.release_from(word, ticket, outcome)
+    }
+
+    #[inline]
+    fn release_from(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
         let event = Event::Release {
             counter: ticket.counter,
             outcome,
         };
-        match self.run_from(word, event) {
+        match self.run_from(word, event, None) {
             (_, Kind::Recorded) => Release::Recorded,
             _ => Release::Stale,
         }

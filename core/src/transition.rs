@@ -281,7 +281,7 @@ pub(crate) fn kernel(
 /// shifts only the narrow elapsed time: on a 32-bit MCU it saves a 64-bit
 /// variable shift.
 #[inline(always)]
-fn lapsed(l: &Layout, config: &Config, w: u64, now: u64) -> bool {
+pub(crate) fn lapsed(l: &Layout, config: &Config, w: u64, now: u64) -> bool {
     let elapsed = l.elapsed(l.since_of(w), now);
     if tag_of(w) != tag::OPEN {
         return elapsed >= config.get_probe_timeout();
