@@ -77,6 +77,7 @@ both_widths!(
     permit_abandon_can_be_ignored,
     ticket_from_another_breaker_is_stale,
     closed_path_is_quiet,
+    rejections_read_the_clock_at_most_once,
     corrupt_word_is_reported_once_and_fails_open,
     wrapping_clock_through_the_breaker,
     closed_looking_corrupt_words_are_repaired,
@@ -372,6 +373,65 @@ fn closed_path_is_quiet<W: Word>() {
     b.release(b.acquire().unwrap(), Outcome::Failure);
     assert!(clock.reads.get() >= 1);
     assert_eq!(b.status(), Status::Open);
+}
+
+/// Rejections read the clock once (`Open`, `Probing`) or never
+/// (`ForcedOpen`), store nothing, and an admission at the deadline reads it
+/// once too: the fast path's `now` is handed to the loop, not read again.
+/// Spurious CAS failures (Miri) may add a read per retry, hence `>=` there.
+fn rejections_read_the_clock_at_most_once<W: Word>() {
+    let clock = CountingClock {
+        now: Cell::new(0),
+        reads: Cell::new(0),
+    };
+    let b: Breaker<&CountingClock, W> = Breaker::from_parts(seed_config(), &clock, ());
+    for _ in 0..3 {
+        b.release(b.acquire().unwrap(), Outcome::Failure);
+    }
+    let open = b.load_word();
+    let reads = clock.reads.get();
+    clock.now.set(99);
+    assert_eq!(b.acquire(), Err(Rejected));
+    assert_eq!(clock.reads.get(), reads + 1, "open rejection: one read");
+    assert_eq!(b.load_word(), open, "open rejection: no store");
+    clock.now.set(100);
+    let probe = b.acquire().unwrap();
+    assert!(probe.is_probe());
+    let reads = clock.reads.get();
+    assert!(reads >= 2, "the election read the clock");
+    let probing = b.load_word();
+    clock.now.set(149);
+    assert_eq!(b.acquire(), Err(Rejected));
+    assert_eq!(clock.reads.get(), reads + 1, "probing rejection: one read");
+    assert_eq!(b.load_word(), probing);
+    b.force_open();
+    let forced = b.load_word();
+    let reads = clock.reads.get();
+    assert_eq!(b.acquire(), Err(Rejected));
+    assert_eq!(b.release(probe, Outcome::Success), Release::Stale);
+    assert_eq!(clock.reads.get(), reads, "forced open: no read");
+    assert_eq!(b.load_word(), forced);
+}
+
+/// The election at the deadline reads the clock exactly once when no CAS
+/// fails (not under Miri, whose weak CAS fails spuriously).
+#[test]
+#[cfg_attr(miri, ignore)]
+fn probe_election_reads_the_clock_once() {
+    let clock = CountingClock {
+        now: Cell::new(0),
+        reads: Cell::new(0),
+    };
+    let b: Breaker<&CountingClock> = Breaker::new(seed_config(), &clock);
+    b.force_open();
+    b.force_close();
+    for _ in 0..3 {
+        b.release(b.acquire().unwrap(), Outcome::Failure);
+    }
+    let reads = clock.reads.get();
+    clock.now.set(100);
+    assert!(b.acquire().unwrap().is_probe());
+    assert_eq!(clock.reads.get(), reads + 1);
 }
 
 fn corrupt_word_is_reported_once_and_fails_open<W: Word>() {
