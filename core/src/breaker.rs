@@ -21,6 +21,7 @@ use crate::word::{Snapshot, TAG_PROBING, W64, Word, closed_failures, counter_of,
 #[cfg(target_pointer_width = "64")]
 use crate::word::{TAG_FORCED_OPEN, TAG_OPEN};
 use core::borrow::Borrow;
+use core::num::NonZeroUsize;
 
 /// A circuit breaker in one atomic word.
 ///
@@ -86,22 +87,45 @@ impl core::error::Error for Rejected {}
 /// service). Conversely, a new breaker built at the address of a dropped one
 /// would accept the old one's tickets if the counters matched; the borrow
 /// checker prevents that for [`Permit`]s, which borrow their breaker.
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(PartialEq, Eq, Hash)]
 #[must_use = "a ticket must be released; a lost probe ticket blocks the breaker until the probe timeout"]
 pub struct Ticket {
-    counter: u32,
-    probe: bool,
-    origin: usize,
+    // Two scalars, so that `Result<Ticket, Rejected>` is returned in two
+    // registers (the niche of `NonZeroUsize` encodes `Err`): the word's
+    // address, and the counter with the probe flag in the top bit (counters
+    // are at most 22 bits wide).
+    origin: NonZeroUsize,
+    stamp: u32,
 }
 
 impl Ticket {
+    const PROBE: u32 = 1 << 31;
+
+    #[inline(always)]
+    fn new(origin: NonZeroUsize, counter: u32, probe: bool) -> Ticket {
+        Ticket {
+            origin,
+            stamp: counter | if probe { Self::PROBE } else { 0 },
+        }
+    }
+
     /// The state counter this ticket was issued under.
     pub fn counter(&self) -> u32 {
-        self.counter
+        self.stamp & !Self::PROBE
     }
     /// Whether this ticket is the probe of a half-open breaker.
     pub fn is_probe(&self) -> bool {
-        self.probe
+        self.stamp & Self::PROBE != 0
+    }
+}
+
+impl core::fmt::Debug for Ticket {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Ticket")
+            .field("counter", &self.counter())
+            .field("probe", &self.is_probe())
+            .field("origin", &self.origin)
+            .finish()
     }
 }
 
@@ -327,8 +351,11 @@ impl<C, W: Word, O, P: Borrow<Config>> Breaker<C, W, O, P> {
         Snapshot::decode::<W>(self.load_word())
     }
 
-    fn origin(&self) -> usize {
-        core::ptr::from_ref(&self.word).addr()
+    #[inline(always)]
+    fn origin(&self) -> NonZeroUsize {
+        // A reference is never null; the fallback is unreachable and folds
+        // away.
+        NonZeroUsize::new(core::ptr::from_ref(&self.word).addr()).unwrap_or(NonZeroUsize::MIN)
     }
 }
 
@@ -404,11 +431,7 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         if let Some(failures) = closed_failures(l, raw)
             && failures < u64::from(self.config.borrow().get_failure_threshold())
         {
-            return Ok(Ticket {
-                counter: counter_of(l, raw),
-                probe: false,
-                origin: self.origin(),
-            });
+            return Ok(Ticket::new(self.origin(), counter_of(l, raw), false));
         }
         self.acquire_slow(word)
     }
@@ -448,11 +471,11 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         match self.run_from(word, Event::Admit, now) {
             (word, Kind::Admitted) => {
                 let raw: u64 = word.into();
-                Ok(Ticket {
-                    counter: counter_of(&W::LAYOUT, raw),
-                    probe: tag_of(raw) == TAG_PROBING,
-                    origin: self.origin(),
-                })
+                Ok(Ticket::new(
+                    self.origin(),
+                    counter_of(&W::LAYOUT, raw),
+                    tag_of(raw) == TAG_PROBING,
+                ))
             }
             _ => Err(Rejected),
         }
@@ -474,7 +497,7 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         let raw: u64 = word.into();
         let l = &W::LAYOUT;
         // `Closed`, no failures, this ticket's counter: exactly one word.
-        if outcome == Outcome::Success && raw == l.closed(ticket.counter, 0) {
+        if outcome == Outcome::Success && raw == l.closed(ticket.counter(), 0) {
             return Release::Recorded;
         }
         self.release_slow(word, ticket, outcome)
@@ -494,13 +517,13 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
             if outcome == Outcome::Failure
                 && let Some(failures) = closed_failures(l, raw)
                 && failures + 1 < u64::from(self.config.borrow().get_failure_threshold())
-                && counter_of(l, raw) == ticket.counter
+                && counter_of(l, raw) == ticket.counter()
             {
                 // A failure that does not trip: one more in the count, no
                 // clock read, no transition to report; the same word `apply`
                 // computes. If the swap loses a race, the general loop
                 // retries from the word it saw.
-                let counted = W::from_u64(l.closed(ticket.counter, failures as u32 + 1));
+                let counted = W::from_u64(l.closed(ticket.counter(), failures as u32 + 1));
                 return match W::compare_exchange_weak(&self.word, word, counted) {
                     Ok(_) => Release::Recorded,
                     Err(seen) => self.release_from(seen, ticket, outcome),
@@ -513,7 +536,7 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     #[inline]
     fn release_from(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
         let event = Event::Release {
-            counter: ticket.counter,
+            counter: ticket.counter(),
             outcome,
         };
         match self.run_from(word, event, None) {
@@ -611,11 +634,10 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Permit<'_, C, W, O, P> {
     /// Gives up the guard and returns the raw ticket, to release by hand.
     pub fn into_ticket(mut self) -> Ticket {
         // Always Some until the guard is consumed; the fallback is unreachable.
-        self.ticket.take().unwrap_or(Ticket {
-            counter: 0,
-            probe: false,
-            origin: 0,
-        })
+        // (Address 1 holds no breaker's word: words are aligned.)
+        self.ticket
+            .take()
+            .unwrap_or(Ticket::new(NonZeroUsize::MIN, 0, false))
     }
 
     fn settle(&mut self, outcome: Outcome) -> Release {
