@@ -857,3 +857,26 @@ fn pure_layer_on_u32_and_u64_agrees_for_small_values() {
         (a, b) = (sa.word, sb.word);
     }
 }
+
+#[test]
+fn backoff_deadline_beyond_32_bits_of_elapsed_time() {
+    // W64 keeps 34 bits of time: a second trip with open_for 2^31 doubles to
+    // 2^32 ticks, so the deadline test must shift the full elapsed time,
+    // not its low 32 bits (the narrow path is for W32 only).
+    let config = Config::new()
+        .failure_threshold(1)
+        .open_for(1 << 31)
+        .exponential_backoff(1 << 33)
+        .probe_timeout(10);
+    let open = word::<W64>(State::Open { since: 0, trips: 2 }, 5);
+    let (s, _) = step::<W64>(&config, open, Event::Admit, (1 << 32) - 1);
+    assert_eq!(s.verdict, Verdict::Rejected);
+    let (s, _) = step::<W64>(&config, open, Event::Admit, 1 << 32);
+    assert!(matches!(s.verdict, Verdict::Admitted { probe: true, .. }));
+    // The third trip's deadline is the cap, 2^33.
+    let open = word::<W64>(State::Open { since: 0, trips: 3 }, 5);
+    let (s, _) = step::<W64>(&config, open, Event::Status, (1 << 33) - 1);
+    assert_eq!(s.verdict, Verdict::Status(Status::Open));
+    let (s, _) = step::<W64>(&config, open, Event::Status, 1 << 33);
+    assert_eq!(s.verdict, Verdict::Status(Status::HalfOpen));
+}
