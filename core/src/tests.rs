@@ -81,6 +81,7 @@ both_widths!(
     corrupt_word_is_reported_once_and_fails_open,
     wrapping_clock_through_the_breaker,
     closed_looking_corrupt_words_are_repaired,
+    fast_path_lookalikes_are_repaired,
     backward_clock_fails_towards_probing,
     observer_may_call_back_into_the_breaker,
 );
@@ -493,6 +494,42 @@ fn closed_looking_corrupt_words_are_repaired<W: Word>() {
         assert_eq!(b2.release(t2, Outcome::Success), Release::Stale);
         assert_eq!(b2.observer().corrupt.borrow().len(), 1);
     }
+}
+
+/// Corrupt words that look like the fast paths' cases must still reach the
+/// loop, to be repaired and reported: a `ForcedOpen` with stray bits is not
+/// a rejection, and a failure on a `Closed` word counting at least the
+/// threshold under the ticket's own counter is not a failure to count.
+fn fast_path_lookalikes_are_repaired<W: Word>() {
+    let l = W::LAYOUT;
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    let forced_with_trips = W::from_u64(4 | 5 << 3 | 1 << (3 + l.counter_bits));
+    poke(&b, forced_with_trips);
+    let t = b.acquire().expect("a corrupt word fails open");
+    assert_eq!(t.counter(), 6);
+    assert_eq!(
+        *b.observer().corrupt.borrow(),
+        [(forced_with_trips.into(), 6)]
+    );
+
+    let b = breaker::<W>(&clock, seed_config());
+    let t = b.acquire().unwrap();
+    let over = Snapshot {
+        state: State::Closed { failures: 5 },
+        counter: t.counter(),
+    }
+    .encode::<W>();
+    poke(&b, over);
+    assert_eq!(b.release(t, Outcome::Failure), Release::Stale);
+    assert_eq!(*b.observer().corrupt.borrow(), [(over.into(), 1)]);
+    assert_eq!(
+        b.snapshot(),
+        Ok(Snapshot {
+            state: State::Closed { failures: 0 },
+            counter: 1
+        })
+    );
 }
 
 fn wrapping_clock_through_the_breaker<W: Word>() {
