@@ -656,6 +656,10 @@ fn const_config_breaker_costs_the_word_and_matches_an_inline_config() {
         core::mem::size_of::<Breaker<ManualClock, W32, (), ()>>()
     );
     assert_eq!(K.config(), I.config());
+    assert_eq!(
+        std::format!("{:?}", config::Const::<Seed>::default()),
+        "Const"
+    );
     // The same operations leave the same words, through trips, backoff,
     // probes and forces.
     fn run<P: core::borrow::Borrow<Config>>(b: &Breaker<&ManualClock, W32, (), P>, op: u8) -> bool {
