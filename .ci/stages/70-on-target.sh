@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The test firmware (verification/on-target) on emulated Cortex-M0, M3 and
-# M4F under QEMU: scenarios, single-probe election, stale rejection, force
-# open/close, a fixed-seed random run against a reference model, and a
-# breaker shared with the SysTick exception on the SysTick clock. Output and
+# The test firmware (verification/on-target) on emulated Cortex-M0, M3, M4F
+# and RISC-V (riscv32imac, QEMU virt): scenarios, single-probe election,
+# stale rejection, force open/close, a fixed-seed random run against a
+# reference model, a breaker on the hardware clock, and (Cortex-M) a breaker
+# shared with the SysTick exception. Output and
 # exit code come through semihosting; every run is bounded by `timeout`, so a
 # failed check or a hang fails the stage. Then the footprint of
 # acquire + release + status on a 32-bit breaker on thumbv7em
@@ -14,11 +15,12 @@ source .ci/lib.sh
 FOOTPRINT_GOAL=1024
 rm -f "target/ci-notes/$(basename "$0" .sh)"   # this stage's note, when run alone
 
-if ! command -v qemu-system-arm >/dev/null 2>&1; then
+if ! command -v qemu-system-arm >/dev/null 2>&1 || ! command -v qemu-system-riscv32 >/dev/null 2>&1; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm >/dev/null
+  # qemu-system-misc holds qemu-system-riscv32.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm qemu-system-misc >/dev/null
 fi
-ensure_targets thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf
+ensure_targets thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv32imac-unknown-none-elf
 rustup component add llvm-tools >/dev/null 2>&1 || rustup component add llvm-tools
 
 root=$(pwd)
@@ -32,10 +34,12 @@ results=()
 for crate in on-target footprint; do
   (cd "$root/verification/$crate" && cargo fmt -- --check)
 done
-(cd "$root/verification/on-target" && cargo clippy --release --locked --target thumbv7em-none-eabihf -- -D warnings)
+for target in thumbv7em-none-eabihf riscv32imac-unknown-none-elf; do
+  (cd "$root/verification/on-target" && cargo clippy --release --locked --target "$target" -- -D warnings)
+done
 
 cd "$root/verification/on-target"
-for target in thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf; do
+for target in thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv32imac-unknown-none-elf; do
   cargo build --release --locked --target "$target"
   log="$logs/$target.log"
   # The runner in .cargo/config.toml is `timeout 120 qemu-system-arm ...`;

@@ -1,5 +1,6 @@
 //! Picks the memory layout of the QEMU machine that runs the firmware for the
-//! target being built (cortex-m-rt's `link.x` includes `memory.x`).
+//! target being built (cortex-m-rt's `link.x` includes `memory.x`; for
+//! riscv-rt, `.cargo/config.toml` passes `-Tmemory.x` before `-Tlink.x`).
 
 use std::{env, fs, path::PathBuf};
 
@@ -11,6 +12,8 @@ fn main() {
         "lm3s6965evb"
     } else if target.starts_with("thumbv7em") {
         "mps2-an386"
+    } else if target.starts_with("riscv32") {
+        "virt"
     } else {
         panic!("tripword-on-target: no QEMU machine for target `{target}`");
     };

@@ -2,7 +2,6 @@
 //! where it was made, and a closing `N passed, N failed` line.
 
 use core::fmt::Debug;
-use cortex_m_semihosting::hprintln;
 
 /// Failures printed in full; past this only counted.
 const PRINTED_FAILURES: u32 = 20;
@@ -34,7 +33,7 @@ impl Checks {
 
     fn end_suite(&mut self) {
         if !self.suite.is_empty() {
-            hprintln!(
+            crate::out!(
                 "  {:<28} {:>6} passed, {} failed",
                 self.suite,
                 self.suite_passed,
@@ -57,7 +56,7 @@ impl Checks {
             self.suite_failed += 1;
             if self.failed <= PRINTED_FAILURES {
                 let at = core::panic::Location::caller();
-                hprintln!(
+                crate::out!(
                     "FAIL [{}] {} ({}:{})",
                     self.suite,
                     what,
@@ -74,7 +73,7 @@ impl Checks {
     pub fn eq<T: PartialEq + Debug>(&mut self, got: T, want: T, what: &str) -> bool {
         let ok = got == want;
         if !ok && self.failed < PRINTED_FAILURES {
-            hprintln!("  got  {:?}\n  want {:?}", got, want);
+            crate::out!("  got  {:?}\n  want {:?}", got, want);
         }
         self.check(ok, what)
     }

@@ -2,19 +2,27 @@
 
 use crate::check::Checks;
 use core::mem::size_of;
-use cortex_m_semihosting::hprintln;
-use tripword::{Breaker, Breaker32, Config, W32, W64, Word};
+use tripword::config::Const;
+use tripword::{Breaker, Breaker32, Config, ConstConfig, W32, W64, Word};
 
-// Cortex-M3/M4 (`thumbv7m`, `thumbv7em`) have 32-bit LDREX/STREX: a 32-bit
-// breaker must be lock-free there, or the build fails.
+/// A compile-time config, for the size of a `from_const` breaker.
+struct Fixed;
+impl ConstConfig for Fixed {
+    const CONFIG: Config = Config::new();
+}
+
+// Cortex-M3/M4 (`thumbv7m`, `thumbv7em`) have 32-bit LDREX/STREX, RISC-V
+// with the A extension (`riscv32imac`) has LR/SC and AMOs: a 32-bit breaker
+// must be lock-free there, or the build fails.
 #[cfg(target_has_atomic = "32")]
 const _: () = assert!(
     <W32 as Word>::IS_ALWAYS_LOCK_FREE,
     "W32 must be lock-free on this target"
 );
 
-// No 32-bit Arm core has a 64-bit compare-and-swap: a 64-bit word there goes
-// through portable-atomic's fallback (a global lock, or a critical section).
+// No 32-bit Arm or RISC-V core has a 64-bit compare-and-swap: a 64-bit word
+// there goes through portable-atomic's fallback (a global lock, or a critical
+// section).
 #[cfg(not(target_has_atomic = "64"))]
 const _: () = assert!(
     !<W64 as Word>::IS_ALWAYS_LOCK_FREE,
@@ -25,7 +33,7 @@ pub fn run(c: &mut Checks) {
     c.suite("lock-freedom");
     let w32 = <W32 as Word>::IS_ALWAYS_LOCK_FREE;
     let w64 = <W64 as Word>::IS_ALWAYS_LOCK_FREE;
-    hprintln!(
+    crate::out!(
         "  W32 lock-free: {}, W64 lock-free: {} ({})",
         w32,
         w64,
@@ -42,13 +50,20 @@ pub fn run(c: &mut Checks) {
     );
     c.eq(w64, false, "W64 is never lock-free on a 32-bit MCU");
     // RAM per breaker with a zero-sized clock and no observer.
-    type Clock = crate::hw_clock::SysTickClock;
-    hprintln!(
-        "  RAM per breaker: config inline: W32 {} B, W64 {} B (Config is {} B); config in a static: W32 {} B, W64 {} B",
+    type Clock = crate::HwClock;
+    crate::out!(
+        "  RAM per breaker: config inline: W32 {} B, W64 {} B (Config is {} B); config in a static: W32 {} B, W64 {} B; config a const: W32 {} B, W64 {} B",
         size_of::<Breaker32<Clock>>(),
         size_of::<Breaker<Clock>>(),
         size_of::<Config>(),
         size_of::<Breaker<Clock, W32, (), &'static Config>>(),
         size_of::<Breaker<Clock, W64, (), &'static Config>>(),
+        size_of::<Breaker<Clock, W32, (), Const<Fixed>>>(),
+        size_of::<Breaker<Clock, W64, (), Const<Fixed>>>(),
+    );
+    c.eq(
+        size_of::<Breaker<Clock, W32, (), Const<Fixed>>>(),
+        4,
+        "a W32 breaker with a const config is its word",
     );
 }

@@ -1,29 +1,58 @@
-//! Test firmware for tripword on emulated Cortex-M cores (QEMU). Output and the
-//! exit code go through semihosting: exit 0 only if every check passed.
+//! Test firmware for tripword on emulated Cortex-M and RISC-V cores (QEMU).
+//! Output and the exit code go through semihosting: exit 0 only if every check
+//! passed.
 //!
 //! `cargo run --release --target thumbv7m-none-eabi` (or `thumbv6m-none-eabi`,
-//! `thumbv7em-none-eabihf`) from this directory builds it and runs it on the
-//! QEMU machine named in `.cargo/config.toml`.
+//! `thumbv7em-none-eabihf`, `riscv32imac-unknown-none-elf`) from this
+//! directory builds it and runs it on the QEMU machine named in
+//! `.cargo/config.toml`. On RISC-V the exception-handler suite is not built
+//! (see `riscv.rs`).
 
 #![no_std]
 #![no_main]
 
+/// `println!` through semihosting, on either architecture.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        #[cfg(target_arch = "arm")]
+        cortex_m_semihosting::hprintln!($($arg)*);
+        #[cfg(target_arch = "riscv32")]
+        riscv_semihosting::hprintln!($($arg)*);
+    }};
+}
+
 mod check;
 mod fixture;
+#[cfg(target_arch = "arm")]
 mod hw_clock;
+#[cfg(target_arch = "arm")]
 mod interrupts;
 mod lock_free;
 mod model;
 mod prng;
 mod random_run;
 mod recorder;
+#[cfg(target_arch = "riscv32")]
+mod riscv;
 mod scenarios;
 
+#[cfg(target_arch = "arm")]
 use check::Checks;
+#[cfg(target_arch = "arm")]
 use cortex_m_rt::{ExceptionFrame, entry, exception};
+#[cfg(target_arch = "arm")]
 use cortex_m_semihosting::{debug, hprintln};
+#[cfg(target_arch = "arm")]
 use hw_clock::SysTickClock;
 
+/// The hardware clock of this core.
+#[cfg(target_arch = "arm")]
+pub type HwClock = hw_clock::SysTickClock;
+#[cfg(target_arch = "riscv32")]
+pub type HwClock = riscv::MtimeClock;
+
+#[cfg(target_arch = "arm")]
 #[entry]
 fn main() -> ! {
     let Some(mut peripherals) = cortex_m::Peripherals::take() else {
@@ -56,6 +85,7 @@ fn main() -> ! {
     halt()
 }
 
+#[cfg(target_arch = "arm")]
 #[exception]
 fn SysTick() {
     static mut RNG: prng::XorShift = prng::XorShift::new(0x1357_9BDF);
@@ -63,12 +93,14 @@ fn SysTick() {
     interrupts::on_systick(RNG);
 }
 
+#[cfg(target_arch = "arm")]
 fn fail(why: &str) -> ! {
     hprintln!("FAIL: {}", why);
     debug::exit(debug::EXIT_FAILURE);
     halt()
 }
 
+#[cfg(target_arch = "arm")]
 #[exception]
 unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
     hprintln!("FAIL: hard fault at pc {:#010x}", frame.pc());
@@ -76,12 +108,14 @@ unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
     halt()
 }
 
+#[cfg(target_arch = "arm")]
 #[exception]
 unsafe fn DefaultHandler(irqn: i16) {
     hprintln!("FAIL: unexpected exception {}", irqn);
     debug::exit(debug::EXIT_FAILURE);
 }
 
+#[cfg(target_arch = "arm")]
 /// After a semihosting exit (QEMU has already stopped); on a board without a
 /// debugger attached, sleep.
 fn halt() -> ! {
@@ -90,6 +124,7 @@ fn halt() -> ! {
     }
 }
 
+#[cfg(target_arch = "arm")]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     hprintln!("FAIL: panic: {}", info);

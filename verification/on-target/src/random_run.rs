@@ -238,7 +238,7 @@ fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u
         if c.failed() != failed_before {
             bad_ops += 1;
             if bad_ops == 1 {
-                cortex_m_semihosting::hprintln!(
+                crate::out!(
                     "  first mismatch at op {} (roll {}, clock {})",
                     op,
                     roll,
@@ -246,14 +246,12 @@ fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u
                 );
             }
             if bad_ops >= 5 {
-                cortex_m_semihosting::hprintln!(
-                    "  stopping this run after 5 mismatching operations"
-                );
+                crate::out!("  stopping this run after 5 mismatching operations");
                 return;
             }
         }
     }
-    cortex_m_semihosting::hprintln!(
+    crate::out!(
         "  W{} {} ops from clock {:#x}: {} transitions, {} probes, {} probe timeouts, {} stale releases",
         layout.word_bits,
         OPS,
@@ -264,7 +262,7 @@ fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u
         tally.stale
     );
     let [closed, open, half_open, probing, forced] = tally.phase;
-    cortex_m_semihosting::hprintln!(
+    crate::out!(
         "    ops ending in closed {}, open {}, half-open {}, probing {}, forced open {}",
         closed,
         open,
