@@ -3,12 +3,12 @@
 # (verification/tests/loom.rs). Release build, in its own target dir, because
 # RUSTFLAGS="--cfg loom" rebuilds everything. Two-thread models run unbounded;
 # the others carry the preemption bound written in their doc. Clippy runs on
-# the verification crate's targets under --cfg loom too.
+# the core's and the verification crate's targets under --cfg loom too.
 set -euo pipefail
 source .ci/lib.sh
 export RUSTFLAGS="--cfg loom"
 export CARGO_TARGET_DIR=target/loom
-cargo clippy -p tripword-verification --all-targets -- -D warnings
+cargo clippy -p tripword -p tripword-verification --all-targets -- -D warnings
 cargo test -p tripword-verification --test loom --release -- --nocapture --test-threads=2 \
   2>&1 | tee target/ci-loom.log
 executions=$(grep -Eo '[0-9]+ executions' target/ci-loom.log | awk '{s+=$1} END {print s+0}')
