@@ -180,8 +180,10 @@ pub struct Step<R> {
 /// valid word and nothing panics, but counts may saturate).
 ///
 /// `now` is called at most once, and only when the state needs the time:
-/// a trip (to timestamp `Open`), any event on `Open` or `Probing` but a force,
-/// never an admission, success or status in `Closed`.
+/// an admission in `Open`, `Probing` or `HalfOpen` (to test the deadline or
+/// stamp the probe), a status read in `Open` or `Probing`, a current release
+/// in `Probing`, and a failure that trips; never an admission, success or
+/// status in `Closed`, never a stale release or a force.
 #[inline]
 pub fn apply<W: Word>(
     config: &Config,
