@@ -70,19 +70,29 @@ fn main() -> ! {
     SysTickClock::start(&mut peripherals.SYST);
     interrupts::run(&mut checks);
 
+    finish(&mut checks);
+    halt()
+}
+
+/// Prints the summary line and ends the QEMU run through semihosting, with
+/// success only if every check passed. Shared by both architectures.
+fn finish(checks: &mut check::Checks) {
     let (passed, failed) = checks.finish();
-    hprintln!(
+    out!(
         "{}: {} passed, {} failed",
         env!("TRIPWORD_TARGET"),
         passed,
         failed
     );
+    #[cfg(target_arch = "arm")]
+    use cortex_m_semihosting::debug;
+    #[cfg(target_arch = "riscv32")]
+    use riscv_semihosting::debug;
     debug::exit(if failed == 0 {
         debug::EXIT_SUCCESS
     } else {
         debug::EXIT_FAILURE
     });
-    halt()
 }
 
 #[cfg(target_arch = "arm")]

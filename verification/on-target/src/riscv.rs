@@ -114,18 +114,7 @@ fn main() -> ! {
     crate::scenarios::run(&mut checks);
     crate::random_run::run(&mut checks);
     hardware_clock(&mut checks);
-    let (passed, failed) = checks.finish();
-    crate::out!(
-        "{}: {} passed, {} failed",
-        env!("TRIPWORD_TARGET"),
-        passed,
-        failed
-    );
-    debug::exit(if failed == 0 {
-        debug::EXIT_SUCCESS
-    } else {
-        debug::EXIT_FAILURE
-    });
+    crate::finish(&mut checks);
     halt()
 }
 
