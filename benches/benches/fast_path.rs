@@ -27,12 +27,12 @@ use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
 };
 use tripword::clock::ManualClock;
-use tripword::{Breaker, Clock, Config, Outcome, W32, W64, Word};
+use tripword::{Breaker, Config, Outcome, W32, W64, Word};
 use tripword_benches::exec::{block_on, poll_once, runtime};
 use tripword_benches::mutex_breaker::MutexBreaker;
 use tripword_benches::subjects::{
-    AtomicPair, Call, failsafe_breaker, failsafe_call, recloser_breaker, recloser_call,
-    recloser_trip, tower_breaker, tower_call,
+    AtomicPair, Call, TicketApi, call, failsafe_breaker, failsafe_call, recloser_breaker,
+    recloser_call, recloser_trip, storm_call, tower_breaker, tower_call,
 };
 use tripword_std::MonotonicClock;
 
@@ -42,40 +42,13 @@ const LONG: u64 = 1_000_000_000;
 const LONG_W32: u64 = W32::LAYOUT.max_duration();
 
 #[inline]
-fn closed<C: Clock, W: Word>(b: &Breaker<C, W>) -> bool {
-    match b.acquire() {
-        Ok(t) => {
-            b.release(t, Outcome::Success);
-            true
-        }
-        Err(_) => false,
-    }
+fn closed<B: TicketApi>(b: &B) -> bool {
+    call(b, Outcome::Success)
 }
 
-#[inline]
-fn failing<C: Clock, W: Word>(b: &Breaker<C, W>) -> bool {
-    match b.acquire() {
-        Ok(t) => {
-            b.release(t, Outcome::Failure);
-            true
-        }
-        Err(_) => {
-            b.force_close();
-            false
-        }
-    }
-}
-
-fn trip<C: Clock, W: Word>(b: &Breaker<C, W>) {
-    while let Ok(t) = b.acquire() {
-        b.release(t, Outcome::Failure);
-    }
-}
-
-fn mutex_trip<C: Clock>(b: &MutexBreaker<C>) {
-    while let Ok(t) = b.acquire() {
-        b.release(t, Outcome::Failure);
-    }
+/// Trips the breaker: failures until it rejects.
+fn trip<B: TicketApi>(b: &B) {
+    while call(b, Outcome::Failure) {}
 }
 
 fn baselines(g: &mut BenchmarkGroup<'_, WallTime>) {
@@ -161,12 +134,12 @@ fn open_rejection(c: &mut Criterion) {
     });
 
     let m = MutexBreaker::new(1, LONG, LONG, ManualClock::new(0));
-    mutex_trip(&m);
+    trip(&m);
     g.bench_function("mutex_breaker/manual_clock", |b| {
         b.iter(|| black_box(&m).acquire().is_ok())
     });
     let mr = MutexBreaker::new(1, LONG, LONG, MonotonicClock);
-    mutex_trip(&mr);
+    trip(&mr);
     g.bench_function("mutex_breaker/real_clock", |b| {
         b.iter(|| black_box(&mr).acquire().is_ok())
     });
@@ -235,7 +208,7 @@ fn probing_rejection(c: &mut Criterion) {
     });
 
     let m = MutexBreaker::new(1, 10, LONG, ManualClock::new(0));
-    mutex_trip(&m);
+    trip(&m);
     m.clock().advance(10);
     let mprobe = m.acquire().expect("probe");
     g.bench_function("mutex_breaker/manual_clock", |b| {
@@ -285,7 +258,7 @@ fn failure_release(c: &mut Criterion) {
         ManualClock::new(0),
     );
     g.bench_function("tripword_w64/manual_clock", |b| {
-        b.iter(|| failing(black_box(&b64)))
+        b.iter(|| storm_call(black_box(&b64)))
     });
     let b32: Breaker<_, W32> = Breaker::from_parts(
         Config::new().failure_threshold(W32::LAYOUT.max_failures()),
@@ -293,7 +266,7 @@ fn failure_release(c: &mut Criterion) {
         (),
     );
     g.bench_function("tripword_w32/manual_clock", |b| {
-        b.iter(|| failing(black_box(&b32)))
+        b.iter(|| storm_call(black_box(&b32)))
     });
     let m = MutexBreaker::new(W64::LAYOUT.max_failures(), 1000, 1000, ManualClock::new(0));
     g.bench_function("mutex_breaker", |b| {

@@ -103,21 +103,14 @@ impl<C: Clock> MutexBreaker<C> {
                     counter: inner.counter,
                 })
             }
-            Phase::Open { since } => {
-                let now = self.clock.now();
-                if now.wrapping_sub(since) >= self.open_for {
-                    inner.go(Phase::HalfOpen);
-                    inner.go(Phase::Probing { since: now });
-                    Ok(MutexTicket {
-                        counter: inner.counter,
-                    })
+            Phase::Open { since } | Phase::Probing { since } => {
+                let limit = if matches!(inner.phase, Phase::Open { .. }) {
+                    self.open_for
                 } else {
-                    Err(Rejected)
-                }
-            }
-            Phase::Probing { since } => {
+                    self.probe_timeout
+                };
                 let now = self.clock.now();
-                if now.wrapping_sub(since) >= self.probe_timeout {
+                if now.wrapping_sub(since) >= limit {
                     inner.go(Phase::HalfOpen);
                     inner.go(Phase::Probing { since: now });
                     Ok(MutexTicket {

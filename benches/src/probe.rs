@@ -14,25 +14,13 @@ pub type Breaker32 = Breaker<&'static ManualClock, W32>;
 /// Admit and report success: the closed happy path. `true` if admitted.
 #[inline(never)]
 pub fn closed_call_w64(b: &Breaker64) -> bool {
-    match b.acquire() {
-        Ok(t) => {
-            b.release(t, Outcome::Success);
-            true
-        }
-        Err(_) => false,
-    }
+    crate::subjects::call(b, Outcome::Success)
 }
 
 /// [`closed_call_w64`] on the 32-bit word.
 #[inline(never)]
 pub fn closed_call_w32(b: &Breaker32) -> bool {
-    match b.acquire() {
-        Ok(t) => {
-            b.release(t, Outcome::Success);
-            true
-        }
-        Err(_) => false,
-    }
+    crate::subjects::call(b, Outcome::Success)
 }
 
 /// Admit only: the closed admission is one atomic load.
@@ -48,23 +36,11 @@ pub fn admit_w64(b: &Breaker64) -> bool {
 /// Admit and report failure: the control, which must write.
 #[inline(never)]
 pub fn failure_call_w64(b: &Breaker64) -> bool {
-    match b.acquire() {
-        Ok(t) => {
-            b.release(t, Outcome::Failure);
-            true
-        }
-        Err(_) => false,
-    }
+    crate::subjects::call(b, Outcome::Failure)
 }
 
 /// [`failure_call_w64`] on the 32-bit word.
 #[inline(never)]
 pub fn failure_call_w32(b: &Breaker32) -> bool {
-    match b.acquire() {
-        Ok(t) => {
-            b.release(t, Outcome::Failure);
-            true
-        }
-        Err(_) => false,
-    }
+    crate::subjects::call(b, Outcome::Failure)
 }

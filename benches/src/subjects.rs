@@ -240,42 +240,86 @@ impl Subject for MutexBaseline {
     }
 }
 
+/// The ticket API `tripword`'s [`Breaker`] and the [`MutexBreaker`] baseline
+/// share, so the scenarios' calls are written once for both.
+pub trait TicketApi {
+    /// What an admission hands back.
+    type Ticket;
+    /// Asks to make a call.
+    fn admit(&self) -> Option<Self::Ticket>;
+    /// Reports how the call went.
+    fn report(&self, ticket: Self::Ticket, outcome: Outcome);
+    /// Closes the breaker (the failure storm's reset).
+    fn reset(&self);
+}
+
+impl<C: tripword::Clock, W: Word> TicketApi for Breaker<C, W> {
+    type Ticket = tripword::Ticket;
+    #[inline]
+    fn admit(&self) -> Option<tripword::Ticket> {
+        self.acquire().ok()
+    }
+    #[inline]
+    fn report(&self, ticket: tripword::Ticket, outcome: Outcome) {
+        self.release(ticket, outcome);
+    }
+    #[inline]
+    fn reset(&self) {
+        self.force_close();
+    }
+}
+
+impl<C: tripword::Clock> TicketApi for MutexBreaker<C> {
+    type Ticket = crate::mutex_breaker::MutexTicket;
+    #[inline]
+    fn admit(&self) -> Option<Self::Ticket> {
+        self.acquire().ok()
+    }
+    #[inline]
+    fn report(&self, ticket: Self::Ticket, outcome: Outcome) {
+        self.release(ticket, outcome);
+    }
+    #[inline]
+    fn reset(&self) {
+        self.force_close();
+    }
+}
+
+/// One call: admitted, it reports `outcome`; `true` if it was admitted.
+#[inline]
+pub fn call<B: TicketApi>(b: &B, outcome: Outcome) -> bool {
+    match b.admit() {
+        Some(t) => {
+            b.report(t, outcome);
+            true
+        }
+        None => false,
+    }
+}
+
+/// One failure-storm call: a failure, or, when rejected (the storm tripped
+/// the breaker), a reset.
+#[inline]
+pub fn storm_call<B: TicketApi>(b: &B) -> bool {
+    let admitted = call(b, Outcome::Failure);
+    if !admitted {
+        b.reset();
+    }
+    admitted
+}
+
 impl Worker for MutexWorker {
     #[inline]
     fn closed(&mut self) -> bool {
-        let b = &self.0.0;
-        match b.acquire() {
-            Ok(t) => {
-                b.release(t, Outcome::Success);
-                true
-            }
-            Err(_) => false,
-        }
+        call(&self.0.0, Outcome::Success)
     }
     #[inline]
     fn failure_storm(&mut self) -> bool {
-        let b = &self.0.0;
-        match b.acquire() {
-            Ok(t) => {
-                b.release(t, Outcome::Failure);
-                true
-            }
-            Err(_) => {
-                b.force_close();
-                false
-            }
-        }
+        storm_call(&self.0.0)
     }
     #[inline]
     fn half_open_storm(&mut self) -> bool {
-        let b = &self.0.0;
-        match b.acquire() {
-            Ok(t) => {
-                b.release(t, Outcome::Failure);
-                true
-            }
-            Err(_) => false,
-        }
+        call(&self.0.0, Outcome::Failure)
     }
 }
 
@@ -351,39 +395,15 @@ impl<W: Width> Subject for Tripword<W> {
 impl<W: Width> Worker for TripwordWorker<W> {
     #[inline]
     fn closed(&mut self) -> bool {
-        let b = &self.0.breaker;
-        match b.acquire() {
-            Ok(t) => {
-                b.release(t, Outcome::Success);
-                true
-            }
-            Err(_) => false,
-        }
+        call(&self.0.breaker, Outcome::Success)
     }
     #[inline]
     fn failure_storm(&mut self) -> bool {
-        let b = &self.0.breaker;
-        match b.acquire() {
-            Ok(t) => {
-                b.release(t, Outcome::Failure);
-                true
-            }
-            Err(_) => {
-                b.force_close();
-                false
-            }
-        }
+        storm_call(&self.0.breaker)
     }
     #[inline]
     fn half_open_storm(&mut self) -> bool {
-        let b = &self.0.breaker;
-        match b.acquire() {
-            Ok(t) => {
-                b.release(t, Outcome::Failure);
-                true
-            }
-            Err(_) => false,
-        }
+        call(&self.0.breaker, Outcome::Failure)
     }
 }
 
