@@ -45,16 +45,28 @@ fn assert_rejects_while_open(b: &StdBreaker, t0: Instant, open: Duration) {
 
 #[test]
 fn clocks_count_real_microseconds_and_milliseconds() {
-    let (us0, ms0) = (MonotonicClock.now(), MillisClock.now());
+    // `t0` is taken before the first reads and `real` after the last ones,
+    // so the real interval encloses the clocks' interval however long this
+    // thread is descheduled between any two lines.
     let t0 = Instant::now();
+    let (us0, ms0) = (MonotonicClock.now(), MillisClock.now());
     sleep(Duration::from_millis(20));
     let (us1, ms1) = (MonotonicClock.now(), MillisClock.now());
     let real = t0.elapsed();
     assert!(us1 - us0 >= 20_000, "{}", us1 - us0);
     assert!(ms1 - ms0 >= 19, "{}", ms1 - ms0); // whole ms, rounded down
-    // Never more than the real time that passed around the reads (+1 tick).
-    assert!(us1 - us0 <= real.as_micros() as u64 + 1);
-    assert!(ms1 - ms0 <= real.as_millis() as u64 + 1);
+    // Never more than the real time that enclosed the reads (+1 tick for
+    // the rounding down of both readings).
+    assert!(
+        us1 - us0 <= real.as_micros() as u64 + 1,
+        "{} > {real:?}",
+        us1 - us0
+    );
+    assert!(
+        ms1 - ms0 <= real.as_millis() as u64 + 1,
+        "{} > {real:?}",
+        ms1 - ms0
+    );
 }
 
 #[test]
