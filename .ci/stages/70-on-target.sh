@@ -2,10 +2,10 @@
 # The test firmware (verification/on-target) on emulated Cortex-M0, M3, M4F
 # and RISC-V (riscv32imac, QEMU virt): scenarios, single-probe election,
 # stale rejection, force open/close, a fixed-seed random run against a
-# reference model, a breaker on the hardware clock, and (Cortex-M) a breaker
-# shared with the SysTick exception. Output and
-# exit code come through semihosting; every run is bounded by `timeout`, so a
-# failed check or a hang fails the stage. Then the footprint of
+# reference model, a breaker on the hardware clock, and a breaker shared
+# with a timer interrupt (SysTick on Cortex-M, the machine timer on RISC-V).
+# Output and exit code come through semihosting; every run is bounded by
+# `timeout`, so a failed check or a hang fails the stage. Then the footprint of
 # acquire + release + status on a 32-bit breaker on thumbv7em
 # (docs/embedded.md, "Footprint"), with the config in a `static` and as a
 # compile-time constant, the two forms that guide recommends: the stage fails

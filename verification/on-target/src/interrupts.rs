@@ -1,10 +1,13 @@
-//! A breaker shared by the main loop and the SysTick exception, on the
-//! SysTick hardware clock.
+//! A breaker shared by the main loop and a periodic timer interrupt, on the
+//! core's hardware clock ([`crate::HwClock`]): the SysTick exception on
+//! Cortex-M, the machine-timer interrupt (CLINT `mtimecmp`) on RISC-V.
 //!
-//! The exception fires every 4096 core cycles and runs a few operations on
-//! the same `static` breaker the main loop is hammering, so it regularly
-//! lands in the middle of a main-loop `acquire`/`release`, between its load
-//! and its compare-and-swap. Afterwards the books must balance:
+//! The interrupt fires every [`HANDLER_PERIOD`] clock ticks (4096 core cycles
+//! on Cortex-M, `16 << 10` `mtime` counts, about 1.6 ms, on RISC-V) and runs a
+//! few operations on the same `static` breaker the main loop is hammering, so
+//! it regularly lands in the middle of a main-loop `acquire`/`release`,
+//! between its load and its compare-and-swap. Afterwards the books must
+//! balance:
 //!
 //! - every probe ticket handed out (main + handler) was reported as exactly
 //!   one `HalfOpen -> Probing` transition (I1, I7);
@@ -18,19 +21,26 @@
 //!   clock no earlier than its open time and soon after (I4, I5), and its
 //!   probe closes it.
 
+use crate::HwClock;
 use crate::check::Checks;
-use crate::hw_clock::SysTickClock;
 use crate::prng::XorShift;
 use portable_atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use tripword::word::{Phase, W32};
 use tripword::{Breaker, Clock, Config, Observer, Outcome, Release, Status, Transition, Word};
 
-/// SysTick exceptions the main loop runs alongside, per breaker.
+/// Timer interrupts the main loop runs alongside, per breaker.
 const HANDLER_RUNS: u32 = 1_500;
+/// The timer interrupt's period in clock ticks, the same on every core.
+pub const HANDLER_PERIOD: u64 = 16;
+// On Cortex-M the period is SysTick's reload, set in `hw_clock`.
+#[cfg(target_arch = "arm")]
+const _: () =
+    assert!(1 << (crate::hw_clock::PERIOD_BITS - crate::hw_clock::TICK_SHIFT) == HANDLER_PERIOD);
 /// Operations the handler runs each time it fires.
 const HANDLER_OPS: u32 = 3;
 
-/// Durations in clock ticks (256 core cycles); a SysTick period is 16 ticks.
+/// Durations in clock ticks (256 core cycles on Cortex-M, 1024 `mtime` counts
+/// on RISC-V); a timer period is [`HANDLER_PERIOD`] (16) ticks.
 static CONFIG: Config = Config::new()
     .failure_threshold(3)
     .open_for(160)
@@ -104,19 +114,20 @@ impl Stats {
     }
 }
 
-/// A breaker on the SysTick clock whose config stays in flash.
-pub type HwBreaker<W> = Breaker<SysTickClock, W, Tally, &'static Config>;
+/// A breaker on the hardware clock whose config stays in flash.
+pub type HwBreaker<W> = Breaker<HwClock, W, Tally, &'static Config>;
 
 /// The breakers the handler and the main loop share.
-pub static SHARED_W32: HwBreaker<W32> = Breaker::from_static(&CONFIG, SysTickClock, Tally::new());
+pub static SHARED_W32: HwBreaker<W32> = Breaker::from_static(&CONFIG, HwClock, Tally::new());
 /// With atomics from a critical section (Cortex-M0) the 64-bit word is as
-/// interrupt-safe as the 32-bit one; on Cortex-M3/M4 it would use
-/// portable-atomic's global-lock fallback, which an interrupt handler must not
-/// take (it would spin on a lock the interrupted code holds), so it is not
-/// shared with the handler there.
+/// interrupt-safe as the 32-bit one. On Cortex-M3/M4 and on riscv32imac
+/// (32-bit atomics only, no `zacas`) it uses portable-atomic's global-lock
+/// fallback (a seqlock whose writers spin), which an interrupt handler must
+/// not take: it would spin forever on a lock the interrupted code holds. So it
+/// is not shared with the handler there.
 #[cfg(cs_atomics)]
 pub static SHARED_W64: HwBreaker<tripword::W64> =
-    Breaker::from_static(&CONFIG, SysTickClock, Tally::new());
+    Breaker::from_static(&CONFIG, HwClock, Tally::new());
 
 /// Which breaker the handler exercises: 0 none, 32 or 64.
 static HANDLER_TARGET: AtomicU8 = AtomicU8::new(0);
@@ -131,8 +142,10 @@ static CHANGED_UNDER_MAIN: AtomicU32 = AtomicU32::new(0);
 /// What the handler did, per breaker (`[W32, W64]`).
 static HANDLER_STATS: [Stats; 2] = [Stats::new(), Stats::new()];
 
-/// Called from the SysTick exception after the clock has counted the period.
-pub fn on_systick(rng: &mut XorShift) {
+/// Called from the timer interrupt every [`HANDLER_PERIOD`] ticks: the SysTick
+/// exception on Cortex-M (after the clock has counted the period), the
+/// machine-timer interrupt on RISC-V (after it has re-armed `mtimecmp`).
+pub fn on_timer_interrupt(rng: &mut XorShift) {
     let in_call = MAIN_IN_CALL.load(Ordering::Relaxed);
     if in_call {
         PREEMPTIONS.fetch_add(1, Ordering::Relaxed);
@@ -174,8 +187,8 @@ fn exercise<W: Word>(b: &HwBreaker<W>, rng: &mut XorShift, stats: &Stats, hold: 
         stats.probes.fetch_add(1, Ordering::Relaxed);
     }
     if let Some(ticks) = hold {
-        let start = SysTickClock.now();
-        while SysTickClock.now().wrapping_sub(start) < ticks {}
+        let start = HwClock.now();
+        while HwClock.now().wrapping_sub(start) < ticks {}
     }
     let outcome = match rng.below(10) {
         0..=4 => Outcome::Failure,
@@ -199,8 +212,15 @@ fn exercise<W: Word>(b: &HwBreaker<W>, rng: &mut XorShift, stats: &Stats, hold: 
     }
 }
 
+/// What the timer interrupt is called on this core, for the suite names.
+#[cfg(target_arch = "arm")]
+const SUITE_W32: &str = "SysTick + main, W32";
+#[cfg(target_arch = "riscv32")]
+const SUITE_W32: &str = "machine timer + main, W32";
+
+/// Runs the suite; the timer interrupt must already be firing.
 pub fn run(c: &mut Checks) {
-    c.suite("SysTick + main, W32");
+    c.suite(SUITE_W32);
     shared(c, &SHARED_W32, 32);
     #[cfg(cs_atomics)]
     {
@@ -216,7 +236,7 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
     let runs_before = HANDLER_RUNS_SEEN.load(Ordering::Relaxed);
     let preemptions_before = PREEMPTIONS.load(Ordering::Relaxed);
     let changed_before = CHANGED_UNDER_MAIN.load(Ordering::Relaxed);
-    let mut last = SysTickClock.now();
+    let mut last = HwClock.now();
     let mut backwards = 0u32;
     let mut calls = 0u32;
 
@@ -232,7 +252,7 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
         exercise(b, &mut rng, &main_stats, hold);
         MAIN_IN_CALL.store(false, Ordering::SeqCst);
         calls += 1;
-        let now = SysTickClock.now();
+        let now = HwClock.now();
         if now < last {
             backwards += 1;
         }
@@ -250,7 +270,7 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
     let transitions = get(&tally.transitions);
     let preempted = PREEMPTIONS.load(Ordering::Relaxed) - preemptions_before;
     let changed_under = CHANGED_UNDER_MAIN.load(Ordering::Relaxed) - changed_before;
-    cortex_m_semihosting::hprintln!(
+    crate::out!(
         "  W{}: main {} calls, handler {} runs ({} interrupted a main-loop call, {} of them changed the word under it), {} transitions, {} probes, {} stale releases",
         W::LAYOUT.word_bits,
         calls,
@@ -307,21 +327,22 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
         want_sum,
         "reported counters are the consecutive values, each once",
     );
-    c.eq(backwards, 0, "the SysTick clock never went backwards");
-    cortex_m_semihosting::hprintln!(
+    c.eq(backwards, 0, "the hardware clock never went backwards");
+    #[cfg(target_arch = "arm")]
+    crate::out!(
         "    SysTick clock: {} reads so far held at the last value (counter reloaded before the exception pended)",
-        SysTickClock::stalls()
+        crate::hw_clock::SysTickClock::stalls()
     );
 
     // Liveness on the real clock, handler quiet.
     b.force_close();
-    let before = SysTickClock.now();
+    let before = HwClock.now();
     for _ in 0..CONFIG.get_failure_threshold() {
         if let Ok(t) = b.acquire() {
             let _ = b.release(t, Outcome::Failure);
         }
     }
-    let after = SysTickClock.now();
+    let after = HwClock.now();
     c.eq(b.status(), Status::Open, "tripped");
     // The trip happened in [before, after]; each poll's status read happened
     // in [read_from, read_to]. Those brackets make the checks sound however
@@ -329,9 +350,9 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
     let open_for = CONFIG.get_open_for();
     let mut open_too_long = 0u32;
     let (status, read_to) = loop {
-        let read_from = SysTickClock.now();
+        let read_from = HwClock.now();
         let status = b.status();
-        let read_to = SysTickClock.now();
+        let read_to = HwClock.now();
         if status != Status::Open || read_from > after + 4 * open_for {
             break (status, read_to);
         }
@@ -342,7 +363,7 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
     c.eq(
         status,
         Status::HalfOpen,
-        "the open time elapsed on the SysTick clock",
+        "the open time elapsed on the hardware clock",
     );
     c.check(
         read_to - before >= open_for,

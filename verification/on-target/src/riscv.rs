@@ -1,24 +1,37 @@
 //! The RISC-V side of the test firmware: `riscv32imac` on QEMU's `virt`
 //! machine (`qemu-system-riscv32`, Debian's `qemu-system-misc`).
 //!
-//! It runs the same portable suites as the Cortex-M builds (lock-freedom,
-//! scenarios, the model-checked random run) and a breaker on the hardware
-//! clock: the CLINT's 64-bit `mtime` counter (10 MHz on `virt`). The
-//! exception-handler suite (a breaker shared with the SysTick handler) is
-//! Cortex-M only: on RISC-V it would need the machine-timer interrupt wired
-//! through `riscv-rt`, which this firmware does not do yet.
+//! It runs the same suites as the Cortex-M builds (lock-freedom, scenarios,
+//! the model-checked random run), a breaker on the hardware clock (the
+//! CLINT's 64-bit `mtime` counter, 10 MHz on `virt`), and the interrupt suite
+//! (`interrupts.rs`): a breaker shared by the main loop and the machine-timer
+//! interrupt, which `mtimecmp` raises every 16 clock ticks, the SysTick period
+//! of the Cortex-M builds. Its handler is bound through `riscv-rt`'s
+//! `#[core_interrupt]` (direct mode: `riscv-rt` points `mtvec` at its trap
+//! entry, which dispatches on `mcause`). Only the 32-bit word is shared with
+//! the handler, as on Cortex-M3/M4: see `interrupts::SHARED_W64`.
 
 use crate::check::Checks;
+use crate::prng::XorShift;
+use core::cell::RefCell;
+use critical_section::Mutex;
+use riscv::interrupt::Interrupt;
 use riscv_semihosting::debug;
 use tripword::{Breaker, Clock, Config, ConstConfig, Outcome, Status, W32};
 
 /// `mtime` on QEMU `virt`: the CLINT at `0x0200_0000`, `mtime` at `+0xBFF8`.
 const MTIME: usize = 0x0200_BFF8;
+/// Hart 0's `mtimecmp` on QEMU `virt`: the CLINT at `+0x4000`.
+const MTIMECMP: usize = 0x0200_4000;
 /// One tick of [`MtimeClock`] is `2^TICK_SHIFT` `mtime` counts (about
 /// 102 µs at 10 MHz).
 const TICK_SHIFT: u32 = 10;
+/// The machine-timer interrupt's period in `mtime` counts: the interrupt
+/// suite's period in ticks (16, about 1.6 ms).
+const TIMER_PERIOD: u64 = crate::interrupts::HANDLER_PERIOD << TICK_SHIFT;
 
 /// The machine timer as a tripword clock: zero-sized, reads `mtime`.
+#[derive(Clone, Copy, Debug)]
 pub struct MtimeClock;
 
 impl MtimeClock {
@@ -41,6 +54,56 @@ impl MtimeClock {
                 return (u64::from(h1) << 32) | u64::from(l);
             }
         }
+    }
+
+    /// Hart 0's `mtimecmp`, read as two halves: only [`Self::set_mtimecmp`]
+    /// writes it, on this hart, and never while this runs.
+    fn mtimecmp() -> u64 {
+        // SAFETY: the CLINT's `mtimecmp` for hart 0, always mapped on `virt`.
+        let (l, h) = unsafe {
+            (
+                core::ptr::read_volatile(MTIMECMP as *const u32),
+                core::ptr::read_volatile((MTIMECMP + 4) as *const u32),
+            )
+        };
+        (u64::from(h) << 32) | u64::from(l)
+    }
+
+    /// Sets `mtimecmp` as two 32-bit halves (RV32 has no 64-bit store) in
+    /// the standard order: the high half to `u32::MAX` first, so that no
+    /// mixture of old and new halves lies in the past and raises a spurious
+    /// interrupt; then the low half, then the high half.
+    fn set_mtimecmp(at: u64) {
+        let lo = MTIMECMP as *mut u32;
+        let hi = (MTIMECMP + 4) as *mut u32;
+        // SAFETY: the CLINT's `mtimecmp` for hart 0, always mapped and
+        // writable in machine mode on `virt`; volatile, it is a device.
+        unsafe {
+            core::ptr::write_volatile(hi, u32::MAX);
+            core::ptr::write_volatile(lo, at as u32);
+            core::ptr::write_volatile(hi, (at >> 32) as u32);
+        }
+    }
+
+    /// Arms the machine-timer interrupt one period from now and enables it
+    /// (`mie.MTIE`, then `mstatus.MIE`).
+    pub fn start_timer_interrupt() {
+        Self::set_mtimecmp(Self::mtime() + TIMER_PERIOD);
+        // SAFETY: single hart; nothing here relies on interrupts being
+        // masked, and the handler only touches atomics and its own RNG.
+        unsafe {
+            riscv::interrupt::enable_interrupt(Interrupt::MachineTimer);
+            riscv::interrupt::enable();
+        }
+    }
+
+    /// Re-arms the timer one period after the deadline that just passed; if
+    /// the host stalled the emulator past that one too, one period from now
+    /// (missed periods are skipped, not delivered in a burst).
+    fn rearm() {
+        let now = Self::mtime();
+        let next = Self::mtimecmp().wrapping_add(TIMER_PERIOD);
+        Self::set_mtimecmp(if next > now { next } else { now + TIMER_PERIOD });
     }
 }
 
@@ -114,8 +177,24 @@ fn main() -> ! {
     crate::scenarios::run(&mut checks);
     crate::random_run::run(&mut checks);
     hardware_clock(&mut checks);
+    MtimeClock::start_timer_interrupt();
+    crate::interrupts::run(&mut checks);
     crate::finish(&mut checks);
     halt()
+}
+
+/// The handler's random source, used only by the interrupt handler (which
+/// does not nest); the mutex just makes that `static mut`-free.
+static RNG: Mutex<RefCell<XorShift>> = Mutex::new(RefCell::new(XorShift::new(0x1357_9BDF)));
+
+/// The machine-timer interrupt: re-arms `mtimecmp`, then runs the handler's
+/// share of the interrupt suite.
+#[riscv_rt::core_interrupt(Interrupt::MachineTimer)]
+fn machine_timer() {
+    MtimeClock::rearm();
+    critical_section::with(|cs| {
+        crate::interrupts::on_timer_interrupt(&mut RNG.borrow_ref_mut(cs));
+    });
 }
 
 /// After a semihosting exit (QEMU has already stopped).
