@@ -17,7 +17,9 @@ use crate::observer::Observer;
 use crate::outcome::Outcome;
 use crate::status::Status;
 use crate::transition::{self, Event, Kind, Verdict};
-use crate::word::{Snapshot, TAG_PROBING, W64, Word, closed_failures, counter_of, tag_of};
+use crate::word::{
+    Layout, Snapshot, TAG_BITS, TAG_PROBING, W64, Word, closed_failures, counter_of, tag_of,
+};
 #[cfg(target_pointer_width = "64")]
 use crate::word::{TAG_FORCED_OPEN, TAG_OPEN};
 use core::borrow::Borrow;
@@ -91,31 +93,55 @@ impl core::error::Error for Rejected {}
 #[must_use = "a ticket must be released; a lost probe ticket blocks the breaker until the probe timeout"]
 pub struct Ticket {
     // Two scalars, so that `Result<Ticket, Rejected>` is returned in two
-    // registers (the niche of `NonZeroUsize` encodes `Err`): the word's
-    // address, and the counter with the probe flag in the top bit (counters
-    // are at most 22 bits wide).
+    // registers (the niche of `NonZeroUsize` encodes `Err`):
+    // - `origin`: the word's address, with the probe flag in bit 0 (a word
+    //   is at least 4-byte aligned, so that bit is free). A non-probe ticket
+    //   of this breaker carries exactly the address, so one compare checks
+    //   both "this breaker" and "not a probe" on the success fast path;
+    // - `stamp`: the word's counter field where the word holds it (bits
+    //   `TAG_BITS..TAG_BITS + counter_bits`). In place, the field is the word
+    //   `Closed` holds with no failures under that counter (tag and failure
+    //   count are zero bits), so that fast path compares the word with the
+    //   stamp, and neither `acquire` nor `release` shifts or masks it.
     origin: NonZeroUsize,
     stamp: u32,
 }
 
 impl Ticket {
-    const PROBE: u32 = 1 << 31;
+    const PROBE: usize = 1;
 
+    /// The ticket for an admission into `raw` (the word after it) of the
+    /// breaker whose word is at `origin`.
     #[inline(always)]
-    fn new(origin: NonZeroUsize, counter: u32, probe: bool) -> Ticket {
+    fn of_word(origin: NonZeroUsize, l: &Layout, raw: u64, probe: bool) -> Ticket {
         Ticket {
-            origin,
-            stamp: counter | if probe { Self::PROBE } else { 0 },
+            origin: origin | if probe { Self::PROBE } else { 0 },
+            stamp: (raw & l.counter_field_mask()) as u32,
+        }
+    }
+
+    /// The address of the word of the breaker that issued this ticket.
+    #[inline(always)]
+    fn issuer(&self) -> usize {
+        self.origin.get() & !Self::PROBE
+    }
+
+    /// A copy, for tests that release one ticket into two breakers.
+    #[cfg(test)]
+    pub(crate) fn clone_for_test(&self) -> Ticket {
+        Ticket {
+            origin: self.origin,
+            stamp: self.stamp,
         }
     }
 
     /// The state counter this ticket was issued under.
     pub fn counter(&self) -> u32 {
-        self.stamp & !Self::PROBE
+        self.stamp >> TAG_BITS
     }
     /// Whether this ticket is the probe of a half-open breaker.
     pub fn is_probe(&self) -> bool {
-        self.stamp & Self::PROBE != 0
+        self.origin.get() & Self::PROBE != 0
     }
 }
 
@@ -124,7 +150,7 @@ impl core::fmt::Debug for Ticket {
         f.debug_struct("Ticket")
             .field("counter", &self.counter())
             .field("probe", &self.is_probe())
-            .field("origin", &self.origin)
+            .field("origin", &self.issuer())
             .finish()
     }
 }
@@ -353,9 +379,10 @@ impl<C, W: Word, O, P: Borrow<Config>> Breaker<C, W, O, P> {
 
     #[inline(always)]
     fn origin(&self) -> NonZeroUsize {
-        // A reference is never null; the fallback is unreachable and folds
-        // away.
-        NonZeroUsize::new(core::ptr::from_ref(&self.word).addr()).unwrap_or(NonZeroUsize::MIN)
+        // Words are at least 4-byte aligned: bit 0 is free for the probe
+        // flag of `Ticket::origin`.
+        const { assert!(core::mem::align_of::<W::Atomic>() >= 2) };
+        core::ptr::NonNull::from(&self.word).addr()
     }
 }
 
@@ -431,7 +458,7 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         if let Some(failures) = closed_failures(l, raw)
             && failures < u64::from(self.config.borrow().get_failure_threshold())
         {
-            return Ok(Ticket::new(self.origin(), counter_of(l, raw), false));
+            return Ok(Ticket::of_word(self.origin(), l, raw, false));
         }
         self.acquire_slow(word)
     }
@@ -471,9 +498,10 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         match self.run_from(word, Event::Admit, now) {
             (word, Kind::Admitted) => {
                 let raw: u64 = word.into();
-                Ok(Ticket::new(
+                Ok(Ticket::of_word(
                     self.origin(),
-                    counter_of(&W::LAYOUT, raw),
+                    &W::LAYOUT,
+                    raw,
                     tag_of(raw) == TAG_PROBING,
                 ))
             }
@@ -486,18 +514,17 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// returns [`Release::Stale`].
     #[inline]
     pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
-        if ticket.origin != self.origin() {
-            return Release::Stale;
-        }
-        // Fast path (SPEC I9): a success on a current `Closed` word with no
-        // failures counted changes nothing, so stores nothing.
-        // One load serves both the fast path and, if it cannot decide, the
-        // slow path.
+        // Fast path (SPEC I9): a success of a (non-probe) ticket of this
+        // breaker on a current `Closed` word with no failures counted changes
+        // nothing, so stores nothing. That word is exactly the ticket's
+        // stamp. One load serves both the fast path and, if it cannot decide,
+        // the slow path.
         let word = W::load(&self.word);
         let raw: u64 = word.into();
-        let l = &W::LAYOUT;
-        // `Closed`, no failures, this ticket's counter: exactly one word.
-        if outcome == Outcome::Success && raw == l.closed(ticket.counter(), 0) {
+        if outcome == Outcome::Success
+            && ticket.origin == self.origin()
+            && raw == u64::from(ticket.stamp)
+        {
             return Release::Recorded;
         }
         self.release_slow(word, ticket, outcome)
@@ -510,6 +537,9 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     #[cfg_attr(target_pointer_width = "64", inline(never))]
     #[cfg_attr(not(target_pointer_width = "64"), inline)]
     fn release_slow(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
+        if ticket.issuer() != self.origin().get() {
+            return Release::Stale;
+        }
         #[cfg(target_pointer_width = "64")]
         {
             let raw: u64 = word.into();
@@ -517,7 +547,7 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
             if outcome == Outcome::Failure
                 && let Some(failures) = closed_failures(l, raw)
                 && failures + 1 < u64::from(self.config.borrow().get_failure_threshold())
-                && counter_of(l, raw) == ticket.counter()
+                && raw & l.counter_field_mask() == u64::from(ticket.stamp)
             {
                 // A failure that does not trip: one more in the count, no
                 // clock read, no transition to report; the same word `apply`
@@ -634,10 +664,11 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Permit<'_, C, W, O, P> {
     /// Gives up the guard and returns the raw ticket, to release by hand.
     pub fn into_ticket(mut self) -> Ticket {
         // Always Some until the guard is consumed; the fallback is unreachable.
-        // (Address 1 holds no breaker's word: words are aligned.)
-        self.ticket
-            .take()
-            .unwrap_or(Ticket::new(NonZeroUsize::MIN, 0, false))
+        // (Its issuer, address 0, holds no breaker's word.)
+        self.ticket.take().unwrap_or(Ticket {
+            origin: NonZeroUsize::MIN,
+            stamp: 0,
+        })
     }
 
     fn settle(&mut self, outcome: Outcome) -> Release {

@@ -76,6 +76,7 @@ both_widths!(
     permit_drop_records_abandon_outcome,
     permit_abandon_can_be_ignored,
     ticket_from_another_breaker_is_stale,
+    ticket_counter_round_trips_at_the_largest_counter,
     closed_path_is_quiet,
     rejections_read_the_clock_at_most_once,
     corrupt_word_is_reported_once_and_fails_open,
@@ -345,6 +346,70 @@ fn ticket_from_another_breaker_is_stale<W: Word>() {
     assert_eq!(b.release(from_a, Outcome::Failure), Release::Stale);
     assert_eq!(b.status(), Status::Closed);
     assert_eq!(a.status(), Status::Closed);
+    // A success takes the fast path's compare, which checks the origin too.
+    b.release(b.acquire().unwrap(), Outcome::Failure); // b: Open, counter 1
+    b.force_close(); // b: Closed, counter 2, no failures
+    let (from_a, _) = (
+        a.acquire().unwrap(),
+        a.release(a.acquire().unwrap(), Outcome::Failure),
+    );
+    a.force_close(); // a: Closed, counter 2, like b
+    assert_eq!(from_a.counter(), 0);
+    let from_a = a.acquire().unwrap();
+    assert_eq!(from_a.counter(), 2);
+    assert_eq!(b.load_word(), a.load_word(), "the same word in both");
+    let origin_of = |t: &crate::Ticket| {
+        let d = std::format!("{t:?}");
+        d[d.find("origin: ").expect("Debug names the origin")..].to_string()
+    };
+    let a_origin = origin_of(&from_a);
+    assert_eq!(
+        b.release(from_a.clone_for_test(), Outcome::Success),
+        Release::Stale
+    );
+    assert_eq!(a.release(from_a, Outcome::Success), Release::Recorded);
+
+    // Probe tickets (the probe flag rides in the origin): both breakers
+    // tripped and half-open under the same counter; each probe counts only
+    // in its own breaker.
+    for x in [&a, &b] {
+        x.release(x.acquire().unwrap(), Outcome::Failure);
+    }
+    clock.advance(1_000);
+    let (pa, pb) = (a.acquire().unwrap(), b.acquire().unwrap());
+    assert!(pa.is_probe() && pb.is_probe());
+    assert_eq!((pa.counter(), a.load_word()), (pb.counter(), b.load_word()));
+    assert_eq!(
+        origin_of(&pa),
+        a_origin,
+        "a probe's Debug shows its breaker's address, without the flag"
+    );
+    for outcome in [Outcome::Success, Outcome::Failure, Outcome::Ignored] {
+        assert_eq!(b.release(pa.clone_for_test(), outcome), Release::Stale);
+        assert_eq!(a.release(pb.clone_for_test(), outcome), Release::Stale);
+    }
+    assert_eq!(a.status(), Status::Probing);
+    assert_eq!(a.release(pa, Outcome::Success), Release::Recorded);
+    assert_eq!(b.release(pb, Outcome::Failure), Release::Recorded);
+    assert_eq!((a.status(), b.status()), (Status::Closed, Status::Open));
+}
+
+/// The ticket keeps the counter where the word holds it: the largest
+/// counter survives the round trip, and a success released under it takes
+/// the fast path (nothing stored).
+fn ticket_counter_round_trips_at_the_largest_counter<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    let l = W::LAYOUT;
+    let top = W::from_u64(l.closed(l.max_counter(), 0));
+    poke(&b, top);
+    let t = b.acquire().unwrap();
+    assert_eq!((t.counter(), t.is_probe()), (l.max_counter(), false));
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(b.load_word(), top);
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    assert_eq!(b.load_word(), W::from_u64(l.closed(l.max_counter(), 1)));
 }
 
 /// I9: in Closed, admission and status read no clock and store nothing; a

@@ -89,6 +89,11 @@ impl Layout {
     pub const fn max_duration(&self) -> u64 {
         1u64 << (self.time_bits - 1)
     }
+    /// The bits of the word that hold the state counter, in place.
+    #[inline(always)]
+    pub(crate) const fn counter_field_mask(&self) -> u64 {
+        mask(self.counter_bits) << TAG_BITS
+    }
     const fn payload_shift(&self) -> u32 {
         TAG_BITS + self.counter_bits
     }
