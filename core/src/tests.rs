@@ -77,6 +77,7 @@ both_widths!(
     permit_abandon_can_be_ignored,
     ticket_from_another_breaker_is_stale,
     ticket_counter_round_trips_at_the_largest_counter,
+    failure_fast_path_compares_the_whole_counter,
     closed_path_is_quiet,
     rejections_read_the_clock_at_most_once,
     corrupt_word_is_reported_once_and_fails_open,
@@ -392,6 +393,26 @@ fn ticket_from_another_breaker_is_stale<W: Word>() {
     assert_eq!(a.release(pa, Outcome::Success), Release::Recorded);
     assert_eq!(b.release(pb, Outcome::Failure), Release::Recorded);
     assert_eq!((a.status(), b.status()), (Status::Closed, Status::Open));
+}
+
+/// The non-tripping failure fast path compares the ticket's whole counter
+/// with the word's: a stale ticket whose counter is the complement of the
+/// word's, or the largest counter against any other, is not counted.
+fn failure_fast_path_compares_the_whole_counter<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config()); // threshold 3
+    let l = W::LAYOUT;
+    let t0 = b.acquire().unwrap();
+    assert_eq!(t0.counter(), 0);
+    let top = W::from_u64(l.closed(l.max_counter(), 0));
+    poke(&b, top);
+    assert_eq!(b.release(t0, Outcome::Failure), Release::Stale);
+    assert_eq!(b.load_word(), top);
+    let t_top = b.acquire().unwrap();
+    let other = W::from_u64(l.closed(5, 0));
+    poke(&b, other);
+    assert_eq!(b.release(t_top, Outcome::Failure), Release::Stale);
+    assert_eq!(b.load_word(), other);
 }
 
 /// The ticket keeps the counter where the word holds it: the largest
