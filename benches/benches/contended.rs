@@ -20,7 +20,8 @@ use criterion::{
 use tripword::{W32, W64};
 use tripword_benches::pool::Pool;
 use tripword_benches::subjects::{
-    AtomicPair, Failsafe, MutexBaseline, Recloser, Scenario, Subject, TowerResilience, Tripword,
+    AtomicPair, Failsafe, MutexBaseline, PrivateTripword, Recloser, Scenario, Subject,
+    TowerResilience, Tripword,
 };
 
 fn bench<S: Subject>(g: &mut BenchmarkGroup<'_, WallTime>, scenario: Scenario, threads: usize) {
@@ -40,6 +41,7 @@ fn contended(c: &mut Criterion) {
         for threads in 1..=max {
             g.throughput(Throughput::Elements(threads as u64));
             bench::<AtomicPair>(&mut g, scenario, threads);
+            bench::<PrivateTripword>(&mut g, scenario, threads);
             bench::<MutexBaseline>(&mut g, scenario, threads);
             bench::<Tripword<W64>>(&mut g, scenario, threads);
             bench::<Tripword<W32>>(&mut g, scenario, threads);

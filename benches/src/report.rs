@@ -141,6 +141,10 @@ pub fn tables(rows: &[Row], scheduler: &str, scenario: &str) -> String {
     let impls = distinct(cell.iter().map(|r| r.implementation));
     let threads = distinct(cell.iter().map(|r| r.threads));
     let mut out = String::new();
+    if cell.is_empty() {
+        // Not measured in this run (`--only`): no empty table.
+        return out;
+    }
     let _ = writeln!(
         out,
         "{scheduler} / {scenario}: million calls per second, all threads together (median; ± spread of repeats)\n"

@@ -407,6 +407,53 @@ impl<W: Width> Worker for TripwordWorker<W> {
     }
 }
 
+/// A control for scaling, not a breaker anyone would share: every worker
+/// gets a `W64` breaker of its own (on its own cache lines), configured as in
+/// [`Scenario::Closed`], and makes exactly the calls [`Tripword`] makes.
+/// Nothing is shared, so how its throughput grows from 1 to N threads is how
+/// far this machine lets this code scale. Shared `tripword` (whose closed
+/// path stores nothing) should scale as well as this control.
+#[derive(Debug)]
+pub struct PrivateTripword;
+
+/// A breaker on cache lines of its own (128 B: two lines, against the
+/// adjacent-line prefetcher).
+#[repr(align(128))]
+#[derive(Debug)]
+pub struct Isolated<T>(pub T);
+
+/// A worker of [`PrivateTripword`], with its own breaker.
+#[derive(Debug)]
+pub struct PrivateTripwordWorker(Box<Isolated<Breaker<MonotonicClock, W64>>>);
+
+impl Subject for PrivateTripword {
+    type Worker = PrivateTripwordWorker;
+    const NAME: &'static str = "tripword_w64_private";
+    const KIND: Kind = Kind::Baseline;
+    fn build(scenario: Scenario) -> Option<Self> {
+        (scenario == Scenario::Closed).then_some(PrivateTripword)
+    }
+    fn worker(self: &Arc<Self>) -> PrivateTripwordWorker {
+        let breaker = Tripword::<W64>::build(Scenario::Closed)
+            .expect("the closed scenario's config is in range")
+            .breaker;
+        PrivateTripwordWorker(Box::new(Isolated(breaker)))
+    }
+}
+
+impl Worker for PrivateTripwordWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        call(&self.0.0, Outcome::Success)
+    }
+    fn failure_storm(&mut self) -> bool {
+        false
+    }
+    fn half_open_storm(&mut self) -> bool {
+        false
+    }
+}
+
 // ---------------------------------------------------------------- failsafe
 
 /// The `failsafe` breaker type used here: consecutive failures, constant

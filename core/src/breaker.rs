@@ -455,9 +455,7 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         let word = W::load(&self.word);
         let raw: u64 = word.into();
         let l = &W::LAYOUT;
-        if let Some(failures) = closed_failures(l, raw)
-            && failures < u64::from(self.config.borrow().get_failure_threshold())
-        {
+        if l.closed_below(raw, self.config.borrow().get_failure_threshold()) {
             return Ok(Ticket::of_word(self.origin(), l, raw, false));
         }
         self.acquire_slow(word)

@@ -616,6 +616,21 @@ fn fast_path_lookalikes_are_repaired<W: Word>() {
             counter: 1
         })
     );
+
+    // `Closed` with exactly `threshold` failures, counter 0: the closed fast
+    // path compares the whole word with `threshold << payload_shift`, and
+    // this is that very word: still corrupt, still repaired.
+    let b = breaker::<W>(&clock, seed_config()); // threshold 3
+    let at = Snapshot {
+        state: State::Closed { failures: 3 },
+        counter: 0,
+    }
+    .encode::<W>();
+    poke(&b, at);
+    let t = b.acquire().expect("a corrupt word fails open");
+    assert_eq!(t.counter(), 1);
+    assert_eq!(*b.observer().corrupt.borrow(), [(at.into(), 1)]);
+    assert_eq!(b.load_word(), W::from_u64(l.closed(1, 0)));
 }
 
 fn wrapping_clock_through_the_breaker<W: Word>() {

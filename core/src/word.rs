@@ -89,6 +89,25 @@ impl Layout {
     pub const fn max_duration(&self) -> u64 {
         1u64 << (self.time_bits - 1)
     }
+    /// Whether `raw` is `Closed` with fewer than `threshold` failures: the
+    /// closed fast path's test. For a 64-bit word it compares the whole word,
+    /// `raw < threshold << payload_shift`, which is `failures < threshold`
+    /// because the bits below the payload are less than `1 << payload_shift`.
+    /// That form shifts the threshold, which a `const` config folds, and
+    /// not the word, which saves an instruction on the host. For a 32-bit
+    /// word it shifts the word instead: there the word is zero-extended to
+    /// `u64`, so its shift stays 32-bit, while the shifted threshold would be
+    /// compared as a 64-bit value, which costs 8 B more on a 32-bit MCU. The
+    /// two forms agree for every value, since nothing overflows `u64`.
+    #[inline(always)]
+    pub(crate) const fn closed_below(&self, raw: u64, threshold: u32) -> bool {
+        tag_of(raw) == TAG_CLOSED
+            && if self.word_bits > 32 {
+                raw < (threshold as u64) << self.payload_shift()
+            } else {
+                raw >> self.payload_shift() < threshold as u64
+            }
+    }
     /// The bits of the word that hold the state counter, in place.
     #[inline(always)]
     pub(crate) const fn counter_field_mask(&self) -> u64 {
