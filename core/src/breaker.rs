@@ -383,6 +383,8 @@ impl<C, W: Word, O, P: Borrow<Config>> Breaker<C, W, O, P> {
         // Words are at least 4-byte aligned: bit 0 is free for the probe
         // flag of `Ticket::origin`.
         const { assert!(core::mem::align_of::<W::Atomic>() >= 2) };
+        // And the counter field fits the ticket's `u32` stamp in place.
+        const { assert!(TAG_BITS + W::LAYOUT.counter_bits <= 32) };
         core::ptr::NonNull::from(&self.word).addr()
     }
 }
