@@ -17,11 +17,9 @@ use crate::observer::Observer;
 use crate::outcome::Outcome;
 use crate::status::Status;
 use crate::transition::{self, Event, Kind, Verdict};
-use crate::word::{
-    Layout, Snapshot, TAG_BITS, TAG_PROBING, W64, Word, closed_failures, counter_of, tag_of,
-};
+use crate::word::{Layout, Snapshot, TAG_BITS, TAG_PROBING, W64, Word, counter_of, tag_of};
 #[cfg(target_pointer_width = "64")]
-use crate::word::{TAG_FORCED_OPEN, TAG_OPEN};
+use crate::word::{TAG_FORCED_OPEN, TAG_OPEN, closed_failures};
 use core::borrow::Borrow;
 use core::num::NonZeroUsize;
 

@@ -407,7 +407,9 @@ pub(crate) const fn counter_of(layout: &Layout, raw: u64) -> u32 {
 
 /// The failure count of a `Closed` word (with any stray bits above the
 /// failure field included, so a corrupt word reads as a count at or over any
-/// valid threshold), or `None` for any other tag. The breaker's fast paths.
+/// valid threshold), or `None` for any other tag. The failure fast path of
+/// `release`, which exists on 64-bit targets only.
+#[cfg(target_pointer_width = "64")]
 #[inline(always)]
 pub(crate) const fn closed_failures(layout: &Layout, raw: u64) -> Option<u64> {
     if tag_of(raw) == TAG_CLOSED {
