@@ -552,7 +552,11 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
                 // clock read, no transition to report; the same word `apply`
                 // computes. If the swap loses a race, the general loop
                 // retries from the word it saw.
-                let counted = W::from_u64(l.closed(ticket.counter(), failures as u32 + 1));
+                // `raw` is exactly `closed(ticket's counter, failures)`: tag
+                // and counter were just compared, and a count below the
+                // threshold leaves no stray bits above it. One more failure
+                // is one unit of the count added, with no unpacking.
+                let counted = W::from_u64(raw + l.one_failure());
                 return match W::compare_exchange_weak(&self.word, word, counted) {
                     Ok(_) => Release::Recorded,
                     Err(seen) => self.release_from(seen, ticket, outcome),

@@ -108,6 +108,13 @@ impl Layout {
                 raw >> self.payload_shift() < threshold as u64
             }
     }
+    /// What one more failure adds to a `Closed` word (the failure count's
+    /// unit, in place). The failure fast path of `release`, 64-bit only.
+    #[cfg(target_pointer_width = "64")]
+    #[inline(always)]
+    pub(crate) const fn one_failure(&self) -> u64 {
+        1 << self.payload_shift()
+    }
     /// The bits of the word that hold the state counter, in place.
     #[inline(always)]
     pub(crate) const fn counter_field_mask(&self) -> u64 {
