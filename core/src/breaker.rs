@@ -11,25 +11,30 @@
 //! never blocks, never allocates, so it can be called from an interrupt
 //! handler on targets with native compare-and-swap.
 
+use crate::cell::{self, Cell};
 use crate::clock::Clock;
-use crate::config::{Config, ConfigError, Const, ConstConfig};
+use crate::config::{Config, ConfigSource, Const, ValidConfig};
 use crate::observer::Observer;
 use crate::outcome::Outcome;
+use crate::rejected::Rejected;
 use crate::status::Status;
-use crate::transition::{self, Event, Kind, Verdict};
-use crate::word::{Layout, Snapshot, TAG_BITS, TAG_PROBING, W64, Word, counter_of, tag_of};
+use crate::transition::{self, Decision, Event};
+use crate::word::{Corruption, Layout, Snapshot, TAG_BITS, TAG_PROBING, W32, W64, Word, tag_of};
 #[cfg(target_pointer_width = "64")]
 use crate::word::{TAG_FORCED_OPEN, TAG_OPEN, closed_failures};
-use core::borrow::Borrow;
 use core::num::NonZeroUsize;
 
 /// A circuit breaker in one atomic word.
 ///
-/// `C` is the [`Clock`], `W` the word width ([`W64`] by default,
-/// [`W32`](crate::W32) for MCUs with 32-bit atomics), `O` the [`Observer`]
-/// (none by default), `P` where the [`Config`] lives: inline by default, or
-/// `&'static Config` ([`Breaker::from_static`]) so a `static` breaker keeps
-/// its config in flash and costs only its word and a pointer in RAM.
+/// `C` is the [`Clock`], `W` the word width ([`W64`] by default, [`W32`] for
+/// MCUs with 32-bit atomics), `O` the [`Observer`] (none by default), `P`
+/// where the [`ValidConfig`] lives ([`ConfigSource`]): inline by default, in a
+/// `static` ([`StaticBreaker`]) so a `static` breaker keeps its config in
+/// flash, or compiled into the code ([`ConstBreaker`]).
+///
+/// Two constructors: [`Breaker::new`], the direct form (64-bit word, no
+/// observer, config checked where it is built), and [`Breaker::from_parts`]
+/// for every other form. Both are `const`.
 ///
 /// ```
 /// use tripword::{Breaker, Config, Outcome, Status};
@@ -48,30 +53,43 @@ use core::num::NonZeroUsize;
 /// assert_eq!(B.status(), Status::Open);
 /// assert!(B.acquire().is_err());       // rejected, the call is not made
 /// CLOCK.advance(100);
+/// assert_eq!(B.status(), Status::HalfOpen); // a read: stores nothing
 /// let probe = B.permit().unwrap();     // exactly one caller becomes the probe
 /// assert!(B.permit().is_err());
 /// probe.success();
 /// assert_eq!(B.status(), Status::Closed);
 /// ```
-pub struct Breaker<C, W: Word = W64, O = (), P = Config> {
+pub struct Breaker<C, W: Word = W64, O = (), P = ValidConfig<W>> {
     pub(crate) word: W::Atomic,
     config: P,
     clock: C,
     observer: O,
 }
 
-/// The call was not admitted: the breaker is open, forced open, or probing.
-/// The protected function must not run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Rejected;
+/// A breaker whose config is a `static` (in flash on an MCU): RAM per breaker
+/// is the word, a pointer, and the clock and observer (often zero-sized).
+///
+/// ```
+/// use tripword::{Config, StaticBreaker, ValidConfig, W32};
+/// use tripword::clock::ManualClock;
+///
+/// static CONFIG: ValidConfig<W32> = ValidConfig::new(Config::new().failure_threshold(2));
+/// static CLOCK: ManualClock = ManualClock::new(0);
+/// static B: StaticBreaker<&ManualClock, W32> = StaticBreaker::from_parts(&CONFIG, &CLOCK, ());
+/// assert!(B.acquire().is_ok());
+/// ```
+pub type StaticBreaker<C, W = W64, O = ()> = Breaker<C, W, O, &'static ValidConfig<W>>;
 
-impl core::fmt::Display for Rejected {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("circuit open: call not admitted")
-    }
-}
+/// A breaker whose config is the compile-time constant of a [`ConstConfig`]
+/// type `T`: RAM per breaker is the word alone (plus the clock and observer,
+/// often zero-sized), and the config's values are compiled into the code.
+/// Out of range for `W`, it does not build.
+///
+/// [`ConstConfig`]: crate::ConstConfig
+pub type ConstBreaker<T, C, W = W64, O = ()> = Breaker<C, W, O, Const<T>>;
 
-impl core::error::Error for Rejected {}
+/// A breaker on the 32-bit word, for MCUs whose native atomics are 32-bit.
+pub type Breaker32<C, O = ()> = Breaker<C, W32, O>;
 
 /// Proof of admission, to hand back to [`Breaker::release`] exactly once
 /// (it is not `Clone`, so it cannot be released twice).
@@ -90,8 +108,9 @@ impl core::error::Error for Rejected {}
 #[derive(PartialEq, Eq, Hash)]
 #[must_use = "a ticket must be released; a lost probe ticket blocks the breaker until the probe timeout"]
 pub struct Ticket {
-    // Two scalars, so that `Result<Ticket, Rejected>` is returned in two
-    // registers (the niche of `NonZeroUsize` encodes `Err`):
+    // Two machine words, so that `Result<Ticket, Rejected>` is returned in
+    // two registers (the niche of `NonZeroUsize` encodes `Err`, and
+    // `Rejected`, one word, sits where `stamp` does):
     // - `origin`: the word's address, with the probe flag in bit 0 (a word
     //   is at least 4-byte aligned, so that bit is free). A non-probe ticket
     //   of this breaker carries exactly the address, so one compare checks
@@ -102,19 +121,28 @@ pub struct Ticket {
     //   count are zero bits), so that fast path compares the word with the
     //   stamp, and neither `acquire` nor `release` shifts or masks it.
     origin: NonZeroUsize,
-    stamp: u32,
+    stamp: usize,
 }
 
 impl Ticket {
     const PROBE: usize = 1;
 
-    /// The ticket for an admission into `raw` (the word after it) of the
-    /// breaker whose word is at `origin`.
+    /// The ticket of an ordinary admission into `raw` (the word after it)
+    /// of the breaker whose word is at `origin`.
     #[inline(always)]
-    fn of_word(origin: NonZeroUsize, l: &Layout, raw: u64, probe: bool) -> Ticket {
+    fn admitted(origin: NonZeroUsize, l: &Layout, raw: u64) -> Ticket {
         Ticket {
-            origin: origin | if probe { Self::PROBE } else { 0 },
-            stamp: (raw & l.counter_field_mask()) as u32,
+            origin,
+            stamp: (raw & l.counter_field_mask()) as usize,
+        }
+    }
+
+    /// The ticket of the probe elected into `raw`.
+    #[inline(always)]
+    fn probe(origin: NonZeroUsize, l: &Layout, raw: u64) -> Ticket {
+        Ticket {
+            origin: origin | Self::PROBE,
+            stamp: (raw & l.counter_field_mask()) as usize,
         }
     }
 
@@ -125,8 +153,8 @@ impl Ticket {
     }
 
     /// A copy, for tests that release one ticket into two breakers (the
-    /// core's unit tests, which are not built under `--cfg loom`).
-    #[cfg(all(test, not(loom)))]
+    /// core's unit tests, which are not built under `--cfg tripword_loom`).
+    #[cfg(all(test, not(tripword_loom)))]
     pub(crate) fn clone_for_test(&self) -> Ticket {
         Ticket {
             origin: self.origin,
@@ -136,7 +164,7 @@ impl Ticket {
 
     /// The state counter this ticket was issued under.
     pub fn counter(&self) -> u32 {
-        self.stamp >> TAG_BITS
+        (self.stamp >> TAG_BITS) as u32
     }
     /// Whether this ticket is the probe of a half-open breaker.
     pub fn is_probe(&self) -> bool {
@@ -164,196 +192,67 @@ pub enum Release {
     Stale,
 }
 
-impl<C> Breaker<C, W64, ()> {
-    /// A 64-bit breaker with no observer. `const`: a breaker can be a
-    /// `static`.
-    ///
-    /// # Panics
-    /// If `config` is out of range for the 64-bit word; in a `const` or
-    /// `static` that is a compile error. Use [`Breaker::try_new`] for configs
-    /// read at run time.
-    #[cfg(not(loom))]
-    pub const fn new(config: Config, clock: C) -> Self {
-        Self::from_parts(config, clock, ())
-    }
-
-    /// A 64-bit breaker with no observer (loom build: not `const`).
-    #[cfg(loom)]
-    pub fn new(config: Config, clock: C) -> Self {
-        Self::from_parts(config, clock, ())
-    }
-
-    /// A 64-bit breaker, or the error naming the field out of range.
-    pub fn try_new(config: Config, clock: C) -> Result<Self, ConfigError> {
-        Self::try_from_parts(config, clock, ())
-    }
-}
-
-impl<C, O> Breaker<C, W64, O> {
-    /// A 64-bit breaker reporting transitions to `observer`.
-    ///
-    /// # Panics
-    /// As [`Breaker::new`].
-    #[cfg(not(loom))]
-    pub const fn with_observer(config: Config, clock: C, observer: O) -> Self {
-        Self::from_parts(config, clock, observer)
-    }
-
-    /// A 64-bit breaker reporting transitions to `observer` (loom build).
-    #[cfg(loom)]
-    pub fn with_observer(config: Config, clock: C, observer: O) -> Self {
-        Self::from_parts(config, clock, observer)
-    }
-}
-
-impl<C, W: Word, O> Breaker<C, W, O, &'static Config> {
-    /// A breaker whose config is a `static` (in flash on MCUs): RAM per
-    /// breaker is the word, a pointer, and the clock and observer (often
-    /// zero-sized).
-    ///
-    /// ```
-    /// use tripword::{Breaker, Config, W32};
-    /// use tripword::clock::ManualClock;
-    ///
-    /// static CONFIG: Config = Config::new().failure_threshold(2).open_for(100);
-    /// static CLOCK: ManualClock = ManualClock::new(0);
-    /// static B: Breaker<&ManualClock, W32, (), &Config> =
-    ///     Breaker::from_static(&CONFIG, &CLOCK, ());
-    /// assert!(B.acquire().is_ok());
-    /// ```
-    ///
-    /// # Panics
-    /// If the config is out of range for `W`; a compile error in a `const`.
-    #[cfg(not(loom))]
-    pub const fn from_static(config: &'static Config, clock: C, observer: O) -> Self {
-        if let Err(e) = config.validate::<W>() {
-            panic!("{}", e.message());
-        }
-        Breaker {
-            word: W::NEW_CELL,
-            config,
-            clock,
-            observer,
-        }
-    }
-
-    /// A breaker over a `static` config (loom build: not `const`).
-    #[cfg(loom)]
-    pub fn from_static(config: &'static Config, clock: C, observer: O) -> Self {
-        match Self::try_from_static(config, clock, observer) {
-            Ok(b) => b,
-            Err(e) => panic!("{}", e.message()),
-        }
-    }
-
-    /// A breaker over a `static` config, or the error naming the field out of
-    /// range.
-    pub fn try_from_static(
-        config: &'static Config,
-        clock: C,
-        observer: O,
-    ) -> Result<Self, ConfigError> {
-        config.validate::<W>()?;
-        Ok(Breaker {
-            word: W::new_cell(W::from_u64(0)),
-            config,
-            clock,
-            observer,
-        })
-    }
-}
-
-impl<C, W: Word, O, T: ConstConfig> Breaker<C, W, O, Const<T>> {
-    /// A breaker whose config is the compile-time constant `T::CONFIG`
-    /// ([`ConstConfig`]): RAM per breaker is the word (plus the clock and
-    /// observer, often zero-sized), and the config's values are compiled
-    /// into the code. The config is checked at compile time: out of range
-    /// for `W`, this does not build.
-    #[cfg(not(loom))]
-    pub const fn from_const(clock: C, observer: O) -> Self {
-        const {
-            if let Err(e) = T::CONFIG.validate::<W>() {
-                panic!("{}", e.message());
+impl<C> Breaker<C> {
+    constructor! {
+        /// A 64-bit breaker with no observer, its config inline: the direct
+        /// form. `const`: a breaker can be a `static`.
+        ///
+        /// # Panics
+        /// If `config` is out of range for the 64-bit word; in a `const` or
+        /// `static` that is a compile error. For a config read at run time,
+        /// check it first ([`Config::check`]) and use
+        /// [`from_parts`](Breaker::from_parts).
+        pub fn new(config: Config, clock: C) -> Self {
+            Breaker {
+                word: initial_cell!(W64),
+                config: ValidConfig::new(config),
+                clock,
+                observer: (),
             }
         }
-        Breaker {
-            word: W::NEW_CELL,
-            config: Const::new(),
-            clock,
-            observer,
-        }
-    }
-
-    /// A breaker over a compile-time config (loom build: not `const`).
-    #[cfg(loom)]
-    pub fn from_const(clock: C, observer: O) -> Self {
-        const {
-            if let Err(e) = T::CONFIG.validate::<W>() {
-                panic!("{}", e.message());
-            }
-        }
-        Breaker {
-            word: W::new_cell(W::from_u64(0)),
-            config: Const::new(),
-            clock,
-            observer,
-        }
     }
 }
 
-impl<C, W: Word, O> Breaker<C, W, O> {
-    /// A breaker of any word width, named by the type:
-    ///
-    /// ```
-    /// use tripword::{Breaker, Config, W32};
-    /// use tripword::clock::ManualClock;
-    ///
-    /// static CLOCK: ManualClock = ManualClock::new(0);
-    /// static B: Breaker<&ManualClock, W32> =
-    ///     Breaker::from_parts(Config::new().open_for(500), &CLOCK, ());
-    /// assert!(B.acquire().is_ok());
-    /// ```
-    ///
-    /// # Panics
-    /// If `config` is out of range for `W`; a compile error in a `const`.
-    #[cfg(not(loom))]
-    pub const fn from_parts(config: Config, clock: C, observer: O) -> Self {
-        match config.validate::<W>() {
-            Ok(config) => Breaker {
-                word: W::NEW_CELL,
+impl<C, W: Word, O, P: ConfigSource<W>> Breaker<C, W, O, P> {
+    constructor! {
+        /// A breaker of any form: word width, observer and where the config
+        /// lives ([`ValidConfig<W>`] inline, `&'static ValidConfig<W>`, or
+        /// [`Const<T>`]). The config is already valid, so this cannot fail; a
+        /// [`Const`] config is checked at compile time, here.
+        ///
+        /// ```
+        /// use tripword::{Breaker, Config, OnTransition, W32};
+        /// use tripword::clock::ManualClock;
+        ///
+        /// static CLOCK: ManualClock = ManualClock::new(0);
+        /// static B: Breaker<&ManualClock, W32> =
+        ///     Breaker::from_parts(tripword::ValidConfig::new(Config::new().open_for(500)), &CLOCK, ());
+        /// assert!(B.acquire().is_ok());
+        ///
+        /// // A config read at run time: check it, then build.
+        /// let config = Config::new().failure_threshold(2).check()?;
+        /// let clock = ManualClock::new(0);
+        /// let b = Breaker::<_, W32, _>::from_parts(config, &clock, OnTransition(|t| println!("{t}")));
+        /// assert!(b.acquire().is_ok());
+        /// # Ok::<(), tripword::ConfigError>(())
+        /// ```
+        pub fn from_parts(config: P, clock: C, observer: O) -> Self {
+            // Evaluates the compile-time check of a `Const` config.
+            #[allow(clippy::let_unit_value)]
+            let () = P::CHECK;
+            Breaker {
+                word: initial_cell!(W),
                 config,
                 clock,
                 observer,
-            },
-            Err(e) => panic!("{}", e.message()),
+            }
         }
     }
 
-    /// A breaker of any word width (loom build: not `const`).
-    #[cfg(loom)]
-    pub fn from_parts(config: Config, clock: C, observer: O) -> Self {
-        match Self::try_from_parts(config, clock, observer) {
-            Ok(b) => b,
-            Err(e) => panic!("{}", e.message()),
-        }
-    }
-
-    /// A breaker of any word width, or the error naming the field out of
-    /// range.
-    pub fn try_from_parts(config: Config, clock: C, observer: O) -> Result<Self, ConfigError> {
-        Ok(Breaker {
-            word: W::new_cell(W::from_u64(0)),
-            config: config.validate::<W>()?,
-            clock,
-            observer,
-        })
-    }
-}
-
-impl<C, W: Word, O, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// The validated config.
-    pub fn config(&self) -> &Config {
-        self.config.borrow()
+    #[inline(always)]
+    pub fn config(&self) -> &ValidConfig<W> {
+        self.config.valid()
     }
 
     /// The clock.
@@ -366,14 +265,17 @@ impl<C, W: Word, O, P: Borrow<Config>> Breaker<C, W, O, P> {
         &self.observer
     }
 
-    /// The raw word, for diagnostics and for tests of the pure layer.
-    pub fn load_word(&self) -> W::Raw {
-        W::load(&self.word)
+    /// The decoded word (or why it is corrupt), without acting on time.
+    pub fn snapshot(&self) -> Result<Snapshot, Corruption> {
+        Snapshot::decode::<W>(self.load())
     }
 
-    /// The decoded word (or why it is corrupt), without acting on time.
-    pub fn snapshot(&self) -> Result<Snapshot, crate::word::Corruption> {
-        Snapshot::decode::<W>(self.load_word())
+    #[inline(always)]
+    pub(crate) fn load(&self) -> W::Raw {
+        match Cell::<W>::load(&self.word) {
+            Ok(raw) => raw,
+            Err(never) => match never {},
+        }
     }
 
     #[inline(always)]
@@ -381,83 +283,64 @@ impl<C, W: Word, O, P: Borrow<Config>> Breaker<C, W, O, P> {
         // Words are at least 4-byte aligned: bit 0 is free for the probe
         // flag of `Ticket::origin`.
         const { assert!(core::mem::align_of::<W::Atomic>() >= 2) };
-        // And the counter field fits the ticket's `u32` stamp in place.
+        // And the counter field fits the ticket's stamp in place.
         const { assert!(TAG_BITS + W::LAYOUT.counter_bits <= 32) };
         core::ptr::NonNull::from(&self.word).addr()
     }
 }
 
-impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
-    /// Runs one event through the CAS loop: load, compute, swap if changed,
-    /// retry with the observed word. Reports after the swap.
-    #[inline]
-    fn run(&self, event: Event) -> Verdict {
-        let (word, kind) = self.run_from(W::load(&self.word), event, None);
-        kind.verdict(&W::LAYOUT, word.into())
-    }
-
-    /// [`run`](Self::run) from a word already loaded (by a fast path that
-    /// could not decide), so the slow path does not load it again. Returns
-    /// the word the decision left (stored, or found unchanged) and the
-    /// verdict's kind: a pair that fits in two registers. One shared
-    /// function for every event, not inlined: on a 32-bit MCU that is the
-    /// smaller code (`docs/design.md`, "The kernel works on raw bits").
+impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
+    /// Runs one event through the CAS loop ([`cell::update`]) from a word
+    /// already loaded (by a fast path that could not decide), so the slow
+    /// path does not load it again. `now`: the clock as that fast path read
+    /// it, after loading `current`, used for the first attempt only, so the
+    /// clock is read once. Returns the word the decision left (stored, or
+    /// found unchanged), the decision, and the last clock reading (for a
+    /// rejection's wait). One shared function for every event, not inlined:
+    /// on a 32-bit MCU that is the smaller code (`docs/design.md`, "The
+    /// kernel works on raw bits").
     #[inline(never)]
-    fn run_from(&self, mut current: W::Raw, event: Event, now: Option<u64>) -> (W::Raw, Kind) {
-        // `now`: the clock as a fast path read it, after loading `current`;
-        // used for the first attempt only, so the clock is read once.
-        let mut read = now;
-        loop {
-            // The clock is read (if at all) after the load that the decision
-            // is based on, so a timestamp stored by another thread is never
-            // newer than our `now` (see docs/design.md, "Memory orderings").
-            let old: u64 = current.into();
-            let first = read.take();
-            let out = transition::kernel(&W::LAYOUT, self.config.borrow(), old, event, || {
-                first.unwrap_or_else(|| self.clock.now())
-            });
-            let new = W::from_u64(out.word);
-            if new == current {
-                return (new, out.verdict);
-            }
-            match W::compare_exchange_weak(&self.word, current, new) {
-                Ok(_) => {
-                    self.report(old, &out);
-                    return (new, out.verdict);
+    fn run_from(&self, current: W::Raw, event: Event, now: Option<u64>) -> (W::Raw, Decision, u64) {
+        let mut last = now.unwrap_or(0);
+        let (word, decision) = cell::update_local(
+            &self.word,
+            self.config(),
+            current,
+            event,
+            now,
+            || {
+                last = self.clock.now();
+                last
+            },
+            |swap| {
+                if let Some(raw) = swap.repaired() {
+                    let l = &W::LAYOUT;
+                    let counter = l.next_counter(Snapshot::counter_bits::<W>(raw));
+                    self.observer.on_corrupt_word(raw.into(), counter);
                 }
-                Err(observed) => current = observed,
-            }
-        }
-    }
-
-    /// Tells the observer what the swap from `old` to `out.word` did. The
-    /// transitions are derived from the two words here, so with no observer
-    /// (`()`) all of this compiles away.
-    #[inline]
-    fn report(&self, old: u64, out: &transition::Out) {
-        if out.repaired {
-            let counter = W::LAYOUT.next_counter(counter_of(&W::LAYOUT, old));
-            self.observer.on_corrupt_word(old, counter);
-        }
-        transition::transitions(&W::LAYOUT, old, out).each(|t| self.observer.on_transition(t));
+                swap.transitions().each(|t| self.observer.on_transition(t));
+            },
+        );
+        (word, decision, last)
     }
 
     /// Asks to make a call. `Ok(ticket)` when admitted (in `Closed`, or as the
-    /// single probe of a half-open breaker); `Err(Rejected)` otherwise, and
-    /// the protected call must not run. Release the ticket exactly once.
+    /// single probe of a half-open breaker); `Err(Rejected)` otherwise, with
+    /// the cause and the wait, and the protected call must not run. Release
+    /// the ticket exactly once.
     ///
     /// In `Closed` this is one atomic load: no store, no clock read. In
     /// `Open` or `Probing` before the deadline it is one load and one clock
     /// read; in `ForcedOpen`, one load.
     #[inline]
     pub fn acquire(&self) -> Result<Ticket, Rejected> {
-        // Fast paths (SPEC I9): they decide what `transition::apply` would,
+        // Fast paths (spec I9): they decide what `transition::apply` would,
         // from the raw word, and store nothing.
-        let word = W::load(&self.word);
+        let word = self.load();
         let raw: u64 = word.into();
         let l = &W::LAYOUT;
-        if l.closed_below(raw, self.config.borrow().get_failure_threshold()) {
-            return Ok(Ticket::of_word(self.origin(), l, raw, false));
+        if l.closed_below(raw, self.config().failure_threshold()) {
+            return Ok(Ticket::admitted(self.origin(), l, raw));
         }
         self.acquire_slow(word)
     }
@@ -478,15 +361,15 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
                 // Every bit pattern of these tags is a valid word. The clock
                 // is read after the load, as the general loop would.
                 let now = self.clock.now();
-                if !transition::lapsed(l, self.config.borrow(), raw, now) {
-                    return Err(Rejected);
+                if !transition::lapsed(l, self.config(), raw, now) {
+                    return Err(Rejected::at(self.config(), raw, now));
                 }
                 // Time is up: the general loop elects the probe with this
                 // `now`, so the clock is read once.
                 return self.acquire_from(word, Some(now));
             }
             if tag == TAG_FORCED_OPEN && l.payload_of(raw) == 0 {
-                return Err(Rejected);
+                return Err(Rejected::at(self.config(), raw, 0));
             }
         }
         self.acquire_from(word, None)
@@ -494,17 +377,14 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
 
     #[inline]
     fn acquire_from(&self, word: W::Raw, now: Option<u64>) -> Result<Ticket, Rejected> {
-        match self.run_from(word, Event::Admit, now) {
-            (word, Kind::Admitted) => {
-                let raw: u64 = word.into();
-                Ok(Ticket::of_word(
-                    self.origin(),
-                    &W::LAYOUT,
-                    raw,
-                    tag_of(raw) == TAG_PROBING,
-                ))
+        let (word, decision, now) = self.run_from(word, Event::Admit, now);
+        let raw: u64 = word.into();
+        match decision {
+            Decision::Admitted if tag_of(raw) == TAG_PROBING => {
+                Ok(Ticket::probe(self.origin(), &W::LAYOUT, raw))
             }
-            _ => Err(Rejected),
+            Decision::Admitted => Ok(Ticket::admitted(self.origin(), &W::LAYOUT, raw)),
+            _ => Err(Rejected::at(self.config(), raw, now)),
         }
     }
 
@@ -513,16 +393,16 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
     /// returns [`Release::Stale`].
     #[inline]
     pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
-        // Fast path (SPEC I9): a success of a (non-probe) ticket of this
+        // Fast path (spec I9): a success of a (non-probe) ticket of this
         // breaker on a current `Closed` word with no failures counted changes
         // nothing, so stores nothing. That word is exactly the ticket's
         // stamp. One load serves both the fast path and, if it cannot decide,
         // the slow path.
-        let word = W::load(&self.word);
+        let word = self.load();
         let raw: u64 = word.into();
         if outcome == Outcome::Success
             && ticket.origin == self.origin()
-            && raw == u64::from(ticket.stamp)
+            && raw == ticket.stamp as u64
         {
             return Release::Recorded;
         }
@@ -545,8 +425,8 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
             let l = &W::LAYOUT;
             if outcome == Outcome::Failure
                 && let Some(failures) = closed_failures(l, raw)
-                && failures + 1 < u64::from(self.config.borrow().get_failure_threshold())
-                && raw & l.counter_field_mask() == u64::from(ticket.stamp)
+                && failures + 1 < u64::from(self.config().failure_threshold())
+                && raw & l.counter_field_mask() == ticket.stamp as u64
             {
                 // A failure that does not trip: one more in the count, no
                 // clock read, no transition to report; the same word `apply`
@@ -557,9 +437,10 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
                 // threshold leaves no stray bits above it. One more failure
                 // is one unit of the count added, with no unpacking.
                 let counted = W::from_u64(raw + l.one_failure());
-                return match W::compare_exchange_weak(&self.word, word, counted) {
-                    Ok(_) => Release::Recorded,
-                    Err(seen) => self.release_from(seen, ticket, outcome),
+                return match self.word.compare_exchange(word, counted) {
+                    Ok(()) => Release::Recorded,
+                    Err(cell::CasError::Changed(seen)) => self.release_from(seen, ticket, outcome),
+                    Err(cell::CasError::Cell(never)) => match never {},
                 };
             }
         }
@@ -573,7 +454,7 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
             outcome,
         };
         match self.run_from(word, event, None) {
-            (_, Kind::Recorded) => Release::Recorded,
+            (_, Decision::Recorded, _) => Release::Recorded,
             _ => Release::Stale,
         }
     }
@@ -589,33 +470,31 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Breaker<C, W, O, P> {
         })
     }
 
-    /// The current status. An `Open` breaker whose time is up, or a `Probing`
-    /// one whose probe timed out, becomes `HalfOpen` here (the lazy move the
-    /// spec describes); otherwise nothing is written.
+    /// The current status: a read that stores nothing and reports nothing.
+    /// An `Open` breaker whose time is up, or a `Probing` one whose probe
+    /// timed out, reads as `HalfOpen`; the move itself is made, and
+    /// reported, by the next admission. The operator-held open reads as
+    /// `Open`. One load, and a clock read in `Open` or `Probing`.
     #[inline]
     pub fn status(&self) -> Status {
-        match self.run(Event::Status) {
-            Verdict::Status(s) => s,
-            // `apply` answers a status event with a status; stay safe anyway.
-            _ => Status::Closed,
-        }
+        transition::status_at(self.config(), self.load(), || self.clock.now())
     }
 
     /// Holds the breaker open until [`force_close`](Self::force_close): no
     /// timer makes it half-open, no probe goes through, and results of calls
     /// admitted before are ignored.
     pub fn force_open(&self) {
-        self.run(Event::ForceOpen);
+        self.run_from(self.load(), Event::ForceOpen, None);
     }
 
     /// Closes the breaker from any state, resets the failure count and the
     /// backoff, and makes every ticket issued before it stale.
     pub fn force_close(&self) {
-        self.run(Event::ForceClose);
+        self.run_from(self.load(), Event::ForceClose, None);
     }
 }
 
-impl<C, W: Word, O, P: Borrow<Config>> core::fmt::Debug for Breaker<C, W, O, P> {
+impl<C, W: Word, O, P: ConfigSource<W>> core::fmt::Debug for Breaker<C, W, O, P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Breaker")
             .field("word", &self.snapshot())
@@ -628,12 +507,12 @@ impl<C, W: Word, O, P: Borrow<Config>> core::fmt::Debug for Breaker<C, W, O, P> 
 /// [`failure`](Permit::failure) or [`ignore`](Permit::ignore); dropped
 /// without one it records the breaker's abandon outcome.
 #[must_use = "dropping a permit at once records the abandon outcome (a failure by default)"]
-pub struct Permit<'b, C: Clock, W: Word = W64, O: Observer = (), P: Borrow<Config> = Config> {
+pub struct Permit<'b, C: Clock, W: Word = W64, O: Observer = (), P: ConfigSource<W> = ValidConfig<W>> {
     breaker: &'b Breaker<C, W, O, P>,
     ticket: Option<Ticket>,
 }
 
-impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Permit<'_, C, W, O, P> {
+impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Permit<'_, C, W, O, P> {
     /// The state counter this permit was issued under.
     pub fn counter(&self) -> u32 {
         self.ticket.as_ref().map_or(0, Ticket::counter)
@@ -682,13 +561,13 @@ impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Permit<'_, C, W, O, P> {
     }
 }
 
-impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> Drop for Permit<'_, C, W, O, P> {
+impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Drop for Permit<'_, C, W, O, P> {
     fn drop(&mut self) {
-        self.settle(self.breaker.config().get_abandon());
+        self.settle(self.breaker.config().abandon());
     }
 }
 
-impl<C: Clock, W: Word, O: Observer, P: Borrow<Config>> core::fmt::Debug
+impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> core::fmt::Debug
     for Permit<'_, C, W, O, P>
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

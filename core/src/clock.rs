@@ -88,19 +88,12 @@ pub struct ManualClock {
 }
 
 impl ManualClock {
-    /// A clock reading `ticks`.
-    #[cfg(not(loom))]
-    pub const fn new(ticks: u64) -> Self {
-        ManualClock {
-            ticks: AtomicU64::new(ticks),
-        }
-    }
-
-    /// A clock reading `ticks`.
-    #[cfg(loom)]
-    pub fn new(ticks: u64) -> Self {
-        ManualClock {
-            ticks: AtomicU64::new(ticks),
+    constructor! {
+        /// A clock reading `ticks`.
+        pub fn new(ticks: u64) -> Self {
+            ManualClock {
+                ticks: AtomicU64::new(ticks),
+            }
         }
     }
 

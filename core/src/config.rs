@@ -1,117 +1,51 @@
 //! Breaker configuration: the failure policy, the open duration (fixed or
-//! exponential backoff), the probe timeout and the abandon policy.
+//! exponential backoff), the probe timeout, the time horizon and the abandon
+//! policy.
 //!
-//! Every duration is in the clock's ticks. The ranges depend on the word width
-//! (the fields must fit the word, see [`Layout`]); [`Config::validate`] checks
-//! them and names the field and range that failed. In a `const` or `static`,
-//! [`Breaker::new`](crate::Breaker::new) turns a failed check into a compile
-//! error.
+//! [`Config`] is a width-agnostic builder with `const` setters. A breaker and
+//! the pure layer take only a [`ValidConfig<W>`]: a config checked once
+//! against the ranges of word width `W`, with the word's time resolution
+//! derived from it (`docs/spec.md`, "Time"). [`Config::check`] returns the
+//! error that names the field and its range; [`ValidConfig::new`] panics with
+//! it, which in a `const` or `static` is a compile error.
+//!
+//! Every duration is in the clock's ticks.
 //!
 //! ```
-//! use tripword::{Config, W32, W64};
+//! use tripword::{Config, Field, ValidConfig, W32, W64};
 //!
 //! let config = Config::new()
 //!     .failure_threshold(3)
 //!     .open_for(100)
 //!     .exponential_backoff(1_600)
 //!     .probe_timeout(50);
-//! assert!(config.validate::<W64>().is_ok());
+//! let valid = config.check::<W64>().expect("in range");
+//! assert_eq!(valid.open_duration(3), 400);
 //!
-//! // 2^15 ticks is too long an open time for the 32-bit word.
-//! let err = Config::new().open_for(1 << 15).validate::<W32>().unwrap_err();
-//! assert_eq!(err.to_string(), "open_for = 32768 is out of range 1..=16384 ticks");
+//! // A backoff cap the trip count can never reach is refused.
+//! let err = Config::new().open_for(1).exponential_backoff(1 << 20).check::<W32>().unwrap_err();
+//! assert_eq!(err.field, Field::BackoffCap);
+//! assert_eq!(err.to_string(), "exponential_backoff cap = 1048576 is out of range 1..=16384 ticks");
+//!
+//! // The const form: an out-of-range config does not build.
+//! static CONFIG: ValidConfig<W32> = ValidConfig::new(Config::new().open_for(500));
+//! assert_eq!(CONFIG.time_shift(), 7); // 128-tick units: an hour of 1 kHz ticks fits
 //! ```
 
 use crate::outcome::Outcome;
-use crate::word::{Layout, Word};
+use crate::word::{Layout, W64, Word};
+use core::marker::PhantomData;
 
-/// How a breaker decides and times its transitions. Build with the `const`
-/// setters from [`Config::new`].
+/// How a breaker decides and times its transitions: a builder with `const`
+/// setters, checked for a word width by [`Config::check`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
     failure_threshold: u32,
     open_for: u64,
     backoff_cap: Option<u64>,
     probe_timeout: u64,
+    horizon: Option<u64>,
     abandon: Outcome,
-}
-
-/// A config fixed at compile time, named by a type: the form that costs a
-/// firmware least. The breaker holds a zero-sized [`Const<T>`] instead of a
-/// config or a pointer, so RAM per breaker is the word alone, and the
-/// compiler folds every threshold and duration into the code as an immediate
-/// (`docs/embedded.md`, "Footprint").
-///
-/// ```
-/// use tripword::{Breaker, Config, ConstConfig, W32};
-/// use tripword::config::Const;
-/// use tripword::clock::ManualClock;
-///
-/// struct Uplink;
-/// impl ConstConfig for Uplink {
-///     const CONFIG: Config = Config::new().failure_threshold(3).open_for(1_000);
-/// }
-///
-/// static CLOCK: ManualClock = ManualClock::new(0);
-/// static B: Breaker<&ManualClock, W32, (), Const<Uplink>> = Breaker::from_const(&CLOCK, ());
-/// assert!(B.acquire().is_ok());
-/// assert_eq!(B.config().get_failure_threshold(), 3);
-/// ```
-///
-/// An out-of-range `CONFIG` is a compile error where the breaker is built:
-///
-/// ```compile_fail
-/// use tripword::{Breaker, Config, ConstConfig, W32};
-/// use tripword::config::Const;
-///
-/// struct TooLong;
-/// impl ConstConfig for TooLong {
-///     // 2^15 ticks does not fit the 32-bit word's time field.
-///     const CONFIG: Config = Config::new().open_for(1 << 15);
-/// }
-/// static B: Breaker<fn() -> u64, W32, (), Const<TooLong>> = Breaker::from_const(|| 0, ());
-/// ```
-pub trait ConstConfig {
-    /// The config.
-    const CONFIG: Config;
-}
-
-/// Where a breaker finds a [`ConstConfig`]: zero-sized, it borrows as
-/// `T::CONFIG`. Built by [`Breaker::from_const`](crate::Breaker::from_const).
-pub struct Const<T>(core::marker::PhantomData<fn() -> T>);
-
-impl<T> Const<T> {
-    /// The marker.
-    pub const fn new() -> Self {
-        Const(core::marker::PhantomData)
-    }
-}
-
-impl<T> Default for Const<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T> Clone for Const<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for Const<T> {}
-
-impl<T> core::fmt::Debug for Const<T> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("Const")
-    }
-}
-
-impl<T: ConstConfig> core::borrow::Borrow<Config> for Const<T> {
-    #[inline(always)]
-    fn borrow(&self) -> &Config {
-        &T::CONFIG
-    }
 }
 
 impl Default for Config {
@@ -131,6 +65,8 @@ pub enum Field {
     BackoffCap,
     /// [`Config::probe_timeout`].
     ProbeTimeout,
+    /// [`Config::horizon`].
+    Horizon,
 }
 
 impl Field {
@@ -141,6 +77,7 @@ impl Field {
             Field::OpenFor => "open_for",
             Field::BackoffCap => "exponential_backoff cap",
             Field::ProbeTimeout => "probe_timeout",
+            Field::Horizon => "horizon",
         }
     }
 }
@@ -159,7 +96,8 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    /// The message `Breaker::new` panics with (a compile error in a `const`).
+    /// The message [`ValidConfig::new`] panics with (a compile error in a
+    /// `const`): `const` panics cannot format, so it names the field only.
     pub const fn message(&self) -> &'static str {
         match self.field {
             Field::FailureThreshold => {
@@ -167,9 +105,10 @@ impl ConfigError {
             }
             Field::OpenFor => "tripword: open_for is out of range for this word width",
             Field::BackoffCap => {
-                "tripword: exponential_backoff cap is out of range (open_for..=max duration)"
+                "tripword: exponential_backoff cap is out of range (open_for..=open_for * 2^(max trips - 1))"
             }
             Field::ProbeTimeout => "tripword: probe_timeout is out of range for this word width",
+            Field::Horizon => "tripword: horizon plus the longest duration does not fit the word",
         }
     }
 }
@@ -196,13 +135,15 @@ impl core::error::Error for ConfigError {}
 
 impl Config {
     /// Defaults: 5 consecutive failures trip; open for 1000 ticks, no backoff;
-    /// a probe times out after 1000 ticks; an abandoned permit is a failure.
+    /// a probe times out after 1000 ticks; the word width's default horizon;
+    /// an abandoned permit is a failure.
     pub const fn new() -> Self {
         Config {
             failure_threshold: 5,
             open_for: 1000,
             backoff_cap: None,
             probe_timeout: 1000,
+            horizon: None,
             abandon: Outcome::Failure,
         }
     }
@@ -221,7 +162,9 @@ impl Config {
     }
 
     /// Double the open time on each consecutive trip (a failed probe) up to
-    /// `cap` ticks; the trip count resets when the breaker closes.
+    /// `cap` ticks; the trip count resets when the breaker closes. The cap
+    /// must be reachable: at most `open_for * 2^(max_trips - 1)`, where the
+    /// trip count saturates (31 trips for `W64`, 15 for `W32`).
     pub const fn exponential_backoff(mut self, cap: u64) -> Self {
         self.backoff_cap = Some(cap);
         self
@@ -240,6 +183,24 @@ impl Config {
         self
     }
 
+    /// The longest gap, in ticks, between the end of an open time (or probe
+    /// timeout) and the next call that the breaker still measures exactly.
+    ///
+    /// The word keeps timestamps in a narrow field, in units of `2^s` ticks;
+    /// validation picks the smallest `s` for which the field's ring covers
+    /// the horizon plus the longest duration ([`ValidConfig::time_shift`]).
+    /// A larger horizon costs resolution: durations then last up to
+    /// `3 * 2^s` ticks longer than set. Callers further apart than the
+    /// horizon may be rejected once more per multiple of the ring
+    /// (`docs/spec.md`, "Time"). Defaults: 3 600 000 ticks for `W32` (an
+    /// hour of 1 kHz ticks) and 3 600 000 000 for `W64` (an hour of 1 µs
+    /// ticks). `horizon(0)` asks for the finest resolution the durations
+    /// allow.
+    pub const fn horizon(mut self, ticks: u64) -> Self {
+        self.horizon = Some(ticks);
+        self
+    }
+
     /// The outcome recorded for a [`Permit`](crate::Permit) dropped without
     /// one (an early return, a panic, a cancelled future). Failure by default;
     /// async cancellation usually wants [`Outcome::Ignored`].
@@ -248,87 +209,394 @@ impl Config {
         self
     }
 
-    /// The configured failure threshold.
-    pub const fn get_failure_threshold(&self) -> u32 {
-        self.failure_threshold
+    /// Checks every field against the ranges of word width `W` and derives
+    /// the word's time resolution: the only way to a [`ValidConfig`].
+    ///
+    /// # Errors
+    /// The first field out of range, with the value given and the range
+    /// allowed.
+    pub const fn check<W: Word>(self) -> Result<ValidConfig<W>, ConfigError> {
+        match self.check_layout(&W::LAYOUT) {
+            Ok(d) => Ok(ValidConfig {
+                config: self,
+                shift: d.shift,
+                open_units: d.open_units,
+                cap_units: d.cap_units,
+                probe_units: d.probe_units,
+                width: PhantomData,
+            }),
+            Err(e) => Err(e),
+        }
     }
-    /// The configured (base) open time in ticks.
-    pub const fn get_open_for(&self) -> u64 {
-        self.open_for
+
+    /// The checks of [`check`](Self::check) for a layout.
+    const fn check_layout(&self, l: &Layout) -> Result<Derived, ConfigError> {
+        if self.failure_threshold < 1 || self.failure_threshold > l.max_failures() {
+            return Err(ConfigError {
+                field: Field::FailureThreshold,
+                value: self.failure_threshold as u64,
+                min: 1,
+                max: l.max_failures() as u64,
+            });
+        }
+        // Durations must leave room for the unit arithmetic (a ring of at
+        // most 2^63 ticks, see `Layout::max_shift`).
+        let max = 1u64 << 60;
+        if self.open_for < 1 || self.open_for > max {
+            return Err(range(Field::OpenFor, self.open_for, 1, max));
+        }
+        if self.probe_timeout < 1 || self.probe_timeout > max {
+            return Err(range(Field::ProbeTimeout, self.probe_timeout, 1, max));
+        }
+        let mut longest = if self.open_for > self.probe_timeout {
+            self.open_for
+        } else {
+            self.probe_timeout
+        };
+        if let Some(cap) = self.backoff_cap {
+            // The trip count saturates at max_trips: the longest open time
+            // the breaker can reach is open_for * 2^(max_trips - 1).
+            let doublings = l.max_trips() - 1;
+            let reachable = if self.open_for > (max >> doublings) {
+                max
+            } else {
+                self.open_for << doublings
+            };
+            if cap < self.open_for || cap > reachable {
+                return Err(range(Field::BackoffCap, cap, self.open_for, reachable));
+            }
+            if cap > longest {
+                longest = cap;
+            }
+        }
+        let horizon = match self.horizon {
+            Some(h) => h,
+            None => l.default_horizon(),
+        };
+        // The smallest shift whose ring covers horizon + longest duration
+        // with four units to spare (the quantisation of both ends and of
+        // the deadline), and holds the longest duration in half the ring
+        // (so a clock that went backwards reads as elapsed).
+        let mut shift = 0;
+        while shift <= l.max_shift() {
+            let unit = 1u64 << shift;
+            let ring = 1u128 << (l.time_bits + shift);
+            let needed = horizon as u128 + longest as u128 + 4 * unit as u128;
+            if needed <= ring && units(longest, shift) <= l.max_units() {
+                return Ok(Derived {
+                    shift,
+                    open_units: units(self.open_for, shift),
+                    cap_units: match self.backoff_cap {
+                        Some(cap) => units(cap, shift),
+                        None => 0,
+                    },
+                    probe_units: units(self.probe_timeout, shift),
+                });
+            }
+            shift += 1;
+        }
+        let ring = 1u64 << (l.time_bits + l.max_shift() - 1);
+        Err(range(
+            Field::Horizon,
+            horizon,
+            0,
+            ring.saturating_sub(longest),
+        ))
+    }
+}
+
+const fn range(field: Field, value: u64, min: u64, max: u64) -> ConfigError {
+    ConfigError {
+        field,
+        value,
+        min,
+        max,
+    }
+}
+
+/// What validation derives: the time shift and the durations in units.
+struct Derived {
+    shift: u32,
+    open_units: u64,
+    cap_units: u64,
+    probe_units: u64,
+}
+
+/// The units of `2^shift` ticks a duration of `ticks` must see elapse
+/// between two clock readings, stored as `now >> shift`, for at least
+/// `ticks` ticks to have passed: `ceil((ticks + 2^shift - 1) / 2^shift)`.
+/// With `shift` 0 that is `ticks` itself.
+pub(crate) const fn units(ticks: u64, shift: u32) -> u64 {
+    let unit = 1u64 << shift;
+    (ticks + 2 * (unit - 1)) >> shift
+}
+
+/// A [`Config`] checked for word width `W`, with the word's time resolution
+/// derived from it: what [`Breaker`](crate::Breaker), the pure layer
+/// ([`transition::apply`](crate::transition::apply)) and the CAS helper
+/// ([`cell::update`](crate::cell::update)) take. Only [`Config::check`] and
+/// [`ValidConfig::new`] make one.
+///
+/// ```
+/// use tripword::{Config, ValidConfig, W64};
+///
+/// let valid: ValidConfig<W64> = Config::new().failure_threshold(3).check()?;
+/// assert_eq!(valid.failure_threshold(), 3);
+/// assert_eq!(valid.time_shift(), 0); // W64 keeps whole ticks by default
+/// # Ok::<(), tripword::ConfigError>(())
+/// ```
+pub struct ValidConfig<W: Word = W64> {
+    config: Config,
+    shift: u32,
+    open_units: u64,
+    // 0 when there is no backoff.
+    cap_units: u64,
+    probe_units: u64,
+    width: PhantomData<fn() -> W>,
+}
+
+impl<W: Word> Clone for ValidConfig<W> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<W: Word> Copy for ValidConfig<W> {}
+impl<W: Word> PartialEq for ValidConfig<W> {
+    fn eq(&self, other: &Self) -> bool {
+        self.config == other.config
+    }
+}
+impl<W: Word> Eq for ValidConfig<W> {}
+impl<W: Word> core::fmt::Debug for ValidConfig<W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ValidConfig")
+            .field("config", &self.config)
+            .field("time_shift", &self.shift)
+            .finish()
+    }
+}
+
+impl<W: Word> ValidConfig<W> {
+    /// `config` checked for `W`.
+    ///
+    /// # Panics
+    /// If a field is out of range (see [`Config::check`]); in a `const` or
+    /// `static` that is a compile error:
+    ///
+    /// ```compile_fail
+    /// use tripword::{Config, ValidConfig, W32};
+    /// // 4096 failures do not fit the 32-bit word's 12-bit count.
+    /// static C: ValidConfig<W32> = ValidConfig::new(Config::new().failure_threshold(4096));
+    /// ```
+    pub const fn new(config: Config) -> Self {
+        match config.check::<W>() {
+            Ok(valid) => valid,
+            Err(e) => panic!("{}", e.message()),
+        }
+    }
+
+    /// The config as given.
+    pub const fn config(&self) -> &Config {
+        &self.config
+    }
+    /// Consecutive failures that trip the breaker.
+    #[inline(always)]
+    pub const fn failure_threshold(&self) -> u32 {
+        self.config.failure_threshold
+    }
+    /// The (base) open time in ticks.
+    pub const fn open_for(&self) -> u64 {
+        self.config.open_for
     }
     /// The backoff cap in ticks, if backoff is on.
-    pub const fn get_backoff_cap(&self) -> Option<u64> {
-        self.backoff_cap
+    pub const fn backoff_cap(&self) -> Option<u64> {
+        self.config.backoff_cap
     }
     /// The probe timeout in ticks.
-    pub const fn get_probe_timeout(&self) -> u64 {
-        self.probe_timeout
+    pub const fn probe_timeout(&self) -> u64 {
+        self.config.probe_timeout
+    }
+    /// The horizon in ticks (the width's default if none was set).
+    pub const fn horizon(&self) -> u64 {
+        match self.config.horizon {
+            Some(h) => h,
+            None => W::LAYOUT.default_horizon(),
+        }
     }
     /// The outcome recorded for abandoned permits.
-    pub const fn get_abandon(&self) -> Outcome {
-        self.abandon
+    #[inline(always)]
+    pub const fn abandon(&self) -> Outcome {
+        self.config.abandon
+    }
+    /// The word keeps time in units of `2^time_shift()` ticks.
+    #[inline(always)]
+    pub const fn time_shift(&self) -> u32 {
+        self.shift
+    }
+    /// The ring of the word's time field, in ticks: `2^(time_bits + shift)`.
+    /// Callers spaced by less than the ring minus the open time see the
+    /// deadline exactly.
+    pub const fn ring(&self) -> u64 {
+        1u64 << (W::LAYOUT.time_bits + self.shift)
     }
 
     /// How long the breaker stays open after its `trips`-th consecutive trip
-    /// (`trips >= 1`; 0 reads as 1): `open_for`, or with backoff
-    /// `min(open_for * 2^(trips-1), cap)`.
+    /// (`trips >= 1`; 0 reads as 1), in ticks: `open_for`, or with backoff
+    /// `min(open_for * 2^(k-1), cap)` where `k` is `trips` saturated at the
+    /// word's largest trip count, as the word stores it. The breaker rejects
+    /// for at least this long and, where [`time_shift`](Self::time_shift) is
+    /// `s > 0`, less than `3 * 2^s` ticks longer.
     pub const fn open_duration(&self, trips: u32) -> u64 {
-        match self.backoff_cap {
-            None => self.open_for,
+        let max = W::LAYOUT.max_trips();
+        let trips = if trips > max { max } else { trips };
+        match self.config.backoff_cap {
+            None => self.config.open_for,
             Some(cap) => {
                 let doublings = trips.saturating_sub(1);
-                if doublings >= 64 || self.open_for > (cap >> doublings) {
+                if self.config.open_for > (cap >> doublings) {
                     cap
                 } else {
-                    self.open_for << doublings
+                    self.config.open_for << doublings
                 }
             }
         }
     }
 
-    /// Checks every field against the ranges of word width `W`.
-    pub const fn validate<W: Word>(self) -> Result<Config, ConfigError> {
-        self.validate_layout(&W::LAYOUT)
+    /// The open time in units, without backoff.
+    #[inline(always)]
+    pub(crate) const fn open_units(&self) -> u64 {
+        self.open_units
     }
+    /// The backoff cap in units; 0 when there is no backoff.
+    #[inline(always)]
+    pub(crate) const fn cap_units(&self) -> u64 {
+        self.cap_units
+    }
+    /// The probe timeout in units.
+    #[inline(always)]
+    pub(crate) const fn probe_units(&self) -> u64 {
+        self.probe_units
+    }
+}
 
-    /// Checks every field against the ranges of `layout`.
-    pub const fn validate_layout(self, layout: &Layout) -> Result<Config, ConfigError> {
-        let max = layout.max_duration();
-        if self.failure_threshold < 1 || self.failure_threshold > layout.max_failures() {
-            return Err(ConfigError {
-                field: Field::FailureThreshold,
-                value: self.failure_threshold as u64,
-                min: 1,
-                max: layout.max_failures() as u64,
-            });
-        }
-        if self.open_for < 1 || self.open_for > max {
-            return Err(ConfigError {
-                field: Field::OpenFor,
-                value: self.open_for,
-                min: 1,
-                max,
-            });
-        }
-        if let Some(cap) = self.backoff_cap
-            && (cap < self.open_for || cap > max)
-        {
-            return Err(ConfigError {
-                field: Field::BackoffCap,
-                value: cap,
-                min: self.open_for,
-                max,
-            });
-        }
-        if self.probe_timeout < 1 || self.probe_timeout > max {
-            return Err(ConfigError {
-                field: Field::ProbeTimeout,
-                value: self.probe_timeout,
-                min: 1,
-                max,
-            });
-        }
-        Ok(self)
+/// A config fixed at compile time, named by a type: the form that costs a
+/// firmware least. The breaker holds a zero-sized [`Const<T>`] instead of a
+/// config or a pointer, so RAM per breaker is the word alone, and the
+/// compiler folds every threshold and duration into the code as an immediate
+/// (`docs/embedded.md`, "Footprint").
+///
+/// ```
+/// use tripword::{ConstBreaker, Config, ConstConfig, W32};
+/// use tripword::clock::ManualClock;
+///
+/// struct Uplink;
+/// impl ConstConfig for Uplink {
+///     const CONFIG: Config = Config::new().failure_threshold(3).open_for(1_000);
+/// }
+///
+/// static CLOCK: ManualClock = ManualClock::new(0);
+/// static B: ConstBreaker<Uplink, &ManualClock, W32> = ConstBreaker::from_parts(Default::default(), &CLOCK, ());
+/// assert!(B.acquire().is_ok());
+/// assert_eq!(B.config().failure_threshold(), 3);
+/// ```
+///
+/// An out-of-range `CONFIG` is a compile error where the breaker is built:
+///
+/// ```compile_fail
+/// use tripword::{ConstBreaker, Config, ConstConfig, W32};
+///
+/// struct TooMany;
+/// impl ConstConfig for TooMany {
+///     // 4096 failures do not fit the 32-bit word's 12-bit count.
+///     const CONFIG: Config = Config::new().failure_threshold(4096);
+/// }
+/// static B: ConstBreaker<TooMany, fn() -> u64, W32> =
+///     ConstBreaker::from_parts(Default::default(), || 0, ());
+/// ```
+pub trait ConstConfig {
+    /// The config.
+    const CONFIG: Config;
+}
+
+/// Where a breaker finds a [`ConstConfig`]: zero-sized, it yields
+/// `T::CONFIG` checked at compile time.
+pub struct Const<T>(PhantomData<fn() -> T>);
+
+impl<T> Const<T> {
+    /// The marker.
+    pub const fn new() -> Self {
+        Const(PhantomData)
+    }
+}
+
+impl<T> Default for Const<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Clone for Const<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Const<T> {}
+
+impl<T> core::fmt::Debug for Const<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Const")
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Where a breaker keeps its [`ValidConfig`]: inline ([`ValidConfig<W>`], the
+/// default), in a `static` (`&'static ValidConfig<W>`, in flash on an MCU), or
+/// compiled into the code ([`Const<T>`]). Sealed: these three are the forms.
+pub trait ConfigSource<W: Word>: sealed::Sealed {
+    /// Forces the compile-time check of a [`Const`] source where a breaker
+    /// is built; `()` for the others.
+    #[doc(hidden)]
+    const CHECK: ();
+    /// The config.
+    fn valid(&self) -> &ValidConfig<W>;
+}
+
+impl<W: Word> sealed::Sealed for ValidConfig<W> {}
+impl<W: Word> ConfigSource<W> for ValidConfig<W> {
+    const CHECK: () = ();
+    #[inline(always)]
+    fn valid(&self) -> &ValidConfig<W> {
+        self
+    }
+}
+
+impl<W: Word> sealed::Sealed for &'static ValidConfig<W> {}
+impl<W: Word> ConfigSource<W> for &'static ValidConfig<W> {
+    const CHECK: () = ();
+    #[inline(always)]
+    fn valid(&self) -> &ValidConfig<W> {
+        self
+    }
+}
+
+/// The checked form of a [`ConstConfig`], per width.
+struct Checked<T, W>(PhantomData<(T, W)>);
+impl<T: ConstConfig, W: Word> Checked<T, W> {
+    const VALID: ValidConfig<W> = ValidConfig::new(T::CONFIG);
+}
+
+impl<T> sealed::Sealed for Const<T> {}
+impl<T: ConstConfig, W: Word> ConfigSource<W> for Const<T> {
+    const CHECK: () = {
+        let _ = Checked::<T, W>::VALID;
+    };
+    #[inline(always)]
+    fn valid(&self) -> &ValidConfig<W> {
+        &Checked::<T, W>::VALID
     }
 }
 
@@ -339,58 +607,112 @@ mod tests {
 
     #[test]
     fn backoff_doubles_and_caps() {
-        let c = Config::new().open_for(100).exponential_backoff(1000);
+        let c = Config::new()
+            .open_for(100)
+            .exponential_backoff(1000)
+            .check::<W64>()
+            .unwrap();
         let d: [u64; 6] = [0, 1, 2, 3, 4, 5].map(|t| c.open_duration(t));
         assert_eq!(d, [100, 100, 200, 400, 800, 1000]);
         assert_eq!(c.open_duration(u32::MAX), 1000);
-        assert_eq!(Config::new().open_for(100).open_duration(9), 100);
+        let fixed = Config::new().open_for(100).check::<W64>().unwrap();
+        assert_eq!(fixed.open_duration(9), 100);
+    }
+
+    /// Issue 9: `open_duration` agrees with what the word can hold, and a
+    /// cap the saturated trip count can never reach is refused.
+    #[test]
+    fn open_duration_saturates_with_the_trip_count() {
+        let c = Config::new()
+            .open_for(1)
+            .exponential_backoff(1 << 30)
+            .check::<W64>()
+            .unwrap();
+        assert_eq!(c.open_duration(31), 1 << 30);
+        assert_eq!(c.open_duration(40), 1 << 30); // trips saturate at 31
+        let e = Config::new()
+            .open_for(1)
+            .exponential_backoff((1 << 30) + 1)
+            .check::<W64>()
+            .unwrap_err();
+        assert_eq!((e.field, e.min, e.max), (Field::BackoffCap, 1, 1 << 30));
+        let e = Config::new()
+            .open_for(3)
+            .exponential_backoff(3 << 14 | 1)
+            .check::<W32>()
+            .unwrap_err();
+        assert_eq!((e.field, e.max), (Field::BackoffCap, 3 << 14));
+        let c32 = Config::new()
+            .open_for(3)
+            .exponential_backoff(3 << 14)
+            .check::<W32>()
+            .unwrap();
+        assert_eq!(c32.open_duration(15), 3 << 14);
+        assert_eq!(c32.open_duration(16), 3 << 14);
     }
 
     #[test]
     fn ranges_per_width() {
-        let max64 = W64::LAYOUT.max_duration();
-        assert!(Config::new().open_for(max64).validate::<W64>().is_ok());
         let e = Config::new()
-            .open_for(max64 + 1)
-            .validate::<W64>()
+            .failure_threshold(0)
+            .check::<W64>()
             .unwrap_err();
-        assert_eq!((e.field, e.max), (Field::OpenFor, max64));
-        assert_eq!(
-            Config::new()
-                .failure_threshold(0)
-                .validate::<W64>()
-                .unwrap_err()
-                .field,
-            Field::FailureThreshold
-        );
-        assert!(
-            Config::new()
-                .failure_threshold(65535)
-                .validate::<W64>()
-                .is_ok()
-        );
-        assert!(
-            Config::new()
-                .failure_threshold(4096)
-                .validate::<W32>()
-                .is_err()
-        );
-        assert!(
-            Config::new()
-                .failure_threshold(4095)
-                .validate::<W32>()
-                .is_ok()
-        );
+        assert_eq!(e.field, Field::FailureThreshold);
+        assert!(Config::new().failure_threshold(65535).check::<W64>().is_ok());
+        assert!(Config::new().failure_threshold(4096).check::<W32>().is_err());
+        assert!(Config::new().failure_threshold(4095).check::<W32>().is_ok());
         let cap = Config::new()
             .open_for(100)
             .exponential_backoff(99)
-            .validate::<W64>();
+            .check::<W64>();
         assert_eq!(cap.unwrap_err().field, Field::BackoffCap);
-        let probe = Config::new()
-            .probe_timeout(0)
-            .validate::<W32>()
-            .unwrap_err();
+        let probe = Config::new().probe_timeout(0).check::<W32>().unwrap_err();
         assert_eq!(probe.field, Field::ProbeTimeout);
+        let open = Config::new().open_for(0).check::<W32>().unwrap_err();
+        assert_eq!(open.field, Field::OpenFor);
+        let horizon = Config::new().horizon(u64::MAX).check::<W32>().unwrap_err();
+        assert_eq!(horizon.field, Field::Horizon);
         assert_eq!(Config::default(), Config::new());
+    }
+
+    /// Issue 9: the W32 word keeps an hour of 1 kHz ticks by default, and
+    /// open times of ten minutes and more.
+    #[test]
+    fn w32_default_horizon_is_an_hour_of_millis() {
+        let c = Config::new().open_for(1_000).check::<W32>().unwrap();
+        assert_eq!(c.time_shift(), 7);
+        assert!(c.ring() >= 3_600_000 + 1_000);
+        let ten_min = Config::new().open_for(600_000).check::<W32>().unwrap();
+        assert_eq!(ten_min.time_shift(), 8);
+        assert!(ten_min.ring() >= 3_600_000 + 600_000);
+        let day = Config::new().open_for(86_400_000).check::<W32>().unwrap();
+        assert!(day.ring() >= 3_600_000 + 86_400_000);
+        // The finest resolution, for tests that count single ticks.
+        let exact = Config::new().open_for(100).probe_timeout(50).horizon(0);
+        assert_eq!(exact.check::<W32>().unwrap().time_shift(), 0);
+        // W64 keeps whole microseconds for every duration up to hours.
+        let w64 = Config::new().open_for(1 << 33).check::<W64>().unwrap();
+        assert_eq!(w64.time_shift(), 0);
+    }
+
+    #[test]
+    fn units_round_up_to_cover_both_truncations() {
+        assert_eq!(units(1, 0), 1);
+        assert_eq!(units(100, 0), 100);
+        // 1000 ticks in 128-tick units: 9 units of difference guarantee
+        // 9 * 128 - 127 = 1025 >= 1000 ticks; 8 would allow 897.
+        assert_eq!(units(1000, 7), 9);
+        assert_eq!(units(1025, 7), 9);
+        assert_eq!(units(1026, 7), 10);
+        for shift in 0..8 {
+            for ticks in 1..600u64 {
+                let n = units(ticks, shift);
+                let unit = 1u64 << shift;
+                // The least real elapsed time that reads as n units.
+                assert!(n * unit - (unit - 1) >= ticks);
+                // And n is the least such count.
+                assert!(n == 1 || (n - 1) * unit - (unit - 1) < ticks);
+            }
+        }
     }
 }

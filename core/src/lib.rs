@@ -9,15 +9,19 @@
 //!
 //! Two layers:
 //!
-//! - the **pure layer**, [`word`] (encode/decode) and [`transition`] (the state
-//!   machine as a function of word, event, time and config), for crates that
-//!   keep the word in a cell of their own;
-//! - the **atomic layer**, [`Breaker`], which applies the pure layer to an
-//!   atomic with one compare-and-swap loop, hands out [`Ticket`]s and
-//!   [`Permit`]s, and reports each transition once to an [`Observer`].
+//! - the **kit**, for crates that keep the word in a cell of their own:
+//!   [`word`] (encode/decode), [`transition`] (the state machine as a
+//!   function of word, event, time and a [`ValidConfig`]) and [`cell`] (the
+//!   compare-and-swap loop over any [`cell::Cell`], local or remote);
+//! - the **atomic layer**, [`Breaker`], which runs that loop on an atomic,
+//!   hands out [`Ticket`]s and [`Permit`]s, and reports each transition once
+//!   to an [`Observer`].
+//!
+//! The contract (states, counter, invariants I1–I10 cited as "spec I*n*"
+//! throughout) is `docs/spec.md` in the repository.
 //!
 //! ```
-//! use tripword::{Breaker, Config, Outcome, Rejected, Status};
+//! use tripword::{Breaker, Cause, Config, Outcome, Status};
 //! use tripword::clock::ManualClock;
 //!
 //! static CLOCK: ManualClock = ManualClock::new(0);
@@ -36,7 +40,7 @@
 //!     }
 //! }
 //! assert_eq!(B.status(), Status::Open);
-//! assert_eq!(B.acquire().unwrap_err(), Rejected);
+//! assert_eq!(B.acquire().unwrap_err().cause(), Cause::Open);
 //! ```
 //!
 //! # Portability
@@ -53,31 +57,45 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[macro_use]
+mod macros;
 mod breaker;
+pub mod cell;
 pub mod clock;
 pub mod config;
 pub mod guide;
 mod observer;
 mod outcome;
+mod rejected;
 mod status;
 mod sync;
 pub mod transition;
 pub mod word;
 
-pub use breaker::{Breaker, Permit, Rejected, Release, Ticket};
+pub use breaker::{Breaker, Breaker32, ConstBreaker, Permit, Release, StaticBreaker, Ticket};
 pub use clock::Clock;
-pub use config::{Config, ConfigError, ConstConfig, Field};
+pub use config::{Config, ConfigError, ConfigSource, Const, ConstConfig, Field, ValidConfig};
 pub use observer::{Observer, OnTransition};
 pub use outcome::Outcome;
+pub use rejected::{Cause, Rejected};
 pub use status::Status;
 pub use transition::Transition;
-pub use word::{Phase, W32, W64, Word};
+pub use word::{W32, W64, Word};
 
-/// A breaker on the 32-bit word, for MCUs whose native atomics are 32-bit.
-pub type Breaker32<C, O = ()> = Breaker<C, W32, O>;
+/// For the verification and fuzz crates only: not part of the API, may change
+/// in any release.
+#[doc(hidden)]
+pub mod __verification {
+    use crate::{Breaker, ConfigSource, Word};
+
+    /// The raw word of a breaker.
+    pub fn load_word<C, W: Word, O, P: ConfigSource<W>>(b: &Breaker<C, W, O, P>) -> W::Raw {
+        b.load()
+    }
+}
 
 // Breaker-level tests use real atomics and `static` breakers; under
-// `--cfg loom` atomics only work inside a loom model (the loom models live in
-// `verification/tests/loom.rs`), so these are not built there.
-#[cfg(all(test, not(loom)))]
+// `--cfg tripword_loom` atomics only work inside a loom model (the loom models
+// live in `verification/tests/loom.rs`), so these are not built there.
+#[cfg(all(test, not(tripword_loom)))]
 mod tests;

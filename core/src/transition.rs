@@ -1,37 +1,41 @@
-//! The pure layer: `(word, event, now, config) -> (new word, verdict,
+//! The pure layer: `(config, word, event, now) -> (new word, verdict,
 //! transitions)`.
 //!
 //! [`apply`] is the whole state machine as a function. It touches no memory
 //! but its arguments, calls `now` only when the state needs the time (never for
-//! an admission or a status read in `Closed`), and never panics. A
-//! [`Breaker`](crate::Breaker) applies it to an atomic word with one
+//! an admission in `Closed`), and never panics. [`status_at`] is the read a
+//! status makes. A [`Breaker`](crate::Breaker) applies the state machine to an
+//! atomic word through [`cell::update`](crate::cell::update), the public
 //! compare-and-swap loop; another crate can apply it to any cell that offers
-//! compare-and-swap (a shared-memory slot, a database row, an actor's state):
+//! compare-and-swap (a shared-memory slot, a database row, a Redis key) the
+//! same way:
 //!
 //! ```
 //! use tripword::transition::{apply, Event, Verdict};
-//! use tripword::word::W64;
-//! use tripword::{Config, Outcome};
+//! use tripword::{Config, Outcome, W64};
 //!
-//! let config = Config::new().failure_threshold(1).open_for(10);
+//! let config = Config::new().failure_threshold(1).open_for(10).check::<W64>()?;
 //! let mut word: u64 = 0; // the initial word: Closed, counter 0
-//! let step = apply::<W64>(&config, word, Event::Admit, || 0);
+//! let step = apply(&config, word, Event::Admit, || 0);
 //! let Verdict::Admitted { counter, .. } = step.verdict else { unreachable!() };
 //! assert_eq!(step.word, word); // admission in Closed writes nothing
 //!
-//! let step = apply::<W64>(&config, word, Event::Release { counter, outcome: Outcome::Failure }, || 5);
+//! let step = apply(&config, word, Event::Release { counter, outcome: Outcome::Failure }, || 5);
 //! assert_eq!(step.transitions.len(), 1); // Closed -> Open, reported once
 //! word = step.word; // a real cell would compare-and-swap here
-//! assert_eq!(apply::<W64>(&config, word, Event::Admit, || 14).verdict, Verdict::Rejected);
-//! assert!(matches!(apply::<W64>(&config, word, Event::Admit, || 15).verdict,
+//! let Verdict::Rejected(r) = apply(&config, word, Event::Admit, || 14).verdict else { unreachable!() };
+//! assert_eq!(r.retry_after(), Some(1));
+//! assert!(matches!(apply(&config, word, Event::Admit, || 15).verdict,
 //!                  Verdict::Admitted { probe: true, .. }));
+//! # Ok::<(), tripword::ConfigError>(())
 //! ```
 //!
 //! The transition table is in `docs/design.md`; each row has a unit test
 //! below.
 
-use crate::config::Config;
+use crate::config::ValidConfig;
 use crate::outcome::Outcome;
+use crate::rejected::Rejected;
 use crate::status::Status;
 use crate::word::{Layout, Phase, Word, counter_of, tag, tag_of};
 
@@ -51,9 +55,6 @@ pub enum Event {
     ForceOpen,
     /// An operator closes the breaker and resets its policy.
     ForceClose,
-    /// Someone reads the status (which may make an elapsed `Open` or `Probing`
-    /// half-open).
-    Status,
 }
 
 /// What the event's caller is told.
@@ -67,14 +68,13 @@ pub enum Verdict {
         /// Whether this admission is the breaker's probe.
         probe: bool,
     },
-    /// Not admitted: the protected call must not run.
-    Rejected,
+    /// Not admitted: the protected call must not run. Says why and for how
+    /// long.
+    Rejected(Rejected),
     /// The release counted.
     Recorded,
     /// The release was stale (its state has passed) and changed nothing.
     Stale,
-    /// The status after the event.
-    Status(Status),
     /// A force event was applied.
     Done,
 }
@@ -83,23 +83,45 @@ pub enum Verdict {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Transition {
     /// The state left.
-    pub from: Phase,
+    pub from: Status,
     /// The state entered.
-    pub to: Phase,
+    pub to: Status,
     /// The state counter of the state entered.
     pub counter: u32,
+    /// Whether the state entered or left is the operator-held open of
+    /// [`force_open`](crate::Breaker::force_open) (which reads as
+    /// [`Status::Open`]).
+    pub forced: bool,
 }
 
-/// `closed -> open (counter 1)`.
+impl Transition {
+    pub(crate) const fn between(from: Phase, to: Phase, counter: u32) -> Transition {
+        Transition {
+            from: from.status(),
+            to: to.status(),
+            counter,
+            forced: matches!(from, Phase::ForcedOpen) || matches!(to, Phase::ForcedOpen),
+        }
+    }
+}
+
+/// `closed -> open (counter 1)`; a forced change says so.
 ///
 /// ```
-/// use tripword::{Phase, Transition};
-/// let t = Transition { from: Phase::Closed, to: Phase::Open, counter: 1 };
+/// use tripword::{Status, Transition};
+/// let t = Transition { from: Status::Closed, to: Status::Open, counter: 1, forced: false };
 /// assert_eq!(t.to_string(), "closed -> open (counter 1)");
+/// let t = Transition { forced: true, ..t };
+/// assert_eq!(t.to_string(), "closed -> open (forced, counter 1)");
 /// ```
 impl core::fmt::Display for Transition {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{} -> {} (counter {})", self.from, self.to, self.counter)
+        let forced = if self.forced { "forced, " } else { "" };
+        write!(
+            f,
+            "{} -> {} ({forced}counter {})",
+            self.from, self.to, self.counter
+        )
     }
 }
 
@@ -137,7 +159,7 @@ impl Transitions {
     /// Calls `f` on each transition in order. Straight-line (no loop), so
     /// that with a no-op `f` the optimiser deletes the derivation too.
     #[inline(always)]
-    pub(crate) fn each(self, mut f: impl FnMut(Transition)) {
+    pub fn each(self, mut f: impl FnMut(Transition)) {
         if let Some(t) = self.items[0] {
             f(t);
         }
@@ -164,143 +186,194 @@ impl IntoIterator for Transitions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Step<R> {
     /// The word after the event. Equal to the input when nothing changed:
-    /// then there is nothing to store (SPEC I9).
+    /// then there is nothing to store (spec I9).
     pub word: R,
     /// What the caller is told.
     pub verdict: Verdict,
     /// The state changes made, each to be reported once.
     pub transitions: Transitions,
-    /// `Some(raw)` when the input word was corrupt (SPEC I8): it was replaced
+    /// `Some(raw)` when the input word was corrupt (spec I8): it was replaced
     /// by `Closed` before the event applied; report it once.
     pub repaired: Option<R>,
 }
 
-/// Applies `event` to `word` under `config` (which should have passed
-/// [`Config::validate::<W>`](Config::validate); if not, the result is still a
-/// valid word and nothing panics, but counts may saturate).
+/// Applies `event` to `word` under `config`, with every report derived: the
+/// reference form of the state machine. [`cell::update`](crate::cell::update)
+/// runs the same decision inside a compare-and-swap loop.
 ///
 /// `now` is called at most once, and only when the state needs the time:
 /// an admission in `Open`, `Probing` or `HalfOpen` (to test the deadline or
-/// stamp the probe), a status read in `Open` or `Probing`, a current release
-/// in `Probing`, and a failure that trips; never an admission, success or
-/// status in `Closed`, never a stale release or a force.
+/// stamp the probe), a current release in `Probing`, and a failure that
+/// trips; never an admission or success in `Closed`, never a stale release
+/// or a force.
 #[inline]
 pub fn apply<W: Word>(
-    config: &Config,
+    config: &ValidConfig<W>,
     word: W::Raw,
     event: Event,
     now: impl FnOnce() -> u64,
 ) -> Step<W::Raw> {
     let old: u64 = word.into();
-    let out = kernel(&W::LAYOUT, config, old, event, now);
+    let mut read = None;
+    let mut now = Some(now);
+    let mut clock = || {
+        let t = now.take().map_or(0, |f| f());
+        read = Some(t);
+        t
+    };
+    let out = next_word(&W::LAYOUT, config, old, event, &mut clock);
+    let verdict = match out.decision {
+        Decision::Rejected => Verdict::Rejected(Rejected::at(config, out.word, read.unwrap_or(0))),
+        d => d.verdict::<W>(W::from_u64(out.word)),
+    };
     Step {
         word: W::from_u64(out.word),
-        verdict: out.verdict.verdict(&W::LAYOUT, out.word),
-        transitions: transitions(&W::LAYOUT, old, &out),
+        verdict,
+        transitions: transitions(&W::LAYOUT, old, out.word, out.repaired),
         repaired: out.repaired.then_some(word),
     }
 }
 
-/// What [`kernel`] decided: the word after the event, the verdict's kind,
-/// and whether the input word was corrupt.
+/// What a status read reports for `word` at `now`, storing nothing: an
+/// elapsed `Open` or a timed-out `Probing` reads as `HalfOpen` (the move is
+/// made, and reported, by the next admission); a corrupt word reads as
+/// `Closed`, as the next operation will repair it (spec I8). `now` is called
+/// only for `Open` and `Probing`.
+#[inline]
+pub fn status_at<W: Word>(config: &ValidConfig<W>, word: W::Raw, now: impl FnOnce() -> u64) -> Status {
+    let l = &W::LAYOUT;
+    let w: u64 = word.into();
+    if !l.is_valid(w, config.failure_threshold()) {
+        return Status::Closed;
+    }
+    let tag = tag_of(w);
+    if (tag == tag::OPEN || tag == tag::PROBING) && lapsed(l, config, w, now()) {
+        return Status::HalfOpen;
+    }
+    Layout::phase_of(w).status()
+}
+
+/// What [`next_word`] decided: the word after the event, the decision, and
+/// whether the input word was corrupt.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Out {
+pub(crate) struct RawStep {
     pub(crate) word: u64,
-    pub(crate) verdict: Kind,
+    pub(crate) decision: Decision,
     pub(crate) repaired: bool,
 }
 
 /// A [`Verdict`] without its payload, which the word after the event
 /// determines: an admission's counter is the new word's (unchanged in
 /// `Closed`, the next one for an elected probe), it is the probe exactly when
-/// the new word is `Probing`, and a status is the new word's phase. The
-/// kernel returns this one byte, so its result fits in registers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+/// the new word is `Probing`. One byte, so that the CAS loop's result fits
+/// in two registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// Admitted.
     Admitted,
+    /// Not admitted.
     Rejected,
+    /// The release counted.
     Recorded,
+    /// The release was stale.
     Stale,
-    Status,
+    /// A force event was applied.
     Done,
 }
 
-impl Kind {
-    /// The full verdict, given the word after the event.
+impl Decision {
+    /// The full verdict, given the word after the event. A rejection's
+    /// reason and wait need the clock reading too: see
+    /// [`Rejected::at`]; here it reads as rejected with no wait known.
     #[inline(always)]
-    pub(crate) const fn verdict(self, l: &Layout, word: u64) -> Verdict {
+    pub fn verdict<W: Word>(self, word: W::Raw) -> Verdict {
+        let l = &W::LAYOUT;
+        let word: u64 = word.into();
         match self {
-            Kind::Admitted => Verdict::Admitted {
+            Decision::Admitted => Verdict::Admitted {
                 counter: counter_of(l, word),
                 probe: tag_of(word) == tag::PROBING,
             },
-            Kind::Rejected => Verdict::Rejected,
-            Kind::Recorded => Verdict::Recorded,
-            Kind::Stale => Verdict::Stale,
-            Kind::Status => Verdict::Status(Layout::phase_of(word).status()),
-            Kind::Done => Verdict::Done,
+            Decision::Rejected => Verdict::Rejected(Rejected::from_word(l, word)),
+            Decision::Recorded => Verdict::Recorded,
+            Decision::Stale => Verdict::Stale,
+            Decision::Done => Verdict::Done,
         }
     }
 }
 
-/// The state machine on raw bits: the breaker's hot path and the heart of
-/// [`apply`]. It builds no [`Snapshot`](crate::word::Snapshot) and no
-/// [`Transitions`]; those are derived from the input and output words by
+/// The state machine on raw bits: the hot path of [`cell::update`] and the
+/// heart of [`apply`]. It builds no [`Snapshot`](crate::word::Snapshot) and
+/// no [`Transitions`]; those are derived from the input and output words by
 /// [`transitions`], only when someone wants them. `#[inline(always)]` so the
 /// layout's shifts and masks become constants and each caller keeps only the
 /// arms of its own event.
+///
+/// [`cell::update`]: crate::cell::update
 #[inline(always)]
-pub(crate) fn kernel(
+pub(crate) fn next_word<W: Word>(
     l: &Layout,
-    config: &Config,
+    config: &ValidConfig<W>,
     word: u64,
     event: Event,
     now: impl FnOnce() -> u64,
-) -> Out {
+) -> RawStep {
     // A corrupt word becomes `Closed` with the next counter, so no ticket
-    // issued before the corruption can count (fail open, SPEC I8).
-    let repaired = !l.is_valid(word, config.get_failure_threshold());
+    // issued before the corruption can count (fail open, spec I8).
+    let repaired = !l.is_valid(word, config.failure_threshold());
     let w = if repaired {
         l.closed(l.next_counter(counter_of(l, word)), 0)
     } else {
         word
     };
-    let (word, verdict) = decide(l, config, w, event, now);
-    Out {
+    let (word, decision) = decide_valid(l, config, w, event, now);
+    RawStep {
         word,
-        verdict,
+        decision,
         repaired,
     }
 }
 
-/// Whether an `Open` word's time is up or a `Probing` word's probe has timed
-/// out at `now`.
-///
-/// With backoff the open time is `min(cap, open_for << (trips - 1))`
-/// ([`Config::open_duration`]); rather than build that limit in `u64`, this
-/// tests `elapsed >= cap || elapsed >> (trips - 1) >= open_for`, which is
-/// the same condition (`x >= a * 2^d` iff `x >> d >= a` for integers) and
-/// shifts only the narrow elapsed time: on a 32-bit MCU it saves a 64-bit
-/// variable shift.
+/// The units an `Open` word with `trips` trips must see elapse:
+/// `min(cap, open_for * 2^(trips - 1))` in units.
 #[inline(always)]
-pub(crate) fn lapsed(l: &Layout, config: &Config, w: u64, now: u64) -> bool {
-    let elapsed = l.elapsed(l.since_of(w), now);
+pub(crate) fn open_units<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64) -> u64 {
+    let cap = config.cap_units();
+    if cap == 0 {
+        return config.open_units();
+    }
+    let doublings = l.trips_of(w).saturating_sub(1);
+    let doubled = config.open_units().checked_shl(doublings).unwrap_or(u64::MAX);
+    if doubled < cap { doubled } else { cap }
+}
+
+/// Whether an `Open` word's time is up or a `Probing` word's probe has timed
+/// out at `now` (ticks).
+///
+/// Time is compared in units of `2^s` ticks (`docs/design.md`, "Time in
+/// units"). With backoff the open time is `min(cap, open_for << (trips -
+/// 1))` units; rather than build that limit, this tests `elapsed >= cap ||
+/// elapsed >> (trips - 1) >= open_for`, which is the same condition (`x >=
+/// a * 2^d` iff `x >> d >= a` for integers) and shifts only the narrow
+/// elapsed time: on a 32-bit MCU it saves a 64-bit variable shift.
+#[inline(always)]
+pub(crate) fn lapsed<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> bool {
+    let elapsed = l.elapsed(l.since_of(w), l.units_of(now, config.time_shift()));
     if tag_of(w) != tag::OPEN {
-        return elapsed >= config.get_probe_timeout();
+        return elapsed >= config.probe_units();
     }
-    match config.get_backoff_cap() {
-        None => elapsed >= config.get_open_for(),
-        Some(cap) => {
-            // trips <= 31 (the widest trips field), so the shift is in range.
-            let doublings = l.trips_of(w).saturating_sub(1);
-            let scaled = if l.time_bits <= 32 {
-                u64::from((elapsed as u32).checked_shr(doublings).unwrap_or(0))
-            } else {
-                elapsed.checked_shr(doublings).unwrap_or(0)
-            };
-            elapsed >= cap || scaled >= config.get_open_for()
-        }
+    let cap = config.cap_units();
+    if cap == 0 {
+        return elapsed >= config.open_units();
     }
+    // trips <= 31 (the widest trips field), so the shift is in range.
+    let doublings = l.trips_of(w).saturating_sub(1);
+    let scaled = if l.time_bits <= 32 {
+        u64::from((elapsed as u32).checked_shr(doublings).unwrap_or(0))
+    } else {
+        elapsed.checked_shr(doublings).unwrap_or(0)
+    };
+    elapsed >= cap || scaled >= config.open_units()
 }
 
 /// `event` on the valid word `w`. Each arm is a row of the transition table
@@ -309,30 +382,29 @@ pub(crate) fn lapsed(l: &Layout, config: &Config, w: u64, now: u64) -> bool {
 /// Shaped for size as much as for speed: whether the event needs the time is
 /// decided first, so the clock is read at one place; an `Open` whose time is
 /// up or a `Probing` whose probe timed out is then moved to `HalfOpen` at one
-/// place (the lazy move of SPEC.md), and the event applies to the result. A
+/// place (the lazy move of the spec), and the event applies to the result. A
 /// release from the timed-out probe then carries the old counter and is
 /// stale, as it must be.
 #[inline(always)]
-fn decide(
+fn decide_valid<W: Word>(
     l: &Layout,
-    config: &Config,
+    config: &ValidConfig<W>,
     mut w: u64,
     event: Event,
     now: impl FnOnce() -> u64,
-) -> (u64, Kind) {
+) -> (u64, Decision) {
     let tag = tag_of(w);
     let timed = tag == tag::OPEN || tag == tag::PROBING;
     let current = |ticket: u32| ticket == counter_of(l, w);
     let needs_time = match event {
         Event::Admit => timed || tag == tag::HALF_OPEN,
-        Event::Status => timed,
         Event::Release { counter, outcome } => {
             current(counter)
                 && (tag == tag::PROBING
                     || (tag == tag::CLOSED
                         && outcome == Outcome::Failure
                         && (l.payload_of(w) as u32).saturating_add(1)
-                            >= config.get_failure_threshold()))
+                            >= config.failure_threshold()))
         }
         Event::ForceOpen | Event::ForceClose => false,
     };
@@ -340,6 +412,7 @@ fn decide(
     if timed && needs_time && lapsed(l, config, w, now) {
         w = l.half_open(l.next_counter(counter_of(l, w)), l.trips_of(w));
     }
+    let stamp = l.units_of(now, config.time_shift());
 
     let tag = tag_of(w);
     let counter = counter_of(l, w);
@@ -347,40 +420,38 @@ fn decide(
     let trips = l.trips_of(w);
     match event {
         Event::Admit => match tag {
-            tag::CLOSED => (w, Kind::Admitted),
+            tag::CLOSED => (w, Decision::Admitted),
             // The single probe is elected: Probing since now.
-            tag::HALF_OPEN => (l.timed(true, next, now, trips), Kind::Admitted),
-            _ => (w, Kind::Rejected),
+            tag::HALF_OPEN => (l.probing(next, stamp, trips), Decision::Admitted),
+            _ => (w, Decision::Rejected),
         },
         Event::Release {
             counter: ticket,
             outcome,
         } => {
             if ticket != counter {
-                return (w, Kind::Stale);
+                return (w, Decision::Stale);
             }
             let word = match (tag, outcome) {
                 (tag::CLOSED, Outcome::Success) => l.closed(counter, 0),
                 (tag::CLOSED, Outcome::Ignored) => w,
                 (tag::CLOSED, Outcome::Failure) => {
                     let failures = (l.payload_of(w) as u32).saturating_add(1);
-                    if failures >= config.get_failure_threshold() {
-                        l.timed(false, next, now, 1)
+                    if failures >= config.failure_threshold() {
+                        l.open(next, stamp, 1)
                     } else {
                         l.closed(counter, failures)
                     }
                 }
                 (tag::PROBING, Outcome::Success) => l.closed(next, 0),
-                (tag::PROBING, Outcome::Failure) => {
-                    l.timed(false, next, now, trips.saturating_add(1))
-                }
+                (tag::PROBING, Outcome::Failure) => l.open(next, stamp, trips.saturating_add(1)),
                 (tag::PROBING, Outcome::Ignored) => l.half_open(next, trips),
                 // No ticket is ever issued with the counter of Open, HalfOpen
                 // or ForcedOpen: a release that matches one is a ticket that
                 // survived a full counter wrap, and must not act.
-                _ => return (w, Kind::Stale),
+                _ => return (w, Decision::Stale),
             };
-            (word, Kind::Recorded)
+            (word, Decision::Recorded)
         }
         Event::ForceOpen => {
             let word = if tag == tag::FORCED_OPEN {
@@ -388,43 +459,34 @@ fn decide(
             } else {
                 l.forced_open(next)
             };
-            (word, Kind::Done)
+            (word, Decision::Done)
         }
-        Event::ForceClose => (l.closed(next, 0), Kind::Done),
-        Event::Status => (w, Kind::Status),
+        Event::ForceClose => (l.closed(next, 0), Decision::Done),
     }
 }
 
-/// The transitions from `old` to the kernel's output, derived from the two
-/// words: every change moves the counter by one (SPEC I10), and the only
-/// event that makes two (an elapsed `Open` or timed-out `Probing` electing a
-/// probe) passes through `HalfOpen`. A repaired word starts from `Closed`
-/// with the counter after the corrupt one.
+/// The transitions from `old` to `new`, derived from the two words: every
+/// change moves the counter by one (spec I10), and the only event that makes
+/// two (an elapsed `Open` or timed-out `Probing` electing a probe) passes
+/// through `HalfOpen`. A repaired word starts from `Closed` with the counter
+/// after the corrupt one.
 #[inline]
-pub(crate) fn transitions(l: &Layout, old: u64, out: &Out) -> Transitions {
-    let (from, base) = if out.repaired {
+pub(crate) fn transitions(l: &Layout, old: u64, new: u64, repaired: bool) -> Transitions {
+    let (from, base) = if repaired {
         (Phase::Closed, l.next_counter(counter_of(l, old)))
     } else {
         (Layout::phase_of(old), counter_of(l, old))
     };
-    let to = Layout::phase_of(out.word);
-    let counter = counter_of(l, out.word);
+    let to = Layout::phase_of(new);
+    let counter = counter_of(l, new);
     let mut ts = Transitions::NONE;
     match counter.wrapping_sub(base) & l.max_counter() {
         0 => {}
-        1 => ts.push(Transition { from, to, counter }),
+        1 => ts.push(Transition::between(from, to, counter)),
         _ => {
             let middle = l.next_counter(base);
-            ts.push(Transition {
-                from,
-                to: Phase::HalfOpen,
-                counter: middle,
-            });
-            ts.push(Transition {
-                from: Phase::HalfOpen,
-                to,
-                counter,
-            });
+            ts.push(Transition::between(from, Phase::HalfOpen, middle));
+            ts.push(Transition::between(Phase::HalfOpen, to, counter));
         }
     }
     ts

@@ -10,10 +10,12 @@
 //!       |     0     | failures (12) | counter (10) | tag (3) |    Closed
 //! ```
 //!
-//! `HalfOpen` keeps only `trips`; the operator-held `ForcedOpen` keeps nothing
-//! but the counter. Every bit a state does not use must be zero: a word that
-//! breaks this rule, or carries an unknown tag, is *corrupt* (SPEC I8) and
-//! [`Snapshot::decode`] says so instead of guessing.
+//! `time` is in units of `2^s` ticks, modulo the field, where `s` is the
+//! config's [`time_shift`](crate::ValidConfig::time_shift). `HalfOpen` keeps
+//! only `trips`; the operator-held `ForcedOpen` keeps nothing but the counter.
+//! Every bit a state does not use must be zero: a word that breaks this rule,
+//! or carries an unknown tag, is *corrupt* (spec I8) and [`Snapshot::decode`]
+//! says so instead of guessing.
 //!
 //! The all-zero word is `Closed` with counter 0 and no failures: a breaker's
 //! initial state, so a zeroed cell is a valid breaker.
@@ -30,8 +32,9 @@
 //! assert_eq!(Snapshot::decode::<W32>(raw32), Ok(snap));
 //! ```
 
+use crate::cell::Cell;
 use crate::status::Status;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64};
 
 /// Field widths of a word layout, in bits. Everything else follows from them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +45,8 @@ pub struct Layout {
     pub counter_bits: u32,
     /// Width of the consecutive-trip count (saturates at `2^trips_bits - 1`).
     pub trips_bits: u32,
-    /// Width of the timestamp kept by `Open` and `Probing` (ticks modulo
-    /// `2^time_bits`).
+    /// Width of the timestamp kept by `Open` and `Probing` (units of `2^s`
+    /// ticks modulo `2^time_bits`).
     pub time_bits: u32,
     /// Width of the consecutive-failure count kept by `Closed`.
     pub failure_bits: u32,
@@ -84,10 +87,37 @@ impl Layout {
         mask(self.time_bits)
     }
     /// Longest duration (open time, backoff cap, probe timeout) a config may
-    /// use: half the time field's range, so that a clock that went backwards
-    /// by up to this much still reads as "elapsed" (SPEC I6).
-    pub const fn max_duration(&self) -> u64 {
+    /// use, in units of the time field: half its range, so that a clock that
+    /// went backwards by up to this much still reads as "elapsed" (spec I6).
+    pub const fn max_units(&self) -> u64 {
         1u64 << (self.time_bits - 1)
+    }
+    /// Largest time shift: units of `2^max_shift` ticks make the ring
+    /// `2^word_bits` ticks, so for `W32` the shifted clock still fits in 32
+    /// bits (no 64-bit shift on an MCU).
+    pub const fn max_shift(&self) -> u32 {
+        self.word_bits - self.time_bits
+    }
+    /// The horizon a config gets when it sets none: an hour of the width's
+    /// typical tick (1 kHz for `W32`, 1 µs for `W64`).
+    pub const fn default_horizon(&self) -> u64 {
+        if self.word_bits > 32 {
+            3_600_000_000
+        } else {
+            3_600_000
+        }
+    }
+    /// The clock reading `now` in units of `2^shift` ticks, modulo the
+    /// word (only the time field's bits of it matter).
+    #[inline(always)]
+    pub const fn units_of(&self, now: u64, shift: u32) -> u64 {
+        if self.word_bits > 32 {
+            now >> shift
+        } else {
+            // shift <= 17, so the time field's 15 bits of `now >> shift`
+            // are all in the low 32 bits of `now`.
+            ((now as u32) >> shift) as u64
+        }
     }
     /// Whether `raw` is `Closed` with fewer than `threshold` failures: the
     /// closed fast path's test. For a 64-bit word it compares the whole word,
@@ -130,9 +160,10 @@ impl Layout {
     pub const fn next_counter(&self, counter: u32) -> u32 {
         (counter.wrapping_add(1) as u64 & mask(self.counter_bits)) as u32
     }
-    /// Ticks elapsed from `since` (a stored, truncated timestamp) to `now`,
-    /// modulo the time field's range. A clock that went backwards reads as a
-    /// large elapsed time, so it fails towards probing.
+    /// Units elapsed from `since` (a stored timestamp) to `now` (a clock
+    /// reading in the same units), modulo the time field's range. A clock
+    /// that went backwards reads as a large elapsed time, so it fails
+    /// towards probing.
     pub const fn elapsed(&self, since: u64, now: u64) -> u64 {
         now.wrapping_sub(since) & self.time_mask()
     }
@@ -148,7 +179,7 @@ pub trait Word: sealed::Sealed + Sized + 'static {
     /// The integer the word is stored as (`u64` or `u32`).
     type Raw: Copy + Eq + core::fmt::Debug + core::hash::Hash + Into<u64> + Send + Sync + 'static;
     /// The atomic cell a [`Breaker`](crate::Breaker) keeps the word in.
-    type Atomic: Send + Sync;
+    type Atomic: Cell<Self, Error = core::convert::Infallible> + Send + Sync;
     /// This width's field layout.
     const LAYOUT: Layout;
     /// Whether the atomic cell is lock-free on the target being compiled
@@ -157,28 +188,21 @@ pub trait Word: sealed::Sealed + Sized + 'static {
     const IS_ALWAYS_LOCK_FREE: bool;
     /// A new cell holding the initial word (`Closed`, counter 0); `const` so
     /// breakers can be `static`s.
-    #[cfg(not(loom))]
+    #[cfg(not(tripword_loom))]
     #[allow(clippy::declare_interior_mutable_const)]
     const NEW_CELL: Self::Atomic;
     /// Truncates a `u64` to this width (the pure layer computes in `u64`).
     fn from_u64(raw: u64) -> Self::Raw;
     /// A cell holding `raw`.
     fn new_cell(raw: Self::Raw) -> Self::Atomic;
-    /// Acquire-loads the cell.
-    fn load(cell: &Self::Atomic) -> Self::Raw;
-    /// One `compare_exchange_weak` (AcqRel on success, Acquire on failure).
-    fn compare_exchange_weak(
-        cell: &Self::Atomic,
-        current: Self::Raw,
-        new: Self::Raw,
-    ) -> Result<Self::Raw, Self::Raw>;
 }
 
 /// The 64-bit word: 22-bit counter, 34-bit timestamps, thresholds up to 65535.
 ///
-/// Durations up to 2^33 ticks (2.4 hours of microseconds); the counter turns
-/// over after 4 194 304 state changes, which no held call outlives in
-/// practice (`docs/design.md`, "Counter wrap").
+/// With 1 µs ticks and the default horizon, time is kept in whole ticks: the
+/// time field's ring is 2^34 µs (4.77 hours), so callers up to ~3.8 hours
+/// apart see every deadline exactly. The counter turns over after 4 194 304
+/// state changes (`docs/design.md`, "Counter wrap").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct W64;
 
@@ -186,14 +210,22 @@ pub struct W64;
 /// Lock-free wherever 32-bit compare-and-swap is native (Cortex-M3/M4/M7,
 /// RISC-V with the A extension).
 ///
-/// Durations are limited to 2^14 ticks (16.4 s at 1 kHz). The counter turns
-/// over after 1 024 state changes: a ticket held across exactly a multiple of
-/// that many changes could be misread as current. Each trip cycle costs at
-/// least `open_for`, so with `open_for` of a second that takes minutes of
-/// continuous cycling; but probes that keep ending `Ignored`, or an operator
-/// toggling `force_open`/`force_close` in a loop, turn it faster. Firmware
-/// that does either while calls are outstanding should use [`W64`]
-/// (4 194 304 changes). See `docs/design.md`, "Counter wrap".
+/// **Time.** The 15-bit field keeps time in units of `2^s` ticks, `s` derived
+/// from the config ([`ValidConfig::time_shift`](crate::ValidConfig::time_shift)):
+/// with a 1 kHz tick and the default one-hour horizon, 128 ms units (256 ms
+/// once the longest duration passes ~9.9 minutes), a ring of 69.9 minutes (or
+/// 2.3 hours), open times of minutes to days. Durations last up to `3 * 2^s`
+/// ticks longer than set. Callers further apart than the ring minus the open
+/// time may be rejected once more per ring they skip: pick [`W64`] (or a
+/// longer [`horizon`](crate::Config::horizon)) if yours can be.
+///
+/// **Counter.** It turns over after 1 024 state changes: a ticket held across
+/// exactly a multiple of that many changes could be misread as current. Timed
+/// cycles need at least 512 probe timeouts or 256 open times for that; but
+/// probes that keep ending `Ignored`, or an operator toggling
+/// `force_open`/`force_close`, take no time per change. Firmware that holds
+/// calls across either should use [`W64`] (4 194 304 changes). See
+/// `docs/design.md`, "Counter wrap".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct W32;
 
@@ -210,11 +242,11 @@ impl Word for W64 {
         time_bits: 34,
         failure_bits: 16,
     };
-    #[cfg(not(loom))]
+    #[cfg(not(tripword_loom))]
     const IS_ALWAYS_LOCK_FREE: bool = AtomicU64::is_always_lock_free();
-    #[cfg(loom)]
+    #[cfg(tripword_loom)]
     const IS_ALWAYS_LOCK_FREE: bool = true;
-    #[cfg(not(loom))]
+    #[cfg(not(tripword_loom))]
     #[allow(clippy::declare_interior_mutable_const)]
     const NEW_CELL: AtomicU64 = AtomicU64::new(0);
     #[inline]
@@ -223,14 +255,6 @@ impl Word for W64 {
     }
     fn new_cell(raw: u64) -> AtomicU64 {
         AtomicU64::new(raw)
-    }
-    #[inline]
-    fn load(cell: &AtomicU64) -> u64 {
-        cell.load(Ordering::Acquire)
-    }
-    #[inline]
-    fn compare_exchange_weak(cell: &AtomicU64, current: u64, new: u64) -> Result<u64, u64> {
-        cell.compare_exchange_weak(current, new, Ordering::AcqRel, Ordering::Acquire)
     }
 }
 
@@ -244,11 +268,11 @@ impl Word for W32 {
         time_bits: 15,
         failure_bits: 12,
     };
-    #[cfg(not(loom))]
+    #[cfg(not(tripword_loom))]
     const IS_ALWAYS_LOCK_FREE: bool = AtomicU32::is_always_lock_free();
-    #[cfg(loom)]
+    #[cfg(tripword_loom)]
     const IS_ALWAYS_LOCK_FREE: bool = true;
-    #[cfg(not(loom))]
+    #[cfg(not(tripword_loom))]
     #[allow(clippy::declare_interior_mutable_const)]
     const NEW_CELL: AtomicU32 = AtomicU32::new(0);
     #[inline]
@@ -257,14 +281,6 @@ impl Word for W32 {
     }
     fn new_cell(raw: u32) -> AtomicU32 {
         AtomicU32::new(raw)
-    }
-    #[inline]
-    fn load(cell: &AtomicU32) -> u32 {
-        cell.load(Ordering::Acquire)
-    }
-    #[inline]
-    fn compare_exchange_weak(cell: &AtomicU32, current: u32, new: u32) -> Result<u32, u32> {
-        cell.compare_exchange_weak(current, new, Ordering::AcqRel, Ordering::Acquire)
     }
 }
 
@@ -279,7 +295,8 @@ pub enum State {
     /// Calls are rejected until the open duration for `trips` has elapsed
     /// since `since`.
     Open {
-        /// When the breaker opened, in ticks modulo the time field's range.
+        /// When the breaker opened, in units of `2^s` ticks modulo the time
+        /// field's range.
         since: u64,
         /// Trips since the breaker was last closed (1 for the first trip).
         trips: u32,
@@ -291,7 +308,8 @@ pub enum State {
     },
     /// A probe admitted at `since` is running; everyone else is rejected.
     Probing {
-        /// When the probe was admitted, in ticks modulo the time field's range.
+        /// When the probe was admitted, in units of `2^s` ticks modulo the
+        /// time field's range.
         since: u64,
         /// Trips since the breaker was last closed.
         trips: u32,
@@ -300,9 +318,9 @@ pub enum State {
     ForcedOpen,
 }
 
-/// The name of a state, without its payload: what transitions report.
+/// The name of a state, without its payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// See [`State::Closed`].
     Closed,
     /// See [`State::Open`].
@@ -318,7 +336,7 @@ pub enum Phase {
 impl Phase {
     /// What [`Breaker::status`](crate::Breaker::status) reports for this
     /// phase: `ForcedOpen` reads as [`Status::Open`].
-    pub const fn status(self) -> Status {
+    pub(crate) const fn status(self) -> Status {
         match self {
             Phase::Closed => Status::Closed,
             Phase::Open | Phase::ForcedOpen => Status::Open,
@@ -328,21 +346,19 @@ impl Phase {
     }
 }
 
-impl core::fmt::Display for Phase {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
-            Phase::Closed => "closed",
-            Phase::Open => "open",
-            Phase::HalfOpen => "half-open",
-            Phase::Probing => "probing",
-            Phase::ForcedOpen => "forced-open",
-        })
-    }
-}
-
 impl State {
-    /// This state's [`Phase`].
-    pub const fn phase(&self) -> Phase {
+    /// What [`Breaker::status`](crate::Breaker::status) reports in this
+    /// state before acting on time: `ForcedOpen` reads as [`Status::Open`].
+    pub const fn status(&self) -> Status {
+        self.phase().status()
+    }
+
+    /// Whether this is the operator-held open of `force_open`.
+    pub const fn is_forced_open(&self) -> bool {
+        matches!(self, State::ForcedOpen)
+    }
+
+    pub(crate) const fn phase(&self) -> Phase {
         match self {
             State::Closed { .. } => Phase::Closed,
             State::Open { .. } => Phase::Open,
@@ -353,17 +369,29 @@ impl State {
     }
 }
 
-/// Why a word did not decode (SPEC I8).
+/// Why a word did not decode (spec I8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Corruption {
     /// The tag is not one of the five states.
     UnknownTag(u8),
     /// Bits the state does not use are set.
     StrayBits,
-    /// A `Closed` word counts at least `failure_threshold` failures, which no
-    /// transition produces under this config.
-    FailuresOverThreshold,
 }
+
+impl core::fmt::Display for Corruption {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Corruption::UnknownTag(tag) => {
+                write!(f, "corrupt breaker word: unknown state tag {tag}")
+            }
+            Corruption::StrayBits => {
+                f.write_str("corrupt breaker word: bits its state does not use are set")
+            }
+        }
+    }
+}
+
+impl core::error::Error for Corruption {}
 
 /// A decoded word: the state and the state counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -465,10 +493,18 @@ impl Layout {
             Self::clamp(failures, self.max_failures()),
         )
     }
-    /// `Open` (`probing` false) or `Probing` (true) since `since`.
+    /// `Open` since `since` (in units), after `trips` trips.
     #[inline(always)]
-    pub(crate) const fn timed(&self, probing: bool, counter: u32, since: u64, trips: u32) -> u64 {
-        let tag = if probing { TAG_PROBING } else { TAG_OPEN };
+    pub(crate) const fn open(&self, counter: u32, since: u64, trips: u32) -> u64 {
+        self.stamped(TAG_OPEN, counter, since, trips)
+    }
+    /// `Probing` since `since` (in units), after `trips` trips.
+    #[inline(always)]
+    pub(crate) const fn probing(&self, counter: u32, since: u64, trips: u32) -> u64 {
+        self.stamped(TAG_PROBING, counter, since, trips)
+    }
+    #[inline(always)]
+    const fn stamped(&self, tag: u64, counter: u32, since: u64, trips: u32) -> u64 {
         let time = (since & self.time_mask()) << self.trips_bits;
         self.pack(tag, counter, Self::clamp(trips, self.max_trips()) | time)
     }
@@ -482,7 +518,7 @@ impl Layout {
     pub(crate) const fn forced_open(&self, counter: u32) -> u64 {
         self.pack(TAG_FORCED_OPEN, counter, 0)
     }
-    /// Whether `raw` is a valid word under a failure threshold (SPEC I8): a
+    /// Whether `raw` is a valid word under a failure threshold (spec I8): a
     /// known tag, no stray bits, and a `Closed` count below the threshold.
     /// Agrees with [`decode_u64`] plus the threshold check.
     #[inline(always)]
@@ -557,9 +593,9 @@ pub(crate) fn encode_u64(layout: &Layout, snap: &Snapshot) -> u64 {
     let c = snap.counter;
     match snap.state {
         State::Closed { failures } => layout.closed(c, failures),
-        State::Open { since, trips } => layout.timed(false, c, since, trips),
+        State::Open { since, trips } => layout.open(c, since, trips),
         State::HalfOpen { trips } => layout.half_open(c, trips),
-        State::Probing { since, trips } => layout.timed(true, c, since, trips),
+        State::Probing { since, trips } => layout.probing(c, since, trips),
         State::ForcedOpen => layout.forced_open(c),
     }
 }
@@ -682,7 +718,7 @@ mod tests {
         assert_eq!(l.elapsed(l.time_mask() - 1, 3), 5);
         // Backwards by 1 tick reads as the whole range minus one.
         assert_eq!(l.elapsed(10, 9), l.time_mask());
-        assert!(l.elapsed(10, 9) >= l.max_duration());
+        assert!(l.elapsed(10, 9) >= l.max_units());
     }
 
     #[test]

@@ -1,0 +1,159 @@
+//! Why a call was not admitted, and for how long.
+
+use crate::config::ValidConfig;
+use crate::transition::{lapsed, open_units};
+use crate::word::{Layout, Word, tag, tag_of};
+
+/// Why a call was not admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cause {
+    /// The breaker is open: its open time has not elapsed.
+    Open,
+    /// A probe is running: the single probe of a half-open breaker was
+    /// elected and has not reported (nor timed out).
+    Probing,
+    /// An operator holds the breaker open
+    /// ([`force_open`](crate::Breaker::force_open)).
+    ForcedOpen,
+}
+
+impl core::fmt::Display for Cause {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Cause::Open => "open",
+            Cause::Probing => "probing",
+            Cause::ForcedOpen => "forced open",
+        })
+    }
+}
+
+/// The call was not admitted: the breaker is open, forced open, or probing.
+/// The protected function must not run.
+///
+/// One machine word (the cause in two bits, the wait in the rest), so that
+/// `Result<Ticket, Rejected>` comes back in two registers.
+///
+/// ```
+/// use tripword::{Breaker, Cause, Config, Outcome};
+/// use tripword::clock::ManualClock;
+///
+/// let clock = ManualClock::new(0);
+/// let b = Breaker::new(Config::new().failure_threshold(1).open_for(100), &clock);
+/// b.release(b.acquire().unwrap(), Outcome::Failure); // trips
+/// clock.advance(30);
+/// let r = b.acquire().unwrap_err();
+/// assert_eq!(r.cause(), Cause::Open);
+/// assert_eq!(r.retry_after(), Some(70)); // from the clock reading it made
+/// b.force_open();
+/// assert_eq!(b.acquire().unwrap_err().retry_after(), None);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rejected(usize);
+
+impl Rejected {
+    const CAUSE_BITS: u32 = 2;
+    const MAX_WAIT: u64 = (usize::MAX >> Self::CAUSE_BITS) as u64;
+
+    #[inline(always)]
+    const fn new(cause: Cause, wait: u64) -> Rejected {
+        let wait = if wait < Self::MAX_WAIT {
+            wait
+        } else {
+            Self::MAX_WAIT
+        };
+        Rejected(((wait as usize) << Self::CAUSE_BITS) | cause as usize)
+    }
+
+    /// Why the call was not admitted.
+    pub const fn cause(&self) -> Cause {
+        match self.0 & 3 {
+            0 => Cause::Open,
+            1 => Cause::Probing,
+            _ => Cause::ForcedOpen,
+        }
+    }
+
+    /// Ticks from the rejection until an admission could succeed: until the
+    /// open time ends (`Open`; the first caller from then on is elected
+    /// probe) or the running probe times out (`Probing`; it may report
+    /// sooner). `None` when forced open: no timer ends that. Computed from
+    /// the clock reading the rejection made; exact where the config's
+    /// [`time_shift`](crate::ValidConfig::time_shift) is 0, and never early
+    /// otherwise. Saturates at `2^62 - 1` ticks (`2^30 - 1` on 32-bit
+    /// targets).
+    pub const fn retry_after(&self) -> Option<u64> {
+        match self.cause() {
+            Cause::ForcedOpen => None,
+            _ => Some((self.0 >> Self::CAUSE_BITS) as u64),
+        }
+    }
+
+    /// The rejection `word` (valid, `Open`, `Probing` or `ForcedOpen`) makes
+    /// at `now`, in ticks.
+    #[inline]
+    pub fn at<W: Word>(config: &ValidConfig<W>, word: u64, now: u64) -> Rejected {
+        let l = &W::LAYOUT;
+        let t = tag_of(word);
+        if t != tag::OPEN && t != tag::PROBING {
+            return Self::from_word(l, word);
+        }
+        if lapsed(l, config, word, now) {
+            return Rejected::new(Self::cause_of(t), 0);
+        }
+        let need = if t == tag::OPEN {
+            open_units(l, config, word)
+        } else {
+            config.probe_units()
+        };
+        let shift = config.time_shift();
+        let elapsed = l.elapsed(l.since_of(word), l.units_of(now, shift));
+        // The first tick whose unit count reaches `need`: the start of unit
+        // `now_units + (need - elapsed)`.
+        let units_left = need - elapsed;
+        let into_unit = now & ((1u64 << shift) - 1);
+        let wait = (units_left << shift) - into_unit;
+        Rejected::new(Self::cause_of(t), wait)
+    }
+
+    /// The rejection `word` makes when the wait is not known (no clock
+    /// reading at hand): a wait of 0 for `Open` and `Probing`.
+    #[inline(always)]
+    pub(crate) const fn from_word(_l: &Layout, word: u64) -> Rejected {
+        Rejected::new(Self::cause_of(tag_of(word)), 0)
+    }
+
+    #[inline(always)]
+    const fn cause_of(t: u64) -> Cause {
+        if t == tag::OPEN {
+            Cause::Open
+        } else if t == tag::PROBING {
+            Cause::Probing
+        } else {
+            Cause::ForcedOpen
+        }
+    }
+}
+
+impl core::fmt::Debug for Rejected {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Rejected")
+            .field("cause", &self.cause())
+            .field("retry_after", &self.retry_after())
+            .finish()
+    }
+}
+
+impl core::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.retry_after() {
+            Some(ticks) => write!(
+                f,
+                "circuit {}: call not admitted (retry after {ticks} ticks)",
+                self.cause()
+            ),
+            None => write!(f, "circuit {}: call not admitted", self.cause()),
+        }
+    }
+}
+
+impl core::error::Error for Rejected {}
