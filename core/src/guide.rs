@@ -1,88 +1,91 @@
-//! A guide to building on the pure layer (doc only, no code).
+//! A guide to building on the kit (doc only, no code).
 //!
 //! [`Breaker`](crate::Breaker) is one way to apply the state machine: one
 //! atomic cell, one config, one clock. Authors of other breaker crates — a
-//! tower layer, an HTTP client keeping a breaker per host, an actor system —
-//! often want the same state machine over cells of their own. The pure layer
-//! gives them exactly that:
+//! tower layer, an HTTP client keeping a breaker per host, a fleet sharing a
+//! word in Redis — often want the same state machine over cells of their own.
+//! The kit gives them exactly what `Breaker` is built from:
 //!
-//! - [`word::Snapshot`](crate::word::Snapshot) decodes and encodes words;
-//! - [`transition::apply`](crate::transition::apply) is the whole state
-//!   machine: `(config, word, event, now) -> Step { word, verdict,
-//!   transitions, repaired }`;
-//! - the rules for applying it are those of `Breaker::run`: load, apply, and
-//!   if `step.word` differs, compare-and-swap; on failure retry with the
-//!   observed word; report `step.transitions` (and `step.repaired`) only after
-//!   a successful swap; read the clock inside the loop, after the load.
+//! - [`ValidConfig`](crate::ValidConfig): a config checked once for a word
+//!   width ([`Config::check`](crate::Config::check)); nothing else is
+//!   accepted, so every count and duration fits the word;
+//! - [`cell::Cell`](crate::cell::Cell): load and compare-and-exchange of a
+//!   word, with an error type for cells that can fail (a network store);
+//! - [`cell::update`](crate::cell::update): the compare-and-swap loop
+//!   `Breaker` runs, which keeps the rules by construction: it never stores
+//!   without a compare-and-exchange, reads the clock after the load the
+//!   decision rests on, retries on contention from the word the cell holds,
+//!   and hands over the change (its transitions, a repaired corrupt word)
+//!   once, after the exchange that made it;
+//! - [`transition::apply`](crate::transition::apply) and
+//!   [`transition::status_at`](crate::transition::status_at): the same
+//!   decision as a pure function, for tests and simulations;
+//! - [`word::Snapshot`](crate::word::Snapshot): decode and encode words.
 //!
 //! # Example: a table of breakers, one word each
 //!
 //! A client talking to many hosts keeps one breaker per host. With one shared
-//! config and clock, each breaker costs one `AtomicU64`:
+//! config and clock, each breaker costs one `AtomicU64`; the `AtomicU64` of
+//! the core's atomics is already a [`Cell`](crate::cell::Cell):
 //!
 //! ```
-//! use std::sync::atomic::{AtomicU64, Ordering};
-//! use tripword::transition::{apply, Event, Verdict};
-//! use tripword::word::W64;
-//! use tripword::{Config, Outcome, Transition};
+//! use tripword::cell::{self, Cell};
+//! use tripword::transition::{Decision, Event};
+//! use tripword::word::Snapshot;
+//! use tripword::{Config, Outcome, Transition, ValidConfig, W64};
+//! use portable_atomic::AtomicU64;
 //!
 //! struct Table<const N: usize> {
 //!     words: [AtomicU64; N],
-//!     config: Config,
+//!     config: ValidConfig<W64>,
 //! }
 //!
 //! impl<const N: usize> Table<N> {
-//!     /// One CAS loop, as `Breaker` runs it; transitions reported once.
+//!     /// One event on one host's word; transitions reported once.
 //!     fn run(&self, host: usize, event: Event, now: impl Fn() -> u64,
-//!            report: impl Fn(usize, Transition)) -> Verdict {
+//!            report: impl Fn(usize, Transition)) -> (u64, Decision) {
 //!         let cell = &self.words[host];
-//!         let mut current = cell.load(Ordering::Acquire);
-//!         loop {
-//!             let step = apply::<W64>(&self.config, current, event, &now);
-//!             if step.word == current {
-//!                 return step.verdict; // nothing to store
-//!             }
-//!             match cell.compare_exchange_weak(current, step.word,
-//!                                              Ordering::AcqRel, Ordering::Acquire) {
-//!                 Ok(_) => {
-//!                     step.transitions.into_iter().for_each(|t| report(host, t));
-//!                     return step.verdict;
-//!                 }
-//!                 Err(observed) => current = observed,
-//!             }
-//!         }
+//!         let seen = cell.load().unwrap_or_else(|never| match never {});
+//!         cell::update(cell, &self.config, seen, event, None, now, |swap| {
+//!             swap.transitions().each(|t| report(host, t));
+//!         })
+//!         .unwrap_or_else(|never| match never {})
 //!     }
 //! }
 //!
 //! let table = Table::<64> {
 //!     words: [const { AtomicU64::new(0) }; 64], // the zero word is Closed
-//!     config: Config::new().failure_threshold(2).open_for(1_000)
-//!         .validate::<W64>().expect("in range"),
+//!     config: Config::new().failure_threshold(2).open_for(1_000).check()?,
 //! };
 //! let now = || 0;
-//! let log = |host, t: Transition| println!("host {host}: {:?} -> {:?}", t.from, t.to);
+//! let log = |host, t: Transition| println!("host {host}: {t}");
 //!
 //! for _ in 0..2 {
-//!     let Verdict::Admitted { counter, .. } = table.run(7, Event::Admit, now, log) else {
-//!         unreachable!()
-//!     };
+//!     let (word, decision) = table.run(7, Event::Admit, now, log);
+//!     assert_eq!(decision, Decision::Admitted);
+//!     let counter = Snapshot::counter_bits::<W64>(word);
 //!     table.run(7, Event::Release { counter, outcome: Outcome::Failure }, now, log);
 //! }
-//! assert_eq!(table.run(7, Event::Admit, now, log), Verdict::Rejected); // host 7 is open
-//! assert!(matches!(table.run(8, Event::Admit, now, log), Verdict::Admitted { .. }));
+//! assert_eq!(table.run(7, Event::Admit, now, log).1, Decision::Rejected); // host 7 is open
+//! assert_eq!(table.run(8, Event::Admit, now, log).1, Decision::Admitted);
+//! # Ok::<(), tripword::ConfigError>(())
 //! ```
 //!
-//! # What you must keep
+//! A cell behind a lock, or one in another process, implements
+//! [`Cell`](crate::cell::Cell) itself: see the [`cell`](crate::cell) module's
+//! example, and `verification/tests/second_cell.rs` in the repository, which
+//! runs a breaker on a `Mutex<u64>` cell through the same model check as
+//! `Breaker`.
 //!
-//! - **Validate the config** for the width with
-//!   [`Config::validate`](crate::Config::validate). The pure layer never
-//!   panics on an unvalidated one, but counts and durations may not fit.
-//! - **Compare-and-swap, never store.** A plain store after `apply` loses
-//!   concurrent transitions: two probes, double trips.
-//! - **Report after the swap**, and only the swap that succeeded. A retried
-//!   `apply` produces the transitions again; only the winning one is real.
-//! - **Tickets are counters.** The pure layer's `Verdict::Admitted { counter }`
-//!   is what `Breaker` wraps in a `Ticket`. If your cells can be confused with
-//!   one another, carry the cell's identity with the counter, as `Ticket` does.
-//! - **Never store a word you did not get from `apply` or `Snapshot::encode`.**
-//!   Anything else is treated as corrupt (and repaired, failing open).
+//! # What remains yours
+//!
+//! - **Tickets are counters.** [`Decision::Admitted`](crate::transition::Decision)
+//!   leaves the admitting word; its counter is what a release must carry
+//!   ([`Snapshot::counter_bits`](crate::word::Snapshot::counter_bits)). If
+//!   your cells can be confused with one another, carry the cell's identity
+//!   with the counter, as [`Ticket`](crate::Ticket) does.
+//! - **A cell error is not contention.** [`update`](crate::cell::update)
+//!   returns it without retrying: the exchange may or may not have happened,
+//!   so load again before deciding what to tell the caller.
+//! - **Never store a word you did not get from the kit.** Anything else is
+//!   treated as corrupt (and repaired, failing open).
