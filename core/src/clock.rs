@@ -121,3 +121,9 @@ impl Clock for ManualClock {
         self.ticks.load(Ordering::Acquire)
     }
 }
+
+#[cfg(feature = "embassy-time")]
+mod embassy;
+#[cfg(feature = "embassy-time")]
+pub use embassy::EmbassyClock;
+
