@@ -127,3 +127,7 @@ mod embassy;
 #[cfg(feature = "embassy-time")]
 pub use embassy::EmbassyClock;
 
+#[cfg(feature = "fugit")]
+mod fugit;
+#[cfg(feature = "fugit")]
+pub use self::fugit::{FugitClock, FugitInstant};
