@@ -17,9 +17,13 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-e
   # must be gated, not left dead on the MCUs.
   RUSTFLAGS="$flags -D warnings" CARGO_TARGET_DIR="$root/target/embedded" \
     cargo build --release -p tripword --target "$target"
+  # The clock adapters (features embassy-time, fugit) build for each target
+  # too, with no embassy time driver and no tick rate picked by the library.
+  RUSTFLAGS="$flags -D warnings" CARGO_TARGET_DIR="$root/target/embedded" \
+    cargo build --release -p tripword --features embassy-time,fugit --target "$target"
   RUSTFLAGS="$flags" CARGO_TARGET_DIR="$root/target/embedded-clippy" \
     cargo clippy --release -p tripword --target "$target" -- -D warnings
   (cd verification/widths-check && RUSTFLAGS="$flags" CARGO_TARGET_DIR="$root/target/embedded" \
     cargo build --release --target "$target")
 done
-note "tripword (W32 + W64 instantiated) built, warning-free and clippy-clean, for thumbv6m, thumbv7em, riscv32imc"
+note "tripword (W32 + W64 instantiated) built, warning-free and clippy-clean, and with features embassy-time,fugit built warning-free, for thumbv6m, thumbv7em, riscv32imc"

@@ -114,3 +114,13 @@ impl Clock for ManualClock {
         self.ticks.load(Ordering::Acquire)
     }
 }
+
+#[cfg(feature = "embassy-time")]
+mod embassy;
+#[cfg(feature = "embassy-time")]
+pub use embassy::EmbassyClock;
+
+#[cfg(feature = "fugit")]
+mod fugit;
+#[cfg(feature = "fugit")]
+pub use self::fugit::{FugitClock, FugitInstant};
