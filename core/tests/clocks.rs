@@ -57,7 +57,12 @@ mod fugit_clock {
             let tripped_at = 0u32.wrapping_sub(before_wrap);
             TIMER.store(tripped_at, Ordering::Relaxed);
             let b: Breaker32<FugitClock<fn() -> Instant32>> =
-                Breaker32::from_parts(config(u64::from(open_for)), FugitClock(now), ());
+                Breaker32::from_parts(
+                    // Whole ticks (time shift 0), so the deadline is exact.
+                    config(u64::from(open_for)).horizon(0).check().unwrap(),
+                    FugitClock(now),
+                    (),
+                );
             b.permit().expect("closed").failure();
             assert_eq!(b.status(), Status::Open);
             TIMER.store(tripped_at.wrapping_add(open_for - 1), Ordering::Relaxed);
