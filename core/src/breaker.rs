@@ -4,8 +4,8 @@
 //! Every operation is: load the word, compute the step with
 //! [`transition::apply`], and if the word changes, `compare_exchange_weak` it,
 //! retrying with the value observed. When nothing changes nothing is written
-//! (SPEC I9): a closed admission is one atomic load. Transitions are reported
-//! to the [`Observer`] after the successful swap (SPEC I7).
+//! (spec I9): a closed admission is one atomic load. Transitions are reported
+//! to the [`Observer`] after the successful swap (spec I7).
 //!
 //! Lock-free wherever the word's atomic is ([`Word::IS_ALWAYS_LOCK_FREE`]);
 //! never blocks, never allocates, so it can be called from an interrupt

@@ -2,20 +2,23 @@
 //!
 //! A [`Clock`] returns monotonic ticks as a `u64` that may wrap. Durations in
 //! a [`Config`](crate::Config) are in the same ticks. The breaker stores
-//! timestamps modulo its word's time field (34 bits for `W64`, 15 for `W32`)
-//! and measures elapsed time with wrapping subtraction, so:
+//! timestamps in units of `2^s` ticks modulo its word's time field (34 bits
+//! for `W64`, 15 for `W32`; `s` is the config's
+//! [`time_shift`](crate::ValidConfig::time_shift)) and measures elapsed time
+//! with wrapping subtraction, so:
 //!
 //! - a clock that **wraps** (at `2^64`, or at any power of two at least as
-//!   large as the time field) is handled exactly;
+//!   large as the field's ring of `2^(T+s)` ticks) is handled exactly;
 //! - a clock that **jumps forward** makes the open time elapse early, never
 //!   late (the breaker probes sooner);
-//! - a clock that **goes backwards** by up to the time field's range makes the
-//!   breaker see its open time as elapsed: it fails towards probing;
-//! - the one case where the modular reading keeps a breaker rejecting longer
-//!   than configured is an open breaker nobody looked at for a whole multiple
-//!   of the time field's range: then it rejects for at most one more open
-//!   duration (at most [`Layout::max_duration`](crate::word::Layout::max_duration)
-//!   ticks). That is SPEC I6's bound.
+//! - a clock that **goes backwards** by up to the ring minus the duration
+//!   makes the breaker see its open time as elapsed: it fails towards
+//!   probing;
+//! - a caller that comes back after more than the ring minus the open time
+//!   may see the elapsed time aliased below the deadline and be rejected once
+//!   more: the horizon ([`Config::horizon`](crate::Config::horizon), an hour
+//!   by default) sets how long a gap is measured exactly (`docs/spec.md`,
+//!   "Time", spec I5 and I6).
 //!
 //! [`ManualClock`] is a clock you move by hand, for tests, examples and
 //! simulations; `tripword-std` has a real one.

@@ -1,4 +1,4 @@
-//! Transition reports (SPEC I7).
+//! Transition reports (spec I7).
 //!
 //! The breaker reports every state change exactly once, from the thread whose
 //! compare-and-swap made it, *after* the swap: no lock is held and no CAS is
@@ -37,7 +37,7 @@ pub trait Observer {
     /// A state change, reported once, after the compare-and-swap that made it.
     fn on_transition(&self, transition: Transition);
 
-    /// The stored word `raw` was not a valid state (SPEC I8): it was replaced
+    /// The stored word `raw` was not a valid state (spec I8): it was replaced
     /// by `Closed` with counter `counter` (fail open) before the operation went
     /// on. Does nothing by default.
     fn on_corrupt_word(&self, raw: u64, counter: u32) {
