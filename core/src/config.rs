@@ -486,7 +486,7 @@ impl<W: Word> ValidConfig<W> {
 /// (`docs/embedded.md`, "Footprint").
 ///
 /// ```
-/// use tripword::{ConstBreaker, Config, ConstConfig, W32};
+/// use tripword::{ConstBreaker, Config, Const, ConstConfig, W32};
 /// use tripword::clock::ManualClock;
 ///
 /// struct Uplink;
@@ -495,7 +495,7 @@ impl<W: Word> ValidConfig<W> {
 /// }
 ///
 /// static CLOCK: ManualClock = ManualClock::new(0);
-/// static B: ConstBreaker<Uplink, &ManualClock, W32> = ConstBreaker::from_parts(Default::default(), &CLOCK, ());
+/// static B: ConstBreaker<Uplink, &ManualClock, W32> = ConstBreaker::from_parts(Const::new(), &CLOCK, ());
 /// assert!(B.acquire().is_ok());
 /// assert_eq!(B.config().failure_threshold(), 3);
 /// ```
@@ -503,7 +503,7 @@ impl<W: Word> ValidConfig<W> {
 /// An out-of-range `CONFIG` is a compile error where the breaker is built:
 ///
 /// ```compile_fail
-/// use tripword::{ConstBreaker, Config, ConstConfig, W32};
+/// use tripword::{ConstBreaker, Config, Const, ConstConfig, W32};
 ///
 /// struct TooMany;
 /// impl ConstConfig for TooMany {
@@ -511,7 +511,7 @@ impl<W: Word> ValidConfig<W> {
 ///     const CONFIG: Config = Config::new().failure_threshold(4096);
 /// }
 /// static B: ConstBreaker<TooMany, fn() -> u64, W32> =
-///     ConstBreaker::from_parts(Default::default(), || 0, ());
+///     ConstBreaker::from_parts(Const::new(), || 0, ());
 /// ```
 pub trait ConstConfig {
     /// The config.

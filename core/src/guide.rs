@@ -45,7 +45,7 @@
 //!     fn run(&self, host: usize, event: Event, now: impl Fn() -> u64,
 //!            report: impl Fn(usize, Transition)) -> (u64, Decision) {
 //!         let cell = &self.words[host];
-//!         let seen = cell.load().unwrap_or_else(|never| match never {});
+//!         let seen = Cell::<W64>::load(cell).unwrap_or_else(|never| match never {});
 //!         cell::update(cell, &self.config, seen, event, None, now, |swap| {
 //!             swap.transitions().each(|t| report(host, t));
 //!         })

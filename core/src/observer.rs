@@ -12,26 +12,27 @@ use crate::transition::Transition;
 ///
 /// ```
 /// use core::sync::atomic::{AtomicU32, Ordering};
-/// use tripword::{Breaker, Config, Observer, Outcome, Status, Transition};
+/// use tripword::{Breaker, Config, Observer, Outcome, Status, Transition, W64};
 /// use tripword::clock::ManualClock;
 ///
 /// struct CountTrips(AtomicU32);
 /// impl Observer for CountTrips {
 ///     fn on_transition(&self, t: Transition) {
-///         if t.to.status() == Status::Open {
+///         if t.to == Status::Open && t.from != Status::Open {
 ///             self.0.fetch_add(1, Ordering::Relaxed);
 ///         }
 ///     }
 /// }
 ///
 /// let clock = ManualClock::new(0);
-/// let b = Breaker::with_observer(
-///     Config::new().failure_threshold(1),
+/// let b = Breaker::from_parts(
+///     Config::new().failure_threshold(1).check::<W64>()?,
 ///     &clock,
 ///     CountTrips(AtomicU32::new(0)),
 /// );
 /// b.release(b.acquire().unwrap(), Outcome::Failure);
 /// assert_eq!(b.observer().0.load(Ordering::Relaxed), 1);
+/// # Ok::<(), tripword::ConfigError>(())
 /// ```
 pub trait Observer {
     /// A state change, reported once, after the compare-and-swap that made it.
@@ -63,14 +64,15 @@ impl<O: Observer + ?Sized> Observer for &O {
 /// Adapts a closure into an [`Observer`] of transitions.
 ///
 /// ```
-/// use tripword::{Breaker, Config, OnTransition};
+/// use tripword::{Breaker, Config, OnTransition, W64};
 /// use tripword::clock::ManualClock;
 ///
 /// let clock = ManualClock::new(0);
-/// let b = Breaker::with_observer(Config::new(), &clock, OnTransition(|t| {
-///     let _ = t; // log it
+/// let b = Breaker::from_parts(Config::new().check::<W64>()?, &clock, OnTransition(|t| {
+///     println!("{t}"); // "closed -> open (forced, counter 1)"
 /// }));
 /// b.force_open();
+/// # Ok::<(), tripword::ConfigError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OnTransition<F>(pub F);

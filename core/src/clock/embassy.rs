@@ -32,14 +32,17 @@ use super::Clock;
 /// # Which word
 ///
 /// Embassy's instants are 64-bit and do not wrap in practice (2^64 µs is
-/// 584 000 years), so nothing here wraps. What matters is the longest
-/// duration the word holds (`docs/design.md`, "Ranges that follow"):
+/// 584 000 years), so nothing here wraps. What matters is how the word keeps
+/// time: in units of `2^s` ticks, `s` chosen from the config so that the
+/// field's ring covers the horizon (an hour by default, **in ticks**:
+/// 3 600 000 for `W32`, 3 600 000 000 for `W64`) plus the longest duration
+/// (`docs/design.md`, "Time in units"):
 ///
-/// | `TICK_HZ` | [`W64`](crate::W64): up to 2^33 ticks | [`W32`](crate::W32): up to 2^14 ticks |
+/// | `TICK_HZ` | [`W64`](crate::W64) | [`W32`](crate::W32), default horizon |
 /// |---|---|---|
-/// | 1 MHz (the default) | 2.4 h | 16.4 ms: too short for most open times |
-/// | 32 768 Hz | 72.8 h | 0.5 s |
-/// | 1 kHz | 99 days | 16.4 s |
+/// | 1 MHz (the default) | whole µs, ring 4.77 h | horizon 3.6 s: too short for most services |
+/// | 32 768 Hz | whole ticks, ring 6 days | horizon 110 s |
+/// | 1 kHz | whole ms, ring 199 days | 128 ms units, horizon 1 h |
 ///
 /// - With embassy's default 1 MHz tick, use a **`W64`** breaker
 ///   ([`Breaker`](crate::Breaker)'s default). On a core without 64-bit
@@ -56,9 +59,9 @@ use super::Clock;
 /// fn millis() -> u64 {
 ///     Instant::now().as_millis()
 /// }
-/// // Durations in milliseconds now: up to 16.4 s on W32.
+/// // Durations in milliseconds now: 128 ms units, an hour's horizon on W32.
 /// static UPLINK: Breaker32<fn() -> u64> =
-///     Breaker32::from_parts(Config::new().open_for(2_000).probe_timeout(500), millis, ());
+///     Breaker32::from_parts(tripword::ValidConfig::new(Config::new().open_for(2_000).probe_timeout(500)), millis, ());
 /// assert!(UPLINK.acquire().is_ok());
 /// ```
 ///

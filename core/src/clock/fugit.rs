@@ -61,19 +61,20 @@ impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u64, NO
 /// `TimerDurationU64::<HZ>::from_millis_at_least(ms).as_ticks()` (also
 /// `from_secs_at_least`, `from_micros_at_least`) rounds up, so an open time
 /// lasts at least what you wrote, and it is `const`, so it can build a
-/// `static` config. The longest duration a word holds is 2^14 ticks on
-/// [`W32`](crate::W32) (16.4 s at 1 kHz, 0.5 s at 32 768 Hz) and 2^33 ticks
-/// on [`W64`](crate::W64) (2.4 h at 1 MHz).
+/// `static` config. The word keeps time in units of `2^s` ticks chosen from
+/// the config and its horizon (`docs/design.md`, "Time in units"): on
+/// [`W32`](crate::W32) at 1 kHz, 128 ms units and an hour's horizon by
+/// default; on [`W64`](crate::W64) at 1 MHz, whole ticks and a ring of 4.77 h.
 ///
 /// # Wrapping
 ///
-/// The breaker keeps timestamps modulo its word's time field (2^15 ticks on
-/// `W32`, 2^34 on `W64`; see the [module docs](crate::clock)). A `u32`
+/// The breaker keeps timestamps modulo its word's ring (`2^(15+s)` ticks on
+/// `W32`, at most 2^32; `2^(34+s)` on `W64`; see the [module docs](crate::clock)). A `u32`
 /// instant is widened to `u64` as it is, so this clock wraps from
 /// `2^32 - 1` to 0 whenever the timer does:
 ///
 /// - **`u32` instant, `W32` breaker: exact.** 2^32 is a multiple of the
-///   2^15-tick time field, so elapsed times are read correctly across the
+///   `W32` ring, so elapsed times are read correctly across the
 ///   timer's wrap (the example below crosses it).
 /// - **`u32` instant, `W64` breaker: not exact at the wrap.** The 34-bit time
 ///   field is larger than the 32-bit timer, so the wrap looks like the clock
@@ -91,7 +92,7 @@ impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u64, NO
 /// use core::sync::atomic::{AtomicU32, Ordering};
 /// use fugit::{TimerDurationU64, WrappingTimerInstantU32};
 /// use tripword::clock::FugitClock;
-/// use tripword::{Breaker32, Clock, Config, Status};
+/// use tripword::{Breaker32, Clock, Config, Status, ValidConfig, W32};
 ///
 /// /// The timer's counter (a hardware register in firmware).
 /// static TIMER: AtomicU32 = AtomicU32::new(u32::MAX - 50);
@@ -101,13 +102,14 @@ impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u64, NO
 ///     WrappingTimerInstantU32::from_ticks(TIMER.load(Ordering::Relaxed))
 /// }
 ///
-/// const UPLINK: Config = Config::new()
+/// const UPLINK: ValidConfig<W32> = ValidConfig::new(Config::new()
 ///     .failure_threshold(1)
-///     .open_for(TimerDurationU64::<1_000>::from_millis_at_least(100).as_ticks());
+///     .open_for(TimerDurationU64::<1_000>::from_millis_at_least(100).as_ticks())
+///     .horizon(0)); // whole ticks, so the deadline below is exact
 /// static MODEM: Breaker32<FugitClock<fn() -> WrappingTimerInstantU32<1_000>>> =
 ///     Breaker32::from_parts(UPLINK, FugitClock(now), ());
 ///
-/// assert_eq!(UPLINK.get_open_for(), 100);
+/// assert_eq!(UPLINK.open_for(), 100);
 /// assert_eq!(MODEM.clock().now(), u64::from(u32::MAX - 50));
 ///
 /// MODEM.permit().expect("closed").failure(); // trips 50 ticks before the wrap
