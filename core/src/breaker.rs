@@ -507,7 +507,13 @@ impl<C, W: Word, O, P: ConfigSource<W>> core::fmt::Debug for Breaker<C, W, O, P>
 /// [`failure`](Permit::failure) or [`ignore`](Permit::ignore); dropped
 /// without one it records the breaker's abandon outcome.
 #[must_use = "dropping a permit at once records the abandon outcome (a failure by default)"]
-pub struct Permit<'b, C: Clock, W: Word = W64, O: Observer = (), P: ConfigSource<W> = ValidConfig<W>> {
+pub struct Permit<
+    'b,
+    C: Clock,
+    W: Word = W64,
+    O: Observer = (),
+    P: ConfigSource<W> = ValidConfig<W>,
+> {
     breaker: &'b Breaker<C, W, O, P>,
     ticket: Option<Ticket>,
 }

@@ -97,8 +97,11 @@ pub trait Cell<W: Word> {
     /// `current` (contention: [`update`] retries from it);
     /// [`CasError::Cell`] when the cell failed (the exchange may or may not
     /// have happened: [`update`] returns the error).
-    fn compare_exchange(&self, current: W::Raw, new: W::Raw)
-    -> Result<(), CasError<W::Raw, Self::Error>>;
+    fn compare_exchange(
+        &self,
+        current: W::Raw,
+        new: W::Raw,
+    ) -> Result<(), CasError<W::Raw, Self::Error>>;
 }
 
 /// Why a [`Cell::compare_exchange`] did not exchange.

@@ -248,11 +248,16 @@ impl Config {
         if self.probe_timeout < 1 || self.probe_timeout > max {
             return Err(range(Field::ProbeTimeout, self.probe_timeout, 1, max));
         }
-        let mut longest = if self.open_for > self.probe_timeout {
-            self.open_for
-        } else {
-            self.probe_timeout
-        };
+        // The longest duration any shift can hold in half the ring:
+        // need(d) <= max_units at the largest shift.
+        let top = l.max_shift();
+        let longest_allowed = ((l.max_units() - 1) << top) + 1;
+        let mut longest = self.open_for;
+        let mut longest_field = Field::OpenFor;
+        if self.probe_timeout > longest {
+            longest = self.probe_timeout;
+            longest_field = Field::ProbeTimeout;
+        }
         if let Some(cap) = self.backoff_cap {
             // The trip count saturates at max_trips: the longest open time
             // the breaker can reach is open_for * 2^(max_trips - 1).
@@ -267,7 +272,15 @@ impl Config {
             }
             if cap > longest {
                 longest = cap;
+                longest_field = Field::BackoffCap;
             }
+        }
+        if longest > longest_allowed {
+            let min = match longest_field {
+                Field::BackoffCap => self.open_for,
+                _ => 1,
+            };
+            return Err(range(longest_field, longest, min, longest_allowed));
         }
         let horizon = match self.horizon {
             Some(h) => h,
@@ -278,7 +291,7 @@ impl Config {
         // the deadline), and holds the longest duration in half the ring
         // (so a clock that went backwards reads as elapsed).
         let mut shift = 0;
-        while shift <= l.max_shift() {
+        while shift <= top {
             let unit = 1u64 << shift;
             let ring = 1u128 << (l.time_bits + shift);
             let needed = horizon as u128 + longest as u128 + 4 * unit as u128;
@@ -295,13 +308,16 @@ impl Config {
             }
             shift += 1;
         }
-        let ring = 1u64 << (l.time_bits + l.max_shift() - 1);
-        Err(range(
-            Field::Horizon,
-            horizon,
-            0,
-            ring.saturating_sub(longest),
-        ))
+        // The largest horizon: the largest ring, less the longest duration
+        // and the four units of rounding.
+        let ring = 1u128 << (l.time_bits + top);
+        let most = ring - longest as u128 - 4 * (1u128 << top);
+        let most = if most > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            most as u64
+        };
+        Err(range(Field::Horizon, horizon, 0, most))
     }
 }
 
@@ -445,7 +461,10 @@ impl<W: Word> ValidConfig<W> {
     /// `min(open_for * 2^(k-1), cap)` where `k` is `trips` saturated at the
     /// word's largest trip count, as the word stores it. The breaker rejects
     /// for at least this long and, where [`time_shift`](Self::time_shift) is
-    /// `s > 0`, less than `3 * 2^s` ticks longer.
+    /// `s > 0`, less than `3 * 2^s` ticks longer without backoff; with
+    /// backoff the open time is doubled in units, rounding included, so
+    /// after `k` trips it is less than `3 * 2^(s + k - 1)` ticks longer (and
+    /// never more than the cap's own rounding once the cap is reached).
     pub const fn open_duration(&self, trips: u32) -> u64 {
         let max = W::LAYOUT.max_trips();
         let trips = if trips > max { max } else { trips };
@@ -658,8 +677,18 @@ mod tests {
             .check::<W64>()
             .unwrap_err();
         assert_eq!(e.field, Field::FailureThreshold);
-        assert!(Config::new().failure_threshold(65535).check::<W64>().is_ok());
-        assert!(Config::new().failure_threshold(4096).check::<W32>().is_err());
+        assert!(
+            Config::new()
+                .failure_threshold(65535)
+                .check::<W64>()
+                .is_ok()
+        );
+        assert!(
+            Config::new()
+                .failure_threshold(4096)
+                .check::<W32>()
+                .is_err()
+        );
         assert!(Config::new().failure_threshold(4095).check::<W32>().is_ok());
         let cap = Config::new()
             .open_for(100)
@@ -672,6 +701,29 @@ mod tests {
         assert_eq!(open.field, Field::OpenFor);
         let horizon = Config::new().horizon(u64::MAX).check::<W32>().unwrap_err();
         assert_eq!(horizon.field, Field::Horizon);
+        // The range it reports is the true one: its max is accepted, one
+        // more is not.
+        let ok = Config::new().horizon(horizon.max).check::<W32>().unwrap();
+        assert_eq!(ok.time_shift(), 17);
+        let over = Config::new().horizon(horizon.max + 1).check::<W32>();
+        assert_eq!(over.unwrap_err().field, Field::Horizon);
+        // A duration no shift can hold names the duration, not the horizon.
+        let long = Config::new().open_for(1 << 40).check::<W32>().unwrap_err();
+        assert_eq!(long.field, Field::OpenFor);
+        assert!(
+            Config::new()
+                .open_for(long.max)
+                .horizon(0)
+                .check::<W32>()
+                .is_ok()
+        );
+        let too_long = Config::new().open_for(long.max + 1).horizon(0);
+        assert_eq!(too_long.check::<W32>().unwrap_err().field, Field::OpenFor);
+        let probe = Config::new()
+            .probe_timeout(1 << 40)
+            .check::<W32>()
+            .unwrap_err();
+        assert_eq!(probe.field, Field::ProbeTimeout);
         assert_eq!(Config::default(), Config::new());
     }
 

@@ -1,5 +1,6 @@
 //! Breaker-level tests: the seeds' scenarios, guards, observers, identity,
-//! clocks and both word widths, through the atomic layer.
+//! clocks and both word widths, through the atomic layer; and the issue-9
+//! regressions (time in units, the counter's period) through the same.
 
 use crate::clock::ManualClock;
 use crate::transition::Transition;
@@ -25,12 +26,15 @@ impl Observer for Log {
 }
 
 impl Log {
-    fn phases(&self) -> Vec<(Phase, Phase)> {
+    fn phases(&self) -> Vec<(Status, Status)> {
         self.transitions
             .borrow()
             .iter()
             .map(|t| (t.from, t.to))
             .collect()
+    }
+    fn forced(&self) -> Vec<bool> {
+        self.transitions.borrow().iter().map(|t| t.forced).collect()
     }
 }
 
@@ -47,15 +51,37 @@ impl Clock for CountingClock {
     }
 }
 
+/// The seeds' config. `horizon(0)`: the finest resolution the durations
+/// allow, `s = 0` on both widths, so the scenarios below count exact ticks
+/// (issue 9 gives `W32` 128-tick units at its default horizon).
 const fn seed_config() -> Config {
     Config::new()
         .failure_threshold(3)
         .open_for(100)
         .probe_timeout(50)
+        .horizon(0)
+}
+
+fn valid<W: Word>(config: Config) -> ValidConfig<W> {
+    config.check::<W>().expect("a valid config")
 }
 
 fn breaker<W: Word>(clock: &ManualClock, config: Config) -> Breaker<&ManualClock, W, Log> {
-    Breaker::from_parts(config, clock, Log::default())
+    Breaker::from_parts(valid(config), clock, Log::default())
+}
+
+/// The rejection of an admission; panics if it was admitted.
+fn rejected(r: Result<Ticket, Rejected>) -> Rejected {
+    match r {
+        Ok(t) => panic!("a rejection expected, got {t:?}"),
+        Err(r) => r,
+    }
+}
+
+/// The cause and wait of an admission's rejection.
+fn refusal(r: Result<Ticket, Rejected>) -> (Cause, Option<u64>) {
+    let r = rejected(r);
+    (r.cause(), r.retry_after())
 }
 
 macro_rules! both_widths {
@@ -80,12 +106,15 @@ both_widths!(
     failure_fast_path_compares_the_whole_counter,
     closed_path_is_quiet,
     rejections_read_the_clock_at_most_once,
+    rejections_say_why_and_how_long,
+    status_is_a_read_and_the_next_admission_moves,
     corrupt_word_is_reported_once_and_fails_open,
     wrapping_clock_through_the_breaker,
     closed_looking_corrupt_words_are_repaired,
     fast_path_lookalikes_are_repaired,
     backward_clock_fails_towards_probing,
     observer_may_call_back_into_the_breaker,
+    issue_9_probe_timeout_of_one_tick,
 );
 
 /// Seed 000: threshold 3, open for 100; the service goes down, three failures
@@ -114,12 +143,17 @@ fn seed_000_scenario<W: Word>() {
         assert_eq!(call(), Ok(Err(())));
     }
     assert_eq!(b.status(), Status::Open);
-    for _ in 0..3 {
-        assert_eq!(call(), Err(Rejected));
+    for waited in 0..3 {
+        let r = call().expect_err("open: rejected");
+        assert_eq!(
+            (r.cause(), r.retry_after()),
+            (Cause::Open, Some(100 - waited))
+        );
+        clock.advance(1);
     }
     assert_eq!(calls.get(), 4, "the service is not called while open");
 
-    clock.advance(100);
+    clock.advance(97);
     assert_eq!(b.status(), Status::HalfOpen);
     assert_eq!(call(), Ok(Err(())), "half-open trial fails");
     assert_eq!(b.status(), Status::Open);
@@ -132,7 +166,7 @@ fn seed_000_scenario<W: Word>() {
     assert_eq!(call(), Ok(Ok(())));
     assert_eq!(calls.get(), 7);
 
-    use Phase::*;
+    use Status::*;
     assert_eq!(
         b.observer().phases(),
         [
@@ -145,6 +179,7 @@ fn seed_000_scenario<W: Word>() {
             (Probing, Closed),
         ]
     );
+    assert_eq!(b.observer().forced(), [false; 7]);
     let counters: Vec<u32> = b
         .observer()
         .transitions
@@ -174,20 +209,20 @@ fn seed_002_consecutive_not_total<W: Word>() {
     assert_eq!(b.status(), Status::Closed);
     b.release(b.acquire().unwrap(), Outcome::Failure);
     assert_eq!(b.status(), Status::Open);
-    assert_eq!(b.observer().phases(), [(Phase::Closed, Phase::Open)]);
+    assert_eq!(b.observer().phases(), [(Status::Closed, Status::Open)]);
 }
 
 /// Overwrites the breaker's word, as a stray write or retained RAM would.
 /// Loops because `compare_exchange_weak` may fail spuriously (Miri makes it
 /// fail 80% of the time).
-fn poke<W: Word, O>(b: &Breaker<&ManualClock, W, O>, raw: W::Raw) {
-    while W::compare_exchange_weak(&b.word, b.load_word(), raw).is_err() {}
+fn poke<W: Word, O, P: ConfigSource<W>>(b: &Breaker<&ManualClock, W, O, P>, raw: W::Raw) {
+    while crate::cell::Cell::<W>::compare_exchange(&b.word, b.load(), raw).is_err() {}
 }
 
 /// Trips the breaker with exactly `failure_threshold` failures (bounded, so
 /// a mutant that never trips fails fast instead of looping).
 fn trip<W: Word, O: Observer>(b: &Breaker<&ManualClock, W, O>) {
-    for _ in 0..b.config().get_failure_threshold() {
+    for _ in 0..b.config().failure_threshold() {
         assert_eq!(b.status(), Status::Closed);
         b.release(b.acquire().unwrap(), Outcome::Failure);
     }
@@ -221,9 +256,13 @@ fn lost_probe_blocks_only_until_timeout<W: Word>() {
     clock.advance(100);
     let lost = b.acquire().unwrap();
     drop(lost); // never released
-    for _ in 0..49 {
+    for waited in 1..50 {
         clock.advance(1);
-        assert_eq!(b.acquire(), Err(Rejected));
+        assert_eq!(
+            refusal(b.acquire()),
+            (Cause::Probing, Some(50 - waited)),
+            "a probe is running"
+        );
     }
     clock.advance(1);
     let probe = b
@@ -241,22 +280,24 @@ fn force_open_held_through_any_time<W: Word>() {
     assert_eq!(b.status(), Status::Open);
     for jump in [1, 100, 1 << 20, 1 << 40, u64::MAX / 3] {
         clock.advance(jump);
-        assert_eq!(b.acquire(), Err(Rejected));
+        assert_eq!(refusal(b.acquire()), (Cause::ForcedOpen, None));
         assert_eq!(b.status(), Status::Open);
     }
     clock.set(0);
-    assert_eq!(b.acquire(), Err(Rejected));
+    assert_eq!(refusal(b.acquire()), (Cause::ForcedOpen, None));
     // The call admitted before force_open finishes; its result is ignored.
     assert_eq!(b.release(held, Outcome::Success), Release::Stale);
     assert_eq!(b.status(), Status::Open);
     b.force_open();
     assert_eq!(
         b.observer().phases(),
-        [(Phase::Closed, Phase::ForcedOpen)],
+        [(Status::Closed, Status::Open)],
         "forcing twice reports once"
     );
+    assert_eq!(b.observer().forced(), [true], "and says it was forced");
     b.force_close();
     assert_eq!(b.status(), Status::Closed);
+    assert_eq!(b.observer().forced(), [true, true]);
     assert!(b.acquire().is_ok());
 }
 
@@ -287,6 +328,7 @@ fn slow_closed_call_cannot_extend_open<W: Word>() {
     clock.advance(90);
     assert_eq!(b.release(slow, Outcome::Failure), Release::Stale);
     assert_eq!(b.snapshot().unwrap(), opened);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(10)));
     clock.advance(10);
     assert!(b.acquire().unwrap().is_probe(), "open time not extended");
 }
@@ -330,6 +372,7 @@ fn permit_abandon_can_be_ignored<W: Word>() {
     assert_eq!(probe.counter(), b.snapshot().unwrap().counter);
     drop(probe);
     assert_eq!(b.status(), Status::HalfOpen);
+    assert_eq!(b.snapshot().unwrap().state, State::HalfOpen { trips: 1 });
     let p = b.permit().unwrap();
     assert_eq!(p.ignore(), Release::Recorded);
     assert_eq!(b.status(), Status::HalfOpen);
@@ -340,8 +383,9 @@ fn permit_abandon_can_be_ignored<W: Word>() {
 
 fn ticket_from_another_breaker_is_stale<W: Word>() {
     let clock = ManualClock::new(0);
-    let a = breaker::<W>(&clock, Config::new().failure_threshold(1));
-    let b = breaker::<W>(&clock, Config::new().failure_threshold(1));
+    let config = Config::new().failure_threshold(1).horizon(0);
+    let a = breaker::<W>(&clock, config);
+    let b = breaker::<W>(&clock, config);
     let from_a = a.acquire().unwrap();
     assert_eq!(from_a.counter(), 0);
     assert_eq!(b.release(from_a, Outcome::Failure), Release::Stale);
@@ -358,7 +402,7 @@ fn ticket_from_another_breaker_is_stale<W: Word>() {
     assert_eq!(from_a.counter(), 0);
     let from_a = a.acquire().unwrap();
     assert_eq!(from_a.counter(), 2);
-    assert_eq!(b.load_word(), a.load_word(), "the same word in both");
+    assert_eq!(b.load(), a.load(), "the same word in both");
     let origin_of = |t: &crate::Ticket| {
         let d = std::format!("{t:?}");
         d[d.find("origin: ").expect("Debug names the origin")..].to_string()
@@ -379,7 +423,7 @@ fn ticket_from_another_breaker_is_stale<W: Word>() {
     clock.advance(1_000);
     let (pa, pb) = (a.acquire().unwrap(), b.acquire().unwrap());
     assert!(pa.is_probe() && pb.is_probe());
-    assert_eq!((pa.counter(), a.load_word()), (pb.counter(), b.load_word()));
+    assert_eq!((pa.counter(), a.load()), (pb.counter(), b.load()));
     assert_eq!(
         origin_of(&pa),
         a_origin,
@@ -407,12 +451,12 @@ fn failure_fast_path_compares_the_whole_counter<W: Word>() {
     let top = W::from_u64(l.closed(l.max_counter(), 0));
     poke(&b, top);
     assert_eq!(b.release(t0, Outcome::Failure), Release::Stale);
-    assert_eq!(b.load_word(), top);
+    assert_eq!(b.load(), top);
     let t_top = b.acquire().unwrap();
     let other = W::from_u64(l.closed(5, 0));
     poke(&b, other);
     assert_eq!(b.release(t_top, Outcome::Failure), Release::Stale);
-    assert_eq!(b.load_word(), other);
+    assert_eq!(b.load(), other);
 }
 
 /// The ticket keeps the counter where the word holds it: the largest
@@ -427,10 +471,10 @@ fn ticket_counter_round_trips_at_the_largest_counter<W: Word>() {
     let t = b.acquire().unwrap();
     assert_eq!((t.counter(), t.is_probe()), (l.max_counter(), false));
     assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
-    assert_eq!(b.load_word(), top);
+    assert_eq!(b.load(), top);
     let t = b.acquire().unwrap();
     assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
-    assert_eq!(b.load_word(), W::from_u64(l.closed(l.max_counter(), 1)));
+    assert_eq!(b.load(), W::from_u64(l.closed(l.max_counter(), 1)));
 }
 
 /// I9: in Closed, admission and status read no clock and store nothing; a
@@ -440,13 +484,13 @@ fn closed_path_is_quiet<W: Word>() {
         now: Cell::new(5),
         reads: Cell::new(0),
     };
-    let b: Breaker<&CountingClock, W> = Breaker::from_parts(seed_config(), &clock, ());
-    let before = b.load_word();
+    let b: Breaker<&CountingClock, W> = Breaker::from_parts(valid(seed_config()), &clock, ());
+    let before = b.load();
     for _ in 0..100 {
         let t = b.acquire().unwrap();
         assert_eq!(b.status(), Status::Closed);
         assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
-        assert_eq!(b.load_word(), before);
+        assert_eq!(b.load(), before);
     }
     assert_eq!(clock.reads.get(), 0);
     // A failure below the threshold writes but reads no clock; the trip reads
@@ -454,7 +498,7 @@ fn closed_path_is_quiet<W: Word>() {
     // spuriously, as Miri makes it do).
     b.release(b.acquire().unwrap(), Outcome::Failure);
     assert_eq!(clock.reads.get(), 0);
-    assert_ne!(b.load_word(), before);
+    assert_ne!(b.load(), before);
     b.release(b.acquire().unwrap(), Outcome::Failure);
     assert_eq!(clock.reads.get(), 0);
     b.release(b.acquire().unwrap(), Outcome::Failure);
@@ -471,33 +515,139 @@ fn rejections_read_the_clock_at_most_once<W: Word>() {
         now: Cell::new(0),
         reads: Cell::new(0),
     };
-    let b: Breaker<&CountingClock, W> = Breaker::from_parts(seed_config(), &clock, ());
+    let b: Breaker<&CountingClock, W> = Breaker::from_parts(valid(seed_config()), &clock, ());
     for _ in 0..3 {
         b.release(b.acquire().unwrap(), Outcome::Failure);
     }
-    let open = b.load_word();
+    let open = b.load();
     let reads = clock.reads.get();
     clock.now.set(99);
-    assert_eq!(b.acquire(), Err(Rejected));
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(1)));
     assert_eq!(clock.reads.get(), reads + 1, "open rejection: one read");
-    assert_eq!(b.load_word(), open, "open rejection: no store");
+    assert_eq!(b.load(), open, "open rejection: no store");
     clock.now.set(100);
     let probe = b.acquire().unwrap();
     assert!(probe.is_probe());
     let reads = clock.reads.get();
     assert!(reads >= 2, "the election read the clock");
-    let probing = b.load_word();
+    let probing = b.load();
     clock.now.set(149);
-    assert_eq!(b.acquire(), Err(Rejected));
+    assert_eq!(refusal(b.acquire()), (Cause::Probing, Some(1)));
     assert_eq!(clock.reads.get(), reads + 1, "probing rejection: one read");
-    assert_eq!(b.load_word(), probing);
+    assert_eq!(b.load(), probing);
     b.force_open();
-    let forced = b.load_word();
+    let forced = b.load();
     let reads = clock.reads.get();
-    assert_eq!(b.acquire(), Err(Rejected));
+    assert_eq!(refusal(b.acquire()), (Cause::ForcedOpen, None));
     assert_eq!(b.release(probe, Outcome::Success), Release::Stale);
     assert_eq!(clock.reads.get(), reads, "forced open: no read");
-    assert_eq!(b.load_word(), forced);
+    assert_eq!(b.load(), forced);
+}
+
+/// `Rejected` through the breaker: the cause, and the wait from the clock
+/// reading the rejection made, exact at `s = 0`, with and without backoff;
+/// `None` when forced; `Display` says both.
+fn rejections_say_why_and_how_long<W: Word>() {
+    let clock = ManualClock::new(1_000);
+    let b = breaker::<W>(&clock, seed_config().exponential_backoff(400));
+    trip(&b); // Open since 1000, trips 1: 100 ticks
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(100)));
+    clock.advance(37);
+    let r = rejected(b.acquire());
+    assert_eq!((r.cause(), r.retry_after()), (Cause::Open, Some(63)));
+    assert_eq!(
+        std::format!("{r}"),
+        "circuit open: call not admitted (retry after 63 ticks)"
+    );
+    clock.advance(63);
+    let probe = b.acquire().unwrap();
+    assert!(probe.is_probe());
+    assert_eq!(refusal(b.acquire()), (Cause::Probing, Some(50)));
+    clock.advance(20);
+    let r = rejected(b.acquire());
+    assert_eq!((r.cause(), r.retry_after()), (Cause::Probing, Some(30)));
+    assert_eq!(
+        std::format!("{r}"),
+        "circuit probing: call not admitted (retry after 30 ticks)"
+    );
+    // The probe fails: trips 2, open for 200 from now.
+    assert_eq!(b.release(probe, Outcome::Failure), Release::Recorded);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(200)));
+    clock.advance(199);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(1)));
+    clock.advance(1);
+    let probe = b.acquire().unwrap();
+    assert_eq!(b.release(probe, Outcome::Failure), Release::Recorded);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(400)), "capped");
+    b.force_open();
+    let r = rejected(b.acquire());
+    assert_eq!((r.cause(), r.retry_after()), (Cause::ForcedOpen, None));
+    assert_eq!(
+        std::format!("{r}"),
+        "circuit forced open: call not admitted"
+    );
+    assert_eq!(
+        std::format!("{r:?}"),
+        "Rejected { cause: ForcedOpen, retry_after: None }"
+    );
+}
+
+/// `status()` is a read: an elapsed `Open` or a timed-out `Probing` reads as
+/// `HalfOpen`, but nothing is stored and the observer hears nothing; the
+/// next admission makes the move and reports it (through `HalfOpen`).
+fn status_is_a_read_and_the_next_admission_moves<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    trip(&b);
+    let open = b.load();
+    let reports = b.observer().transitions.borrow().len();
+    clock.advance(99);
+    assert_eq!(b.status(), Status::Open);
+    clock.advance(1);
+    for _ in 0..3 {
+        assert_eq!(b.status(), Status::HalfOpen);
+    }
+    assert_eq!(b.load(), open, "a status read stores nothing");
+    assert!(matches!(b.snapshot().unwrap().state, State::Open { .. }));
+    assert_eq!(b.observer().transitions.borrow().len(), reports);
+    let probe = b.acquire().unwrap();
+    assert!(probe.is_probe());
+    assert_eq!(probe.counter(), 3);
+    assert_eq!(
+        b.observer().phases()[reports..],
+        [
+            (Status::Open, Status::HalfOpen),
+            (Status::HalfOpen, Status::Probing)
+        ]
+    );
+    // The same for a probe that timed out.
+    let probing = b.load();
+    clock.advance(49);
+    assert_eq!(b.status(), Status::Probing);
+    clock.advance(1);
+    assert_eq!(b.status(), Status::HalfOpen);
+    assert_eq!(b.load(), probing);
+    assert_eq!(b.observer().transitions.borrow().len(), reports + 2);
+    let next = b.acquire().unwrap();
+    assert_eq!(next.counter(), 5);
+    assert_eq!(
+        b.observer().phases()[reports + 2..],
+        [
+            (Status::Probing, Status::HalfOpen),
+            (Status::HalfOpen, Status::Probing)
+        ]
+    );
+    let counters: Vec<u32> = b.observer().transitions.borrow()[reports..]
+        .iter()
+        .map(|t| t.counter)
+        .collect();
+    assert_eq!(counters, [2, 3, 4, 5]);
+    assert_eq!(b.release(probe, Outcome::Success), Release::Stale);
+    assert_eq!(b.release(next, Outcome::Success), Release::Recorded);
+    // The status of the forced open reads no clock and says `Open`.
+    b.force_open();
+    clock.set(u64::MAX);
+    assert_eq!(b.status(), Status::Open);
 }
 
 /// The election at the deadline reads the clock exactly once when no CAS
@@ -524,11 +674,13 @@ fn probe_election_reads_the_clock_once() {
 fn corrupt_word_is_reported_once_and_fails_open<W: Word>() {
     let clock = ManualClock::new(0);
     let b: Breaker<&ManualClock, W, Log> =
-        Breaker::from_parts(seed_config(), &clock, Log::default());
+        Breaker::from_parts(valid(seed_config()), &clock, Log::default());
     // Corrupt the word in place, as a stray write or retained RAM would.
     let garbage = W::from_u64(0b111 | (12 << 3));
     poke(&b, garbage);
     assert!(b.snapshot().is_err());
+    assert_eq!(b.status(), Status::Closed, "a corrupt word reads as closed");
+    assert_eq!(b.load(), garbage, "and the read repairs nothing");
     let t = b.acquire().expect("I8: a corrupt word fails open");
     assert_eq!(b.status(), Status::Closed);
     assert_eq!(*b.observer().corrupt.borrow(), [(garbage.into(), 13)]);
@@ -630,7 +782,7 @@ fn fast_path_lookalikes_are_repaired<W: Word>() {
     let t = b.acquire().expect("a corrupt word fails open");
     assert_eq!(t.counter(), 1);
     assert_eq!(*b.observer().corrupt.borrow(), [(at.into(), 1)]);
-    assert_eq!(b.load_word(), W::from_u64(l.closed(1, 0)));
+    assert_eq!(b.load(), W::from_u64(l.closed(1, 0)));
 }
 
 fn wrapping_clock_through_the_breaker<W: Word>() {
@@ -639,7 +791,7 @@ fn wrapping_clock_through_the_breaker<W: Word>() {
     trip(&b);
     clock.advance(99); // wraps past u64::MAX
     assert!(clock.now() < 100);
-    assert_eq!(b.acquire(), Err(Rejected));
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(1)));
     clock.advance(1);
     let probe = b.acquire().expect("open time elapsed across the wrap");
     clock.advance(49);
@@ -660,6 +812,7 @@ fn backward_clock_fails_towards_probing<W: Word>() {
     clock.set(500);
     assert_eq!(b.release(probe, Outcome::Success), Release::Stale);
     assert_eq!(b.status(), Status::HalfOpen);
+    assert_eq!(b.snapshot().unwrap().state, State::HalfOpen { trips: 1 });
 }
 
 /// I7: reports run after the CAS with no lock held, so an observer may call
@@ -669,13 +822,13 @@ fn observer_may_call_back_into_the_breaker<W: Word>() {
     type Reentrant<'a, W> = Breaker<&'a ManualClock, W, &'a CallsBack<'a, W>>;
     struct CallsBack<'a, W: Word> {
         breaker: std::cell::OnceCell<&'a Reentrant<'a, W>>,
-        seen: RefCell<Vec<(Phase, Status)>>,
+        seen: RefCell<Vec<(Status, bool, Status)>>,
     }
     impl<W: Word> Observer for CallsBack<'_, W> {
         fn on_transition(&self, t: Transition) {
             let b = self.breaker.get().expect("set before use");
-            self.seen.borrow_mut().push((t.to, b.status()));
-            if t.to == Phase::Open {
+            self.seen.borrow_mut().push((t.to, t.forced, b.status()));
+            if t.to == Status::Open && !t.forced {
                 b.force_open();
             }
         }
@@ -686,24 +839,70 @@ fn observer_may_call_back_into_the_breaker<W: Word>() {
         seen: RefCell::new(Vec::new()),
     };
     let b: Reentrant<'_, W> =
-        Breaker::from_parts(Config::new().failure_threshold(1), &clock, &observer);
+        Breaker::from_parts(valid(Config::new().failure_threshold(1)), &clock, &observer);
     assert!(observer.breaker.set(&b).is_ok());
     b.release(b.acquire().unwrap(), Outcome::Failure);
     assert_eq!(
         *observer.seen.borrow(),
         [
-            (Phase::Open, Status::Open),
-            (Phase::ForcedOpen, Status::Open)
+            (Status::Open, false, Status::Open),
+            (Status::Open, true, Status::Open)
         ]
     );
     assert_eq!(b.snapshot().unwrap().state, State::ForcedOpen);
+}
+
+/// Issue 9: a probe timeout of one tick, through the breaker. With `s = 0` a
+/// lost probe blocks exactly one tick; at the default horizon (`W32`: `s =
+/// 7`) it blocks at least 1 tick and less than `1 + 3 * 2^s`, and the
+/// rejection's wait says exactly until when.
+fn issue_9_probe_timeout_of_one_tick<W: Word>() {
+    for config in [
+        Config::new()
+            .failure_threshold(1)
+            .open_for(10)
+            .probe_timeout(1)
+            .horizon(0),
+        Config::new()
+            .failure_threshold(1)
+            .open_for(10)
+            .probe_timeout(1),
+    ] {
+        let v = valid::<W>(config);
+        let unit = 1u64 << v.time_shift();
+        for elect_at in [1_000, 1_001, 1_000 + unit - 1] {
+            let clock = ManualClock::new(0);
+            let b = breaker::<W>(&clock, config);
+            trip(&b);
+            clock.set(elect_at);
+            let lost = b.acquire().expect("the open time is long over");
+            assert!(lost.is_probe());
+            let r = rejected(b.acquire());
+            assert_eq!(r.cause(), Cause::Probing);
+            let wait = r.retry_after().unwrap();
+            assert!((1..1 + 3 * unit).contains(&wait), "wait {wait}");
+            if unit == 1 {
+                assert_eq!(wait, 1);
+            }
+            clock.advance(wait - 1);
+            assert_eq!(refusal(b.acquire()), (Cause::Probing, Some(1)));
+            clock.advance(1);
+            let next = b.acquire().expect("the probe timed out");
+            assert!(next.is_probe());
+            assert_eq!(b.release(lost, Outcome::Success), Release::Stale);
+            // The new probe reports at once: in time, so it counts.
+            assert_eq!(b.release(next, Outcome::Success), Release::Recorded);
+            assert_eq!(b.status(), Status::Closed);
+        }
+    }
 }
 
 #[test]
 fn static_breakers_of_both_widths() {
     static CLOCK: ManualClock = ManualClock::new(0);
     static B64: Breaker<&ManualClock> = Breaker::new(seed_config(), &CLOCK);
-    static B32: Breaker32<&ManualClock> = Breaker::from_parts(seed_config(), &CLOCK, ());
+    static B32: Breaker32<&ManualClock> =
+        Breaker::from_parts(ValidConfig::new(seed_config()), &CLOCK, ());
     const _: () = assert!(<W32 as Word>::LAYOUT.word_bits == 32);
     for _ in 0..3 {
         B64.release(B64.acquire().unwrap(), Outcome::Failure);
@@ -720,25 +919,33 @@ fn static_config_breaker_costs_a_word_and_a_pointer() {
             0
         }
     }
-    static CONFIG: Config = seed_config();
-    static B: Breaker<Ticks, W32, (), &Config> = Breaker::from_static(&CONFIG, Ticks, ());
+    static CONFIG: ValidConfig<W32> = ValidConfig::new(seed_config());
+    static CONFIG64: ValidConfig = ValidConfig::new(seed_config());
+    static B: StaticBreaker<Ticks, W32> = StaticBreaker::from_parts(&CONFIG, Ticks, ());
+    static B64: StaticBreaker<Ticks> = StaticBreaker::from_parts(&CONFIG64, Ticks, ());
     let ptr = core::mem::size_of::<usize>();
     assert_eq!(
-        core::mem::size_of::<Breaker<Ticks, W32, (), &Config>>(),
+        core::mem::size_of::<StaticBreaker<Ticks, W32>>(),
         (4usize).next_multiple_of(ptr) + ptr
     );
     assert_eq!(
-        core::mem::size_of::<Breaker<Ticks, W64, (), &Config>>(),
+        core::mem::size_of::<StaticBreaker<Ticks, W64>>(),
         8 + ptr.max(8)
     );
     for _ in 0..3 {
         B.permit().unwrap().failure();
+        B64.permit().unwrap().failure();
     }
-    assert_eq!(B.status(), Status::Open);
+    assert_eq!((B.status(), B64.status()), (Status::Open, Status::Open));
     assert_eq!(B.config(), &CONFIG);
-    static BAD: Config = Config::new().open_for(1 << 20);
-    let err = Breaker::<Ticks, W32, (), &Config>::try_from_static(&BAD, Ticks, ()).unwrap_err();
-    assert_eq!(err.field, Field::OpenFor);
+    assert!(core::ptr::eq(B.config(), &CONFIG), "the static itself");
+    // A config read at run time is checked before it can make a breaker;
+    // the error names the field (a `static` would not compile).
+    let err = Config::new()
+        .failure_threshold(4096)
+        .check::<W32>()
+        .unwrap_err();
+    assert_eq!(err.field, Field::FailureThreshold);
 }
 
 #[test]
@@ -748,22 +955,23 @@ fn const_config_breaker_costs_the_word_and_matches_an_inline_config() {
         const CONFIG: Config = seed_config().exponential_backoff(400);
     }
     static CLOCK: ManualClock = ManualClock::new(0);
-    static K: Breaker<&ManualClock, W32, (), config::Const<Seed>> = Breaker::from_const(&CLOCK, ());
-    static I: Breaker<&ManualClock, W32> =
-        Breaker::from_parts(seed_config().exponential_backoff(400), &CLOCK, ());
+    static K: ConstBreaker<Seed, &ManualClock, W32> =
+        ConstBreaker::from_parts(Const::new(), &CLOCK, ());
+    static I: Breaker<&ManualClock, W32> = Breaker::from_parts(
+        ValidConfig::new(seed_config().exponential_backoff(400)),
+        &CLOCK,
+        (),
+    );
     // RAM: the word and the clock reference; no config, no pointer to one.
     assert_eq!(
-        core::mem::size_of::<Breaker<ManualClock, W32, (), config::Const<Seed>>>(),
+        core::mem::size_of::<ConstBreaker<Seed, ManualClock, W32>>(),
         core::mem::size_of::<Breaker<ManualClock, W32, (), ()>>()
     );
     assert_eq!(K.config(), I.config());
-    assert_eq!(
-        std::format!("{:?}", config::Const::<Seed>::default()),
-        "Const"
-    );
+    assert_eq!(std::format!("{:?}", Const::<Seed>::default()), "Const");
     // The same operations leave the same words, through trips, backoff,
     // probes and forces.
-    fn run<P: core::borrow::Borrow<Config>>(b: &Breaker<&ManualClock, W32, (), P>, op: u8) -> bool {
+    fn run<P: ConfigSource<W32>>(b: &Breaker<&ManualClock, W32, (), P>, op: u8) -> bool {
         match op {
             0 => b.permit().map(|p| p.failure()).is_ok(),
             1 => b.permit().map(|p| p.success()).is_ok(),
@@ -797,27 +1005,39 @@ fn const_config_breaker_costs_the_word_and_matches_an_inline_config() {
     for (at, op) in ops {
         CLOCK.set(at);
         assert_eq!(run(&K, op), run(&I, op), "op {op} at {at}");
-        assert_eq!(K.load_word(), I.load_word(), "op {op} at {at}");
+        assert_eq!(K.load(), I.load(), "op {op} at {at}");
         assert_eq!(K.status(), I.status());
     }
 }
 
 #[test]
 fn runtime_config_errors_name_field_and_range() {
-    let clock = ManualClock::new(0);
-    let err = Breaker::try_new(Config::new().failure_threshold(0), &clock).unwrap_err();
+    let err = Config::new()
+        .failure_threshold(0)
+        .check::<W64>()
+        .unwrap_err();
     assert_eq!(err.field, Field::FailureThreshold);
     assert_eq!(
         std::format!("{err}"),
         "failure_threshold = 0 is out of range 1..=65535"
     );
-    let err =
-        Breaker32::try_from_parts(Config::new().probe_timeout(1 << 20), &clock, ()).unwrap_err();
+    let err = Config::new()
+        .failure_threshold(4096)
+        .check::<W32>()
+        .unwrap_err();
     assert_eq!(
         std::format!("{err}"),
-        "probe_timeout = 1048576 is out of range 1..=16384 ticks"
+        "failure_threshold = 4096 is out of range 1..=4095"
     );
-    assert!(Breaker::try_new(Config::new(), &clock).is_ok());
+    let err = Config::new().probe_timeout(0).check::<W32>().unwrap_err();
+    assert_eq!(
+        std::format!("{err}"),
+        "probe_timeout = 0 is out of range 1..=1152921504606846976 ticks"
+    );
+    // A checked config builds a breaker of any form.
+    let clock = ManualClock::new(0);
+    let b = Breaker32::from_parts(Config::new().check().unwrap(), &clock, ());
+    assert!(b.acquire().is_ok());
 }
 
 #[test]
@@ -844,10 +1064,13 @@ fn single_probe_under_real_threads() {
             for _ in 0..8 {
                 s.spawn(|| {
                     barrier.wait();
-                    if let Ok(t) = b.acquire() {
-                        assert!(t.is_probe());
-                        admitted.fetch_add(1, Ordering::Relaxed);
-                        drop(t); // never released
+                    match b.acquire() {
+                        Ok(t) => {
+                            assert!(t.is_probe());
+                            admitted.fetch_add(1, Ordering::Relaxed);
+                            drop(t); // never released
+                        }
+                        Err(r) => assert_eq!(r.cause(), Cause::Probing),
                     }
                 });
             }
@@ -859,15 +1082,530 @@ fn single_probe_under_real_threads() {
 #[test]
 fn debug_output_names_the_state() {
     let clock = ManualClock::new(0);
-    let b = Breaker::new(seed_config(), &clock);
+    let b = Breaker::new(seed_config().failure_threshold(1), &clock);
     let s = std::format!("{b:?}");
     assert!(s.contains("Closed"), "{s}");
     let p = b.permit().unwrap();
     assert!(std::format!("{p:?}").contains("counter: 0"));
-    p.success();
+    p.failure();
     assert_eq!(std::format!("{}", Status::HalfOpen), "half-open");
+    let r = rejected(b.acquire());
     assert_eq!(
-        std::format!("{Rejected}"),
-        "circuit open: call not admitted"
+        std::format!("{r}"),
+        "circuit open: call not admitted (retry after 100 ticks)"
     );
+    assert_eq!(
+        std::format!("{r:?}"),
+        "Rejected { cause: Open, retry_after: Some(100) }"
+    );
+    assert!(std::format!("{b:?}").contains("Open"));
+}
+
+// Issue 9: time in units of 2^s ticks, and the counter's period.
+
+/// Issue 9's conversion, written independently of the core: the units of
+/// `2^s` ticks a duration of `ticks` needs, `(d + 2 (2^s - 1)) >> s`.
+fn need(ticks: u64, s: u32) -> u64 {
+    (ticks + 2 * ((1u64 << s) - 1)) >> s
+}
+
+/// The first tick at which a word stamped at tick `t0` with a duration of
+/// `units` units admits: the start of unit `(t0 >> s) + units`.
+fn first_admitted(t0: u64, units: u64, s: u32) -> u64 {
+    ((t0 >> s) + units) << s
+}
+
+/// Issue 9's reproduction: `W32`, one failure trips, open for 10 000 ticks,
+/// tripped at t = 100, a caller at `100 + k * 32 768` (a sensor polled every
+/// 32.8 s at 1 kHz). In ticks, every call read an elapsed time of 0 and was
+/// rejected forever. At the default horizon each call is the first at or
+/// after its deadline and is admitted as the probe; the dependency is still
+/// down, so each probe fails and reopens the breaker, for 3 600 calls
+/// (32.8 hours, 28 turns of the ring).
+#[test]
+fn issue_9_reproduction_w32_caller_every_32_768_ticks_probes() {
+    let config = Config::new().failure_threshold(1).open_for(10_000);
+    let v = valid::<W32>(config);
+    let s = v.time_shift();
+    assert_eq!(s, 7, "the default horizon");
+    let clock = ManualClock::new(100);
+    let b = breaker::<W32>(&clock, config);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(b.status(), Status::Open);
+    let calls = if cfg!(miri) { 200 } else { 3_600 };
+    for k in 1..=calls {
+        let now = 100 + k * 32_768;
+        clock.set(now);
+        let probe = b
+            .acquire()
+            .unwrap_or_else(|r| panic!("call {k} at {now}: {r}"));
+        assert!(probe.is_probe(), "call {k}");
+        assert_eq!(b.release(probe, Outcome::Failure), Release::Recorded);
+        // Reopened at `now`: a caller in between is rejected until exactly
+        // the word's deadline, which is not early.
+        let deadline = first_admitted(now, need(10_000, s), s);
+        assert!(deadline >= now + 10_000 && deadline < now + 10_000 + 3 * 128);
+        clock.set(now + 9_999);
+        assert_eq!(
+            refusal(b.acquire()),
+            (Cause::Open, Some(deadline - (now + 9_999)))
+        );
+    }
+    assert_eq!(
+        b.observer().transitions.borrow().len() as u64,
+        1 + 3 * calls
+    );
+
+    // And a single caller whose first call comes `k` old rings after the
+    // trip probes at once, for every k whose gap the ring covers.
+    let ring = v.ring();
+    for k in 1..=127u64 {
+        assert!(k * 32_768 < ring - 10_000 - 128);
+        let clock = ManualClock::new(100);
+        let b = breaker::<W32>(&clock, config);
+        b.release(b.acquire().unwrap(), Outcome::Failure);
+        clock.set(100 + k * 32_768);
+        assert!(b.acquire().expect("probes").is_probe(), "k {k}");
+    }
+}
+
+/// Where a periodic caller with `spacing` lands its calls so that one of
+/// them is at `target`: the first call after the trip at `since`, or 16
+/// calls before `target` if that is later (the calls skipped would be
+/// rejections, which store nothing).
+fn first_call(since: u64, target: u64, spacing: u64) -> u64 {
+    let back = ((target - since - 1) / spacing).min(16);
+    target - back * spacing
+}
+
+/// One sparse periodic caller against a breaker of width `W` tripped at
+/// `since` (threshold 1): calls at `first + j * spacing`. Before the word's
+/// deadline every call is rejected as `Open`, stores nothing, and its wait
+/// ends exactly at that deadline, which is at least `open_for` and less than
+/// `open_for + 3 * 2^s` after the trip; the first call at or after it is the
+/// probe. That probe is lost (never released): the caller is rejected as
+/// `Probing` until the probe timeout, measured the same way, and the first
+/// call at or after its end is the new probe, whose success closes.
+fn sparse_caller<W: Word>(v: &ValidConfig<W>, since: u64, first: u64, spacing: u64) {
+    let (s, d, pt) = (v.time_shift(), v.open_for(), v.probe_timeout());
+    let unit = 1u64 << s;
+    let ctx = || std::format!("since {since} first {first} spacing {spacing} open_for {d} s {s}");
+    let clock = ManualClock::new(since);
+    let b: Breaker<&ManualClock, W> = Breaker::from_parts(*v, &clock, ());
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    let deadline = first_admitted(since, need(d, s), s);
+    assert!(deadline >= since + d && deadline < since + d + 3 * unit);
+
+    let mut t = first;
+    let (lost, elected) = loop {
+        clock.set(t);
+        let word = b.load();
+        match b.acquire() {
+            Err(r) => {
+                assert!(
+                    t < deadline,
+                    "rejected at {t}, deadline {deadline}: {}",
+                    ctx()
+                );
+                assert_eq!(r.cause(), Cause::Open, "{}", ctx());
+                assert_eq!(t + r.retry_after().unwrap(), deadline, "at {t}: {}", ctx());
+                assert_eq!(b.load(), word, "a rejection stores nothing");
+            }
+            Ok(p) => {
+                assert!(p.is_probe(), "{}", ctx());
+                assert!(t >= deadline, "admitted early at {t}: {}", ctx());
+                assert!(t < since + d + spacing + 3 * unit, "{}", ctx());
+                break (p, t);
+            }
+        }
+        t += spacing;
+    };
+    assert!(
+        t == first || t - spacing < deadline,
+        "the first call at or after"
+    );
+    drop(lost); // never released
+
+    let end = first_admitted(elected, need(pt, s), s);
+    assert!(end >= elected + pt && end < elected + pt + 3 * unit);
+    t += spacing;
+    t += ((end.saturating_sub(t)) / spacing).saturating_sub(16) * spacing;
+    loop {
+        clock.set(t);
+        match b.acquire() {
+            Err(r) => {
+                assert!(
+                    t < end,
+                    "rejected at {t}, probe timeout ends {end}: {}",
+                    ctx()
+                );
+                assert_eq!(r.cause(), Cause::Probing, "{}", ctx());
+                assert_eq!(t + r.retry_after().unwrap(), end, "at {t}: {}", ctx());
+            }
+            Ok(p) => {
+                assert!(p.is_probe() && t >= end, "at {t}: {}", ctx());
+                assert!(t < elected + pt + 3 * unit + spacing, "{}", ctx());
+                assert_eq!(b.release(p, Outcome::Success), Release::Recorded);
+                break;
+            }
+        }
+        t += spacing;
+    }
+    assert_eq!(b.status(), Status::Closed);
+}
+
+/// A periodic caller whose gaps may pass the ring (beyond the horizon): for
+/// up to 64 calls, each is decided exactly as the units modulo the ring say
+/// (the information limit, `docs/spec.md` "Time faults"), and none is
+/// admitted before `since + open_for`.
+fn ring_caller<W: Word>(v: &ValidConfig<W>, since: u64, spacing: u64) {
+    let (s, d) = (v.time_shift(), v.open_for());
+    let n = need(d, s);
+    let field = W::LAYOUT.time_mask();
+    let clock = ManualClock::new(since);
+    let b: Breaker<&ManualClock, W> = Breaker::from_parts(*v, &clock, ());
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    for j in 1..=64 {
+        let t = since + j * spacing;
+        clock.set(t);
+        let elapsed = ((t >> s).wrapping_sub(since >> s)) & field;
+        match b.acquire() {
+            Err(r) => {
+                assert!(elapsed < n, "since {since} spacing {spacing} call {j}");
+                let start = t >> s << s;
+                assert_eq!(
+                    t + r.retry_after().unwrap(),
+                    start + ((n - elapsed) << s),
+                    "since {since} spacing {spacing} call {j}"
+                );
+            }
+            Ok(p) => {
+                assert!(elapsed >= n && t >= since + d && p.is_probe());
+                return;
+            }
+        }
+    }
+}
+
+/// Runs [`sparse_caller`] at every spacing within `window` ticks of each of
+/// `centers` (up to `max`), with four phases: the trip-aligned caller (its
+/// calls at `since + j * spacing`), and callers that land a call exactly on
+/// the word's deadline, one tick before it, and one tick before
+/// `since + open_for`.
+fn sparse_callers<W: Word>(
+    v: &ValidConfig<W>,
+    sinces: &[u64],
+    centers: &[u64],
+    window: u64,
+    max: u64,
+) {
+    let (s, d) = (v.time_shift(), v.open_for());
+    let mut runs = 0u64;
+    for &since in sinces {
+        let deadline = first_admitted(since, need(d, s), s);
+        for &center in centers {
+            let low = center.saturating_sub(window).max(1);
+            for spacing in low..=(center + window).min(max) {
+                let aligned = since + spacing * (deadline - since).div_ceil(spacing);
+                for target in [aligned, deadline, deadline - 1, since + d - 1] {
+                    sparse_caller(v, since, first_call(since, target, spacing), spacing);
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs > 0);
+}
+
+/// Issue 9 (b): sparse periodic callers on `W32` at the default horizon
+/// (an hour of 1 kHz ticks), open for 1 s and for 10 minutes: every spacing
+/// within three units of each multiple of 32 768 ticks (the old ring, where
+/// callers were rejected forever) up to an hour, of the hour itself, and of
+/// the largest spacing the ring still measures exactly (`ring - open_for -
+/// 4 units`); trips just after 0 and just before the 32-bit clock wraps.
+/// Around the ring itself, each call is decided exactly as the units modulo
+/// the ring say.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn issue_9_sparse_callers_see_the_deadline_w32() {
+    const HOUR: u64 = 3_600_000;
+    for d in [1_000, 600_000] {
+        let v = valid::<W32>(
+            Config::new()
+                .failure_threshold(1)
+                .open_for(d)
+                .probe_timeout(d),
+        );
+        let (s, ring) = (v.time_shift(), v.ring());
+        assert_eq!(s, if d == 1_000 { 7 } else { 8 });
+        let unit = 1u64 << s;
+        let exact = ring - d - 4 * unit;
+        assert!(exact >= HOUR, "the horizon is covered");
+        let mut centers: Vec<u64> = (1..=HOUR / 32_768).map(|k| k * 32_768).collect();
+        centers.push(HOUR);
+        let sinces = [100, (1 << 32) - 3 * d - 77];
+        sparse_callers(&v, &sinces, &centers, 3 * unit, HOUR);
+        sparse_callers(&v, &sinces, &[exact], 3 * unit, exact);
+        for since in sinces {
+            for spacing in ring - 3 * unit..=ring + 3 * unit {
+                ring_caller(&v, since, spacing);
+            }
+        }
+    }
+}
+
+/// Issue 9 (e): the same for `W64` with its figures: 1 µs ticks, open for
+/// 1 s and 10 minutes, spacings up to an hour (3.6e9 ticks), `s = 0`, so
+/// each deadline is the exact tick `since + open_for`. Spacings: around each
+/// power of two from 2^15 to 2^33, each multiple of 10^8 up to an hour,
+/// the hour, the largest spacing the ring measures exactly, and the ring.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn issue_9_sparse_callers_see_the_deadline_w64() {
+    const HOUR: u64 = 3_600_000_000;
+    for d in [1_000_000, 600_000_000] {
+        let v = valid::<W64>(
+            Config::new()
+                .failure_threshold(1)
+                .open_for(d)
+                .probe_timeout(d),
+        );
+        assert_eq!(v.time_shift(), 0);
+        let ring = v.ring();
+        assert_eq!(ring, 1 << 34);
+        let exact = ring - d - 4;
+        let mut centers: Vec<u64> = (15..=33).map(|k| 1u64 << k).collect();
+        centers.extend((1..=36).map(|k| k * 100_000_000));
+        centers.push(HOUR);
+        centers.push(exact);
+        let sinces = [100, (1 << 34) - d / 2, (1 << 40) + 12_345];
+        sparse_callers(&v, &sinces, &centers, 8, exact);
+        for since in sinces {
+            for spacing in ring - 8..=ring + 8 {
+                ring_caller(&v, since, spacing);
+            }
+        }
+    }
+}
+
+/// Issue 9, the information limit (`docs/spec.md`, "Time faults"): a caller
+/// that arrives exactly once per ring, inside the open time's window, reads
+/// the same elapsed time every call and is rejected every time, with the
+/// same wait; a caller trying again that wait later probes. At `W32`'s
+/// default horizon the ring is 2^22 ticks (69.9 min at 1 kHz); with
+/// `horizon(0)` it is 2^15, which is issue 9's original failure, now only
+/// for a config that asks for it; `W64`'s is 2^34.
+#[test]
+fn issue_9_callers_exactly_a_ring_apart_are_rejected_documented_limit() {
+    fn every_ring<W: Word>(config: Config, ring: u64) {
+        let v = valid::<W>(config);
+        assert_eq!(v.ring(), ring);
+        let s = v.time_shift();
+        let d = v.open_for();
+        let since = 100;
+        let clock = ManualClock::new(since);
+        let b = breaker::<W>(&clock, config);
+        b.release(b.acquire().unwrap(), Outcome::Failure);
+        let wait = first_admitted(since, need(d, s), s) - since;
+        assert!(wait >= d && wait < d + (3 << s));
+        for j in 1..=50 {
+            clock.set(since + j * ring);
+            assert_eq!(refusal(b.acquire()), (Cause::Open, Some(wait)), "lap {j}");
+        }
+        clock.advance(wait);
+        assert!(b.acquire().expect("trying again probes").is_probe());
+    }
+    let config = Config::new().failure_threshold(1).open_for(10_000);
+    every_ring::<W32>(config, 1 << 22);
+    every_ring::<W32>(config.horizon(0), 1 << 15);
+    every_ring::<W64>(config, 1 << 34);
+}
+
+/// How the counter is driven through `n` changes in [`held_across`].
+#[derive(Clone, Copy, Debug)]
+enum Driver {
+    /// Lost probes: each probe timeout and re-election is 2 changes, no
+    /// report.
+    ProbeTimeouts,
+    /// Probes that end `Ignored`: back to half-open and a new probe, 2
+    /// changes, no time.
+    IgnoredProbes,
+    /// An operator toggling `force_open` / `force_close`: 1 change each, no
+    /// time.
+    Forces,
+}
+
+/// A ticket taken in `Closed` (counter 0) on a breaker of width `W`, held
+/// while `driver` makes exactly `n` changes, then released as a failure:
+/// what the release did, and the breaker's status after it. Every driver
+/// ends in the state a ticket can be current in (`Closed`, or `Probing`).
+fn held_across<W: Word>(driver: Driver, n: u32) -> (Release, Status) {
+    const PT: u64 = 5;
+    let config = Config::new()
+        .failure_threshold(1)
+        .open_for(10)
+        .probe_timeout(PT)
+        .horizon(0);
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, config);
+    let held = b.acquire().unwrap();
+    assert_eq!(held.counter(), 0);
+    let changes = || b.snapshot().unwrap().counter;
+    match driver {
+        Driver::Forces => {
+            for _ in 0..n / 2 {
+                b.force_open();
+                b.force_close();
+            }
+            if !n.is_multiple_of(2) {
+                b.force_close(); // Closed to Closed: one change
+            }
+        }
+        Driver::ProbeTimeouts | Driver::IgnoredProbes => {
+            // Trip (1), then the first probe (2 more).
+            b.release(b.acquire().unwrap(), Outcome::Failure);
+            clock.advance(10);
+            let mut probe = b.acquire().unwrap();
+            assert_eq!(changes(), 3);
+            for _ in 0..(n - 3) / 2 {
+                probe = match driver {
+                    Driver::ProbeTimeouts => {
+                        drop(probe); // lost
+                        clock.advance(PT);
+                        b.acquire().unwrap()
+                    }
+                    _ => {
+                        assert_eq!(b.release(probe, Outcome::Ignored), Release::Recorded);
+                        b.acquire().unwrap()
+                    }
+                };
+                assert!(probe.is_probe());
+            }
+            if n.is_multiple_of(2) {
+                // The last probe succeeds: Closed.
+                assert_eq!(b.release(probe, Outcome::Success), Release::Recorded);
+            }
+        }
+    }
+    let max = W::LAYOUT.max_counter();
+    assert_eq!(changes(), n & max, "{driver:?}: {n} changes made");
+    let status = b.status();
+    assert!(matches!(status, Status::Closed | Status::Probing));
+    (b.release(held, Outcome::Failure), b.status())
+}
+
+/// Issue 9, the counter's period, pinned as the documented limit
+/// (`word::W32`, `docs/design.md` "Counter wrap"): on `W32` the counter
+/// turns over after 1 024 changes, so a ticket held across exactly 1 024
+/// changes is misread as current: its failure counts (here it trips the
+/// breaker). Reached without time by ignored probes and by forces, and by
+/// 510 probe timeouts. `W64` (4 194 304 changes) is not fooled by 1 024.
+#[test]
+fn issue_9_w32_ticket_held_across_exactly_1024_changes_is_misread_documented_limit() {
+    for driver in [Driver::ProbeTimeouts, Driver::IgnoredProbes, Driver::Forces] {
+        assert_eq!(
+            held_across::<W32>(driver, 1_024),
+            (Release::Recorded, Status::Open),
+            "{driver:?}"
+        );
+        assert_eq!(
+            held_across::<W64>(driver, 1_024).0,
+            Release::Stale,
+            "{driver:?}"
+        );
+    }
+}
+
+/// Issue 9, the counter's period: one change short of it or past it, the
+/// ticket held is stale, in the state a current ticket could be in.
+#[test]
+fn issue_9_w32_ticket_held_across_1023_or_1025_changes_is_stale() {
+    for driver in [Driver::ProbeTimeouts, Driver::IgnoredProbes, Driver::Forces] {
+        for n in [1_023, 1_025] {
+            let (release, status) = held_across::<W32>(driver, n);
+            assert_eq!(release, Release::Stale, "{driver:?} {n}");
+            assert_ne!(status, Status::Open, "{driver:?} {n}: nothing tripped");
+        }
+    }
+}
+
+/// Issue 9 (`Rejected::retry_after`) through the breaker, at `s > 0`
+/// (`W32` at its default horizon, `W64` with a horizon of 2^40 ticks), in
+/// `Open` and `Probing`, with and without backoff: it is never early (a
+/// retry at `now + retry_after` succeeds, at `now + retry_after - 1` it is
+/// rejected with a wait of 1) and at least the configured duration after the
+/// trip; with `s = 0` it is exactly `deadline - now`. `None` when forced.
+fn issue_9_retry_after_is_never_early<W: Word>(horizon: u64) {
+    for config in [
+        Config::new()
+            .failure_threshold(1)
+            .open_for(1_000)
+            .probe_timeout(700),
+        Config::new()
+            .failure_threshold(1)
+            .open_for(1_000)
+            .probe_timeout(700)
+            .exponential_backoff(3_000),
+    ] {
+        for config in [config.horizon(horizon), config.horizon(0)] {
+            let v = valid::<W>(config);
+            let unit = 1u64 << v.time_shift();
+            for (trip_at, probe_after) in [(5_000, 0), (5_001, 1), (5_000 + unit - 1, unit / 2)] {
+                let clock = ManualClock::new(trip_at);
+                let b = breaker::<W>(&clock, config);
+                b.release(b.acquire().unwrap(), Outcome::Failure);
+                let mut opened = trip_at;
+                for trips in 1..=3 {
+                    let d = v.open_duration(trips);
+                    // Rejected from the trip until the wait says.
+                    for now in [opened, opened + 1, opened + d / 2, opened + d - 1] {
+                        clock.set(now);
+                        let (cause, wait) = refusal(b.acquire());
+                        assert_eq!(cause, Cause::Open);
+                        let at = now + wait.unwrap();
+                        assert!(at >= opened + d, "early: trips {trips} at {now}");
+                        if unit == 1 {
+                            assert_eq!(at, opened + d, "exact at s = 0");
+                        }
+                        clock.set(at - 1);
+                        assert_eq!(refusal(b.acquire()), (Cause::Open, Some(1)));
+                    }
+                    clock.set(opened + d - 1);
+                    let at = opened + d - 1 + refusal(b.acquire()).1.unwrap();
+                    clock.set(at + probe_after);
+                    let probe = b.acquire().expect("admitted at the wait's end");
+                    assert!(probe.is_probe());
+                    let elected = at + probe_after;
+                    let pt = v.probe_timeout();
+                    let (cause, wait) = refusal(b.acquire());
+                    assert_eq!(cause, Cause::Probing);
+                    let end = elected + wait.unwrap();
+                    assert!(end >= elected + pt && end < elected + pt + 3 * unit);
+                    if unit == 1 {
+                        assert_eq!(end, elected + pt);
+                    }
+                    clock.set(end - 1);
+                    assert_eq!(refusal(b.acquire()), (Cause::Probing, Some(1)));
+                    clock.set(end);
+                    drop(probe); // lost: the timeout frees it
+                    let probe = b.acquire().expect("the probe timed out");
+                    // The dependency is still down: one more trip.
+                    assert_eq!(b.release(probe, Outcome::Failure), Release::Recorded);
+                    opened = end;
+                }
+                b.force_open();
+                assert_eq!(refusal(b.acquire()), (Cause::ForcedOpen, None));
+            }
+        }
+    }
+}
+
+#[test]
+fn issue_9_retry_after_is_never_early_w32() {
+    issue_9_retry_after_is_never_early::<W32>(W32::LAYOUT.default_horizon());
+}
+
+#[test]
+fn issue_9_retry_after_is_never_early_w64() {
+    issue_9_retry_after_is_never_early::<W64>(1 << 40);
 }

@@ -240,7 +240,11 @@ pub fn apply<W: Word>(
 /// `Closed`, as the next operation will repair it (spec I8). `now` is called
 /// only for `Open` and `Probing`.
 #[inline]
-pub fn status_at<W: Word>(config: &ValidConfig<W>, word: W::Raw, now: impl FnOnce() -> u64) -> Status {
+pub fn status_at<W: Word>(
+    config: &ValidConfig<W>,
+    word: W::Raw,
+    now: impl FnOnce() -> u64,
+) -> Status {
     let l = &W::LAYOUT;
     let w: u64 = word.into();
     if !l.is_valid(w, config.failure_threshold()) {
@@ -343,7 +347,10 @@ pub(crate) fn open_units<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64) -
         return config.open_units();
     }
     let doublings = l.trips_of(w).saturating_sub(1);
-    let doubled = config.open_units().checked_shl(doublings).unwrap_or(u64::MAX);
+    let doubled = config
+        .open_units()
+        .checked_shl(doublings)
+        .unwrap_or(u64::MAX);
     if doubled < cap { doubled } else { cap }
 }
 

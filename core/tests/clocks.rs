@@ -56,13 +56,12 @@ mod fugit_clock {
         for before_wrap in [1u32, 10, 500, 999, 1_000, 1_001, 16_384] {
             let tripped_at = 0u32.wrapping_sub(before_wrap);
             TIMER.store(tripped_at, Ordering::Relaxed);
-            let b: Breaker32<FugitClock<fn() -> Instant32>> =
-                Breaker32::from_parts(
-                    // Whole ticks (time shift 0), so the deadline is exact.
-                    config(u64::from(open_for)).horizon(0).check().unwrap(),
-                    FugitClock(now),
-                    (),
-                );
+            let b: Breaker32<FugitClock<fn() -> Instant32>> = Breaker32::from_parts(
+                // Whole ticks (time shift 0), so the deadline is exact.
+                config(u64::from(open_for)).horizon(0).check().unwrap(),
+                FugitClock(now),
+                (),
+            );
             b.permit().expect("closed").failure();
             assert_eq!(b.status(), Status::Open);
             TIMER.store(tripped_at.wrapping_add(open_for - 1), Ordering::Relaxed);

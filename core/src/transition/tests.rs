@@ -1,7 +1,9 @@
 //! One test per row of the transition table in `docs/design.md`, each run on
-//! both word widths.
+//! both word widths, and the unit arithmetic of issue 9 at the pure layer.
 
 use super::*;
+use crate::config::Config;
+use crate::rejected::Cause;
 use crate::word::{Corruption, Snapshot, State, W32, W64};
 use core::cell::Cell;
 
@@ -9,11 +11,22 @@ const N: u32 = 3;
 const OPEN_FOR: u64 = 100;
 const PROBE_TIMEOUT: u64 = 50;
 
-fn config() -> Config {
+/// The table's config. `horizon(0)`: the finest resolution, so that `s = 0`
+/// on both widths and every deadline below is an exact tick.
+fn config<W: Word>() -> ValidConfig<W> {
+    valid(base())
+}
+
+fn base() -> Config {
     Config::new()
         .failure_threshold(N)
         .open_for(OPEN_FOR)
         .probe_timeout(PROBE_TIMEOUT)
+        .horizon(0)
+}
+
+fn valid<W: Word>(c: Config) -> ValidConfig<W> {
+    c.check::<W>().expect("valid config")
 }
 
 fn word<W: Word>(state: State, counter: u32) -> W::Raw {
@@ -26,7 +39,12 @@ fn snap<W: Word>(raw: W::Raw) -> Snapshot {
 
 /// Applies `event` at time `now`, returning the step and how often the clock
 /// was read.
-fn step<W: Word>(config: &Config, raw: W::Raw, event: Event, now: u64) -> (Step<W::Raw>, u32) {
+fn step<W: Word>(
+    config: &ValidConfig<W>,
+    raw: W::Raw,
+    event: Event,
+    now: u64,
+) -> (Step<W::Raw>, u32) {
     let reads = Cell::new(0);
     let step = apply::<W>(config, raw, event, || {
         reads.set(reads.get() + 1);
@@ -35,8 +53,31 @@ fn step<W: Word>(config: &Config, raw: W::Raw, event: Event, now: u64) -> (Step<
     (step, reads.get())
 }
 
+/// `status_at` at `now`, with how often it read the clock.
+fn status<W: Word>(config: &ValidConfig<W>, raw: W::Raw, now: u64) -> (Status, u32) {
+    let reads = Cell::new(0);
+    let status = status_at::<W>(config, raw, || {
+        reads.set(reads.get() + 1);
+        now
+    });
+    (status, reads.get())
+}
+
+/// The report of a change between two phases, written out field by field
+/// (the operator-held open reads as `Open` and is flagged `forced`).
 fn t(from: Phase, to: Phase, counter: u32) -> Transition {
-    Transition { from, to, counter }
+    let seen = |p: Phase| match p {
+        Phase::Closed => Status::Closed,
+        Phase::Open | Phase::ForcedOpen => Status::Open,
+        Phase::HalfOpen => Status::HalfOpen,
+        Phase::Probing => Status::Probing,
+    };
+    Transition {
+        from: seen(from),
+        to: seen(to),
+        counter,
+        forced: from == Phase::ForcedOpen || to == Phase::ForcedOpen,
+    }
 }
 
 fn transitions<R>(s: &Step<R>) -> [Option<Transition>; 2] {
@@ -45,6 +86,36 @@ fn transitions<R>(s: &Step<R>) -> [Option<Transition>; 2] {
         *slot = Some(tr);
     }
     out
+}
+
+/// The cause and wait of a rejection; panics on any other verdict.
+fn rejection(v: Verdict) -> (Cause, Option<u64>) {
+    match v {
+        Verdict::Rejected(r) => (r.cause(), r.retry_after()),
+        other => panic!("a rejection expected, got {other:?}"),
+    }
+}
+
+/// A wait as `Rejected` holds it: saturated at `2^62 - 1` ticks (`2^30 - 1`
+/// on 32-bit targets).
+fn held(ticks: u64) -> u64 {
+    ticks.min((usize::MAX >> 2) as u64)
+}
+
+fn is_probe(v: Verdict) -> bool {
+    matches!(v, Verdict::Admitted { probe: true, .. })
+}
+
+/// Issue 9's conversion, written independently of the core: the units of
+/// `2^s` ticks a duration of `ticks` needs, `(d + 2 (2^s - 1)) >> s`.
+fn need(ticks: u64, s: u32) -> u64 {
+    (ticks + 2 * ((1u64 << s) - 1)) >> s
+}
+
+/// The first tick at which a word stamped at tick `t0` with a duration of
+/// `units` units admits: the start of unit `(t0 >> s) + units`.
+fn first_admitted(t0: u64, units: u64, s: u32) -> u64 {
+    ((t0 >> s) + units) << s
 }
 
 macro_rules! both_widths {
@@ -85,6 +156,9 @@ both_widths!(
     counter_wraps_to_zero,
     clock_wrap_and_backward_jump,
     every_output_word_decodes,
+    issue_9_probe_timeout_of_one_tick,
+    issue_9_retry_after_is_exact_with_whole_ticks,
+    issue_9_retry_after_is_the_first_admitted_tick_in_units,
 );
 
 fn closed_admit_writes_nothing_reads_no_clock<W: Word>() {
@@ -211,10 +285,11 @@ fn open_admit_before_elapsed_rejects<W: Word>() {
     );
     for now in [1000, 1001, 1000 + OPEN_FOR - 1] {
         let (s, reads) = step::<W>(&config(), raw, Event::Admit, now);
+        assert_eq!((s.word, reads), (raw, 1), "I4 at {now}");
         assert_eq!(
-            (s.word, s.verdict, reads),
-            (raw, Verdict::Rejected, 1),
-            "I4 at {now}"
+            rejection(s.verdict),
+            (Cause::Open, Some(1000 + OPEN_FOR - now)),
+            "I4 at {now}: the wait is the rest of the open time"
         );
     }
 }
@@ -254,9 +329,13 @@ fn open_admit_at_elapsed_elects_probe_in_one_step<W: Word>() {
             Some(t(Phase::HalfOpen, Phase::Probing, 6))
         ]
     );
-    // I1: from the new word, nobody else is admitted.
+    // I1: from the new word, nobody else is admitted until the probe times
+    // out.
     let (again, _) = step::<W>(&config(), s.word, Event::Admit, now);
-    assert_eq!(again.verdict, Verdict::Rejected);
+    assert_eq!(
+        rejection(again.verdict),
+        (Cause::Probing, Some(PROBE_TIMEOUT))
+    );
 }
 
 fn half_open_admit_elects_probe<W: Word>() {
@@ -292,8 +371,12 @@ fn probing_admit_rejects_until_timeout<W: Word>() {
         9,
     );
     for now in [500, 500 + PROBE_TIMEOUT - 1] {
-        let (s, _) = step::<W>(&config(), raw, Event::Admit, now);
-        assert_eq!((s.word, s.verdict), (raw, Verdict::Rejected));
+        let (s, reads) = step::<W>(&config(), raw, Event::Admit, now);
+        assert_eq!((s.word, reads), (raw, 1));
+        assert_eq!(
+            rejection(s.verdict),
+            (Cause::Probing, Some(500 + PROBE_TIMEOUT - now))
+        );
     }
 }
 
@@ -437,6 +520,10 @@ fn probe_ignored_returns_to_half_open<W: Word>() {
             counter: 10
         }
     );
+    assert_eq!(
+        transitions(&s),
+        [Some(t(Phase::Probing, Phase::HalfOpen, 10)), None]
+    );
 }
 
 fn releases_matching_non_ticket_states_are_stale<W: Word>() {
@@ -465,9 +552,13 @@ fn forced_open_rejects_forever<W: Word>() {
     let raw = word::<W>(State::ForcedOpen, 3);
     for now in [0, OPEN_FOR, u64::MAX / 2, u64::MAX] {
         let (s, reads) = step::<W>(&config(), raw, Event::Admit, now);
-        assert_eq!((s.word, s.verdict, reads), (raw, Verdict::Rejected, 0));
-        let (s, _) = step::<W>(&config(), raw, Event::Status, now);
-        assert_eq!((s.word, s.verdict), (raw, Verdict::Status(Status::Open)));
+        assert_eq!((s.word, reads), (raw, 0));
+        assert_eq!(
+            rejection(s.verdict),
+            (Cause::ForcedOpen, None),
+            "no timer ends a forced open"
+        );
+        assert_eq!(status::<W>(&config(), raw, now), (Status::Open, 0));
     }
 }
 
@@ -498,6 +589,16 @@ fn force_open_from_every_state<W: Word>() {
             transitions(&s),
             [Some(t(state.phase(), Phase::ForcedOpen, 21)), None]
         );
+        // The public shape: the forced open reads as `Open`, flagged.
+        assert_eq!(
+            transitions(&s)[0],
+            Some(Transition {
+                from: state.status(),
+                to: Status::Open,
+                counter: 21,
+                forced: true
+            })
+        );
     }
 }
 
@@ -525,6 +626,11 @@ fn force_close_from_every_state<W: Word>() {
             transitions(&s),
             [Some(t(state.phase(), Phase::Closed, 21)), None]
         );
+        assert_eq!(
+            transitions(&s)[0].map(|t| t.forced),
+            Some(state.is_forced_open()),
+            "only leaving the forced open is flagged"
+        );
         // Every ticket from before is stale now.
         let old = Event::Release {
             counter: 20,
@@ -537,41 +643,64 @@ fn force_close_from_every_state<W: Word>() {
     }
 }
 
+/// `status_at` is a read: an elapsed `Open` or a timed-out `Probing` reads
+/// as `HalfOpen` (one clock read), the word is not an output at all, and the
+/// next admission makes the move and reports both changes.
 fn status_lapses_open_and_probing<W: Word>() {
     let open = word::<W>(State::Open { since: 0, trips: 1 }, 2);
-    let (s, _) = step::<W>(&config(), open, Event::Status, OPEN_FOR - 1);
-    assert_eq!((s.word, s.verdict), (open, Verdict::Status(Status::Open)));
-    let (s, _) = step::<W>(&config(), open, Event::Status, OPEN_FOR);
-    assert_eq!(s.verdict, Verdict::Status(Status::HalfOpen));
-    assert_eq!(snap::<W>(s.word).state, State::HalfOpen { trips: 1 });
+    assert_eq!(
+        status::<W>(&config(), open, OPEN_FOR - 1),
+        (Status::Open, 1)
+    );
+    assert_eq!(
+        status::<W>(&config(), open, OPEN_FOR),
+        (Status::HalfOpen, 1)
+    );
+    let (s, _) = step::<W>(&config(), open, Event::Admit, OPEN_FOR);
+    assert!(is_probe(s.verdict));
     assert_eq!(
         transitions(&s),
-        [Some(t(Phase::Open, Phase::HalfOpen, 3)), None]
+        [
+            Some(t(Phase::Open, Phase::HalfOpen, 3)),
+            Some(t(Phase::HalfOpen, Phase::Probing, 4))
+        ]
     );
 
     let probing = word::<W>(State::Probing { since: 0, trips: 1 }, 2);
-    let (s, _) = step::<W>(&config(), probing, Event::Status, PROBE_TIMEOUT - 1);
     assert_eq!(
-        (s.word, s.verdict),
-        (probing, Verdict::Status(Status::Probing))
+        status::<W>(&config(), probing, PROBE_TIMEOUT - 1),
+        (Status::Probing, 1)
     );
-    let (s, _) = step::<W>(&config(), probing, Event::Status, PROBE_TIMEOUT);
-    assert_eq!(s.verdict, Verdict::Status(Status::HalfOpen));
-    assert_eq!(snap::<W>(s.word).counter, 3);
+    assert_eq!(
+        status::<W>(&config(), probing, PROBE_TIMEOUT),
+        (Status::HalfOpen, 1)
+    );
+    let (s, _) = step::<W>(&config(), probing, Event::Admit, PROBE_TIMEOUT);
+    assert_eq!(
+        s.verdict,
+        Verdict::Admitted {
+            counter: 4,
+            probe: true
+        }
+    );
+    assert_eq!(
+        transitions(&s),
+        [
+            Some(t(Phase::Probing, Phase::HalfOpen, 3)),
+            Some(t(Phase::HalfOpen, Phase::Probing, 4))
+        ]
+    );
 }
 
+/// In the untimed states the read needs no clock.
 fn status_elsewhere_writes_nothing<W: Word>() {
-    for (state, status) in [
+    for (state, expected) in [
         (State::Closed { failures: 2 }, Status::Closed),
         (State::HalfOpen { trips: 1 }, Status::HalfOpen),
         (State::ForcedOpen, Status::Open),
     ] {
         let raw = word::<W>(state, 2);
-        let (s, reads) = step::<W>(&config(), raw, Event::Status, 9_999);
-        assert_eq!(
-            (s.word, s.verdict, reads),
-            (raw, Verdict::Status(status), 0)
-        );
+        assert_eq!(status::<W>(&config(), raw, 9_999), (expected, 0));
     }
 }
 
@@ -607,12 +736,13 @@ fn corrupt_words_fail_open_and_are_reported<W: Word>() {
             outcome: Outcome::Failure,
         };
         assert_eq!(step::<W>(&config(), raw, old, 0).0.verdict, Verdict::Stale);
+        // A status read of it says what the next operation makes of it.
+        assert_eq!(status::<W>(&config(), raw, 0), (Status::Closed, 0));
     }
     // All-ones is corrupt in both widths and never panics, for every event.
     let ones = W::from_u64(u64::MAX);
     for event in [
         Event::Admit,
-        Event::Status,
         Event::ForceOpen,
         Event::ForceClose,
         Event::Release {
@@ -624,11 +754,13 @@ fn corrupt_words_fail_open_and_are_reported<W: Word>() {
         assert_eq!(s.repaired, Some(ones));
         assert!(Snapshot::decode::<W>(s.word).is_ok());
     }
+    assert_eq!(status::<W>(&config(), ones, 0).0, Status::Closed);
 }
 
 fn closed_over_threshold_is_corrupt<W: Word>() {
     let raw = word::<W>(State::Closed { failures: N }, 4);
-    let (s, _) = step::<W>(&config(), raw, Event::Status, 0);
+    assert_eq!(status::<W>(&config(), raw, 0), (Status::Closed, 0));
+    let (s, _) = step::<W>(&config(), raw, Event::Admit, 0);
     assert_eq!(s.repaired, Some(raw));
     assert_eq!(
         snap::<W>(s.word),
@@ -637,11 +769,17 @@ fn closed_over_threshold_is_corrupt<W: Word>() {
             counter: 5
         }
     );
-    assert_eq!(s.verdict, Verdict::Status(Status::Closed));
+    assert_eq!(
+        s.verdict,
+        Verdict::Admitted {
+            counter: 5,
+            probe: false
+        }
+    );
 }
 
 fn backoff_doubles_per_consecutive_trip<W: Word>() {
-    let config = config().exponential_backoff(350);
+    let config = valid::<W>(base().exponential_backoff(350));
     let mut raw = word::<W>(State::Closed { failures: N - 1 }, 0);
     let mut now = 0;
     let fail = |counter| Event::Release {
@@ -656,7 +794,9 @@ fn backoff_doubles_per_consecutive_trip<W: Word>() {
         assert_eq!(config.open_duration(trips), expected);
         // Rejected one tick before the backoff elapses, probe at it.
         let (s, _) = step::<W>(&config, raw, Event::Admit, now + expected - 1);
-        assert_eq!(s.verdict, Verdict::Rejected);
+        assert_eq!(rejection(s.verdict), (Cause::Open, Some(1)));
+        let (s, _) = step::<W>(&config, raw, Event::Admit, now + 1);
+        assert_eq!(rejection(s.verdict), (Cause::Open, Some(expected - 1)));
         now += expected;
         let (s, _) = step::<W>(&config, raw, Event::Admit, now);
         let Verdict::Admitted {
@@ -691,6 +831,8 @@ fn backoff_doubles_per_consecutive_trip<W: Word>() {
             trips: 1
         }
     );
+    let (s, _) = step::<W>(&config, raw, Event::Admit, now + 400);
+    assert_eq!(rejection(s.verdict), (Cause::Open, Some(100)));
 }
 
 fn trips_saturate<W: Word>() {
@@ -732,7 +874,14 @@ fn counter_wraps_to_zero<W: Word>() {
 }
 
 fn clock_wrap_and_backward_jump<W: Word>() {
-    let mask = W::LAYOUT.time_mask();
+    let config = config::<W>();
+    assert_eq!(config.time_shift(), 0);
+    let ring = config.ring();
+    assert_eq!(
+        ring,
+        W::LAYOUT.time_mask() + 1,
+        "s = 0: the ring is the field"
+    );
     // Tripped just before the u64 clock wraps.
     let trip_at = u64::MAX - 10;
     let raw = word::<W>(State::Closed { failures: N - 1 }, 0);
@@ -740,51 +889,46 @@ fn clock_wrap_and_backward_jump<W: Word>() {
         counter: 0,
         outcome: Outcome::Failure,
     };
-    let open = step::<W>(&config(), raw, release, trip_at).0.word;
+    let open = step::<W>(&config, raw, release, trip_at).0.word;
     // Across the wrap: still rejecting until exactly OPEN_FOR ticks passed.
     let before = trip_at.wrapping_add(OPEN_FOR - 1);
     let at = trip_at.wrapping_add(OPEN_FOR);
     assert!(before < trip_at, "the test straddles the wrap");
     assert_eq!(
-        step::<W>(&config(), open, Event::Admit, before).0.verdict,
-        Verdict::Rejected
+        rejection(step::<W>(&config, open, Event::Admit, before).0.verdict),
+        (Cause::Open, Some(1))
     );
-    assert!(matches!(
-        step::<W>(&config(), open, Event::Admit, at).0.verdict,
-        Verdict::Admitted { probe: true, .. }
+    assert!(is_probe(
+        step::<W>(&config, open, Event::Admit, at).0.verdict
     ));
     // Backwards by one tick: fails towards probing (I6).
-    assert!(matches!(
-        step::<W>(&config(), open, Event::Admit, trip_at - 1)
+    assert!(is_probe(
+        step::<W>(&config, open, Event::Admit, trip_at - 1)
             .0
-            .verdict,
-        Verdict::Admitted { probe: true, .. }
+            .verdict
     ));
-    // Backwards by the whole time range less the open time: still probes.
-    let far_back = trip_at.wrapping_sub(mask + 1 - OPEN_FOR);
-    assert!(matches!(
-        step::<W>(&config(), open, Event::Admit, far_back).0.verdict,
-        Verdict::Admitted { probe: true, .. }
+    // Backwards by the whole ring less the open time: still probes.
+    let far_back = trip_at.wrapping_sub(ring - OPEN_FOR);
+    assert!(is_probe(
+        step::<W>(&config, open, Event::Admit, far_back).0.verdict
     ));
-    // Nobody looked for exactly one time range: rejected for at most one
-    // more open duration, the documented I6 bound.
-    let lap = trip_at.wrapping_add(mask + 1);
+    // Nobody looked for exactly one ring: rejected for at most one more
+    // open duration, the documented I6 bound.
+    let lap = trip_at.wrapping_add(ring);
     assert_eq!(
-        step::<W>(&config(), open, Event::Admit, lap).0.verdict,
-        Verdict::Rejected
+        rejection(step::<W>(&config, open, Event::Admit, lap).0.verdict),
+        (Cause::Open, Some(OPEN_FOR))
     );
-    assert!(matches!(
-        step::<W>(&config(), open, Event::Admit, lap.wrapping_add(OPEN_FOR))
+    assert!(is_probe(
+        step::<W>(&config, open, Event::Admit, lap.wrapping_add(OPEN_FOR))
             .0
-            .verdict,
-        Verdict::Admitted { probe: true, .. }
+            .verdict
     ));
 }
 
 fn every_output_word_decodes<W: Word>() {
     let events = [
         Event::Admit,
-        Event::Status,
         Event::ForceOpen,
         Event::ForceClose,
         Event::Release {
@@ -795,19 +939,255 @@ fn every_output_word_decodes<W: Word>() {
             counter: 20,
             outcome: Outcome::Success,
         },
+        Event::Release {
+            counter: 20,
+            outcome: Outcome::Ignored,
+        },
     ];
-    for state in all_states() {
-        for event in events {
-            for now in [0, 5, 105, u64::MAX] {
-                let (s, _) = step::<W>(&config(), word::<W>(state, 20), event, now);
-                assert!(Snapshot::decode::<W>(s.word).is_ok());
-                let after = snap::<W>(s.word).counter;
-                let moved = (after.wrapping_sub(20)) & W::LAYOUT.max_counter();
+    for c in [config::<W>(), coarse::<W>(base())] {
+        for state in all_states() {
+            for event in events {
+                for now in [0, 5, 105, u64::MAX] {
+                    let (s, _) = step::<W>(&c, word::<W>(state, 20), event, now);
+                    assert!(Snapshot::decode::<W>(s.word).is_ok());
+                    let after = snap::<W>(s.word).counter;
+                    let moved = (after.wrapping_sub(20)) & W::LAYOUT.max_counter();
+                    assert_eq!(
+                        moved as usize,
+                        s.transitions.len(),
+                        "I10: one step per change"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The table's durations on a coarse clock: `s > 0` on both widths (`W32`
+/// at its default horizon, `W64` asked for a horizon of 2^40 ticks).
+fn coarse<W: Word>(c: Config) -> ValidConfig<W> {
+    let c = if W::LAYOUT.word_bits == 32 {
+        c.horizon(W32::LAYOUT.default_horizon())
+    } else {
+        c.horizon(1 << 40)
+    };
+    let v = valid::<W>(c);
+    assert!(v.time_shift() > 0, "{v:?}");
+    v
+}
+
+/// Under Miri, sweeps visit every `stride`-th tick (and both ends).
+const STRIDE: u64 = if cfg!(miri) { 97 } else { 1 };
+
+/// Issue 9: a probe timeout of a single tick. With `s = 0` the probe is
+/// current at the tick it was elected and timed out at the next; with
+/// `s > 0` it lasts at least 1 tick and less than `1 + 3 * 2^s` ticks, its
+/// end exactly where the units say.
+fn issue_9_probe_timeout_of_one_tick<W: Word>() {
+    for c in [
+        valid::<W>(base().probe_timeout(1)),
+        coarse::<W>(base().probe_timeout(1)),
+    ] {
+        let s = c.time_shift();
+        let unit = 1u64 << s;
+        assert_eq!(c.probe_timeout(), 1);
+        let start = 700 << s;
+        for t0 in [start, start + 1, start + unit / 2, start + unit - 1] {
+            let probing = word::<W>(
+                State::Probing {
+                    since: (t0 >> s) & W::LAYOUT.time_mask(),
+                    trips: 1,
+                },
+                9,
+            );
+            let end = first_admitted(t0, need(1, s), s);
+            assert!(
+                end > t0 && end < t0 + 1 + 3 * unit,
+                "s {s} t0 {t0} end {end}"
+            );
+            if s == 0 {
+                assert_eq!(end, t0 + 1);
+            }
+            // Nobody else at the tick of the election; the wait is exact.
+            let (s0, _) = step::<W>(&c, probing, Event::Admit, t0);
+            assert_eq!(rejection(s0.verdict), (Cause::Probing, Some(end - t0)));
+            let (s1, _) = step::<W>(&c, probing, Event::Admit, end - 1);
+            assert_eq!(rejection(s1.verdict), (Cause::Probing, Some(1)));
+            // The probe reporting before its end counts.
+            let report = Event::Release {
+                counter: 9,
+                outcome: Outcome::Success,
+            };
+            let (r, _) = step::<W>(&c, probing, report, end - 1);
+            assert_eq!(r.verdict, Verdict::Recorded);
+            assert_eq!(snap::<W>(r.word).state, State::Closed { failures: 0 });
+            // At its end a new probe is elected, and the old report is stale.
+            let (e, _) = step::<W>(&c, probing, Event::Admit, end);
+            assert_eq!(
+                e.verdict,
+                Verdict::Admitted {
+                    counter: 11,
+                    probe: true
+                }
+            );
+            let (late, _) = step::<W>(&c, probing, report, end);
+            assert_eq!(late.verdict, Verdict::Stale);
+            assert_eq!(
+                snap::<W>(late.word),
+                Snapshot {
+                    state: State::HalfOpen { trips: 1 },
+                    counter: 10
+                }
+            );
+        }
+    }
+}
+
+/// The durations a word in `state` waits for under `c`, in ticks as
+/// configured and in units as the word counts them (issue 9's
+/// `min(need(cap), need(open_for) << (trips - 1))`, from the config's ticks).
+fn durations<W: Word>(c: &ValidConfig<W>, state: State) -> (u64, u64) {
+    let s = c.time_shift();
+    match state {
+        State::Open { trips, .. } => {
+            let base = need(c.open_for(), s);
+            let k = trips.clamp(1, W::LAYOUT.max_trips()) - 1;
+            let units = match c.backoff_cap() {
+                None => base,
+                Some(cap) => need(cap, s).min(base << k),
+            };
+            (c.open_duration(trips), units)
+        }
+        State::Probing { .. } => (c.probe_timeout(), need(c.probe_timeout(), s)),
+        other => unreachable!("{other:?} has no timer"),
+    }
+}
+
+fn timed_states<W: Word>(since: u64) -> [State; 6] {
+    let max = W::LAYOUT.max_trips();
+    [
+        State::Open { since, trips: 1 },
+        State::Open { since, trips: 2 },
+        State::Open { since, trips: 3 },
+        State::Open { since, trips: 5 },
+        State::Open { since, trips: max },
+        State::Probing { since, trips: 2 },
+    ]
+}
+
+fn cause_of(state: State) -> Cause {
+    match state {
+        State::Open { .. } => Cause::Open,
+        State::Probing { .. } => Cause::Probing,
+        _ => Cause::ForcedOpen,
+    }
+}
+
+/// Issue 9 (`Rejected::retry_after`), whole ticks (`s = 0`): the wait is
+/// exactly `deadline - now`, the deadline `since + open_duration(trips)` (or
+/// `since + probe_timeout`), with and without backoff; `None` when forced.
+fn issue_9_retry_after_is_exact_with_whole_ticks<W: Word>() {
+    let since = 1_000;
+    for c in [
+        config::<W>(),
+        valid::<W>(base().exponential_backoff(1_600)),
+        valid::<W>(
+            base()
+                .open_for(1)
+                .probe_timeout(1)
+                .exponential_backoff(1 << 14),
+        ),
+    ] {
+        assert_eq!(c.time_shift(), 0);
+        for state in timed_states::<W>(since) {
+            let raw = word::<W>(state, 9);
+            let (d, units) = durations(&c, state);
+            assert_eq!(units, d, "s = 0: units are ticks");
+            let deadline = since + d;
+            let mut now = since;
+            while now < deadline {
+                let (s, reads) = step::<W>(&c, raw, Event::Admit, now);
+                assert_eq!((s.word, reads), (raw, 1));
                 assert_eq!(
-                    moved as usize,
-                    s.transitions.len(),
-                    "I10: one step per change"
+                    rejection(s.verdict),
+                    (cause_of(state), Some(held(deadline - now))),
+                    "{state:?} at {now}"
                 );
+                now = if now + STRIDE < deadline || now + 1 == deadline {
+                    now + STRIDE
+                } else {
+                    deadline - 1
+                };
+            }
+            assert!(is_probe(
+                step::<W>(&c, raw, Event::Admit, deadline).0.verdict
+            ));
+        }
+        let forced = word::<W>(State::ForcedOpen, 9);
+        for now in [0, since, u64::MAX] {
+            let (s, _) = step::<W>(&c, forced, Event::Admit, now);
+            assert_eq!(rejection(s.verdict), (Cause::ForcedOpen, None));
+        }
+    }
+}
+
+/// Issue 9 (`Rejected::retry_after`), in units (`s > 0`): `now +
+/// retry_after` is exactly the first tick the word admits at (a retry then
+/// succeeds, one tick earlier it is rejected with a wait of 1), and that tick
+/// is never early: at least the configured duration after any tick of the
+/// unit the word was stamped in. It is less than `3 * 2^s` ticks late for
+/// a configured duration (open time, probe timeout, cap); a doubled open
+/// time doubles the rounding of `open_for` with it (`3 * 2^s * 2^(trips-1)`).
+fn issue_9_retry_after_is_the_first_admitted_tick_in_units<W: Word>() {
+    for c in [
+        coarse::<W>(base()),
+        coarse::<W>(base().exponential_backoff(1_600)),
+        coarse::<W>(
+            base()
+                .open_for(1)
+                .probe_timeout(1)
+                .exponential_backoff(1 << 14),
+        ),
+    ] {
+        let s = c.time_shift();
+        let unit = 1u64 << s;
+        let start = 1_000 << s;
+        for off in [0, 1, unit / 2, unit - 1] {
+            let t0 = start + off;
+            let since = (t0 >> s) & W::LAYOUT.time_mask();
+            for state in timed_states::<W>(since) {
+                let raw = word::<W>(state, 9);
+                let (d, units) = durations(&c, state);
+                let at = first_admitted(t0, units, s);
+                // Never early, whichever tick of its unit the stamp was
+                // taken at.
+                assert!(at - (start + unit - 1) >= d, "{state:?}: {at} early");
+                let doublings = match state {
+                    State::Open { trips, .. } if units < need(c.backoff_cap().unwrap_or(0), s) => {
+                        trips.clamp(1, W::LAYOUT.max_trips()) - 1
+                    }
+                    _ => 0,
+                };
+                assert!(
+                    at - start < d + ((3 * unit) << doublings),
+                    "{state:?}: {at} late by more than the rounding"
+                );
+                let mut now = t0;
+                while now < at {
+                    let (st, reads) = step::<W>(&c, raw, Event::Admit, now);
+                    assert_eq!((st.word, reads), (raw, 1));
+                    let (cause, wait) = rejection(st.verdict);
+                    assert_eq!(cause, cause_of(state));
+                    assert_eq!(now + wait.unwrap(), at, "{state:?} t0 {t0} at {now}");
+                    now = if now + STRIDE < at || now + 1 == at {
+                        now + STRIDE
+                    } else {
+                        at - 1
+                    };
+                }
+                let (st, _) = step::<W>(&c, raw, Event::Admit, at - 1);
+                assert_eq!(rejection(st.verdict), (cause_of(state), Some(1)));
+                assert!(is_probe(step::<W>(&c, raw, Event::Admit, at).0.verdict));
             }
         }
     }
@@ -823,14 +1203,18 @@ fn transitions_iterate_in_order() {
     assert_eq!(ts.len(), 2);
     assert!(!ts.is_empty());
     let v: [Transition; 2] = [ts.iter().next().unwrap(), ts.iter().nth(1).unwrap()];
-    assert_eq!(v[0].to, Phase::HalfOpen);
+    assert_eq!(v[0].to, Status::HalfOpen);
     assert_eq!(v[1].counter, 2);
+    let mut seen = std::vec::Vec::new();
+    ts.each(|t| seen.push(t));
+    assert_eq!(seen, v);
 }
 
 #[test]
 fn pure_layer_on_u32_and_u64_agrees_for_small_values() {
-    // The same history on both widths yields the same decoded states.
-    let c = config();
+    // The same history on both widths yields the same decoded states (both
+    // at s = 0, so the stored time is the same number).
+    let (c64, c32) = (config::<W64>(), config::<W32>());
     let (mut a, mut b) = (0u64, 0u32);
     let events = [
         Event::Release {
@@ -846,14 +1230,19 @@ fn pure_layer_on_u32_and_u64_agrees_for_small_values() {
             outcome: Outcome::Failure,
         },
         Event::Admit,
-        Event::Status,
+        Event::Admit,
+        Event::Admit,
     ];
     for (i, e) in events.into_iter().enumerate() {
         let now = 60 * i as u64;
-        let sa = apply::<W64>(&c, a, e, || now);
-        let sb = apply::<W32>(&c, b, e, || now);
-        assert_eq!(sa.verdict, sb.verdict);
+        let sa = apply::<W64>(&c64, a, e, || now);
+        let sb = apply::<W32>(&c32, b, e, || now);
+        assert_eq!(sa.verdict, sb.verdict, "event {i}");
         assert_eq!(snap::<W64>(sa.word), snap::<W32>(sb.word));
+        assert_eq!(
+            status_at::<W64>(&c64, sa.word, || now),
+            status_at::<W32>(&c32, sb.word, || now)
+        );
         (a, b) = (sa.word, sb.word);
     }
 }
@@ -863,20 +1252,26 @@ fn backoff_deadline_beyond_32_bits_of_elapsed_time() {
     // W64 keeps 34 bits of time: a second trip with open_for 2^31 doubles to
     // 2^32 ticks, so the deadline test must shift the full elapsed time,
     // not its low 32 bits (the narrow path is for W32 only).
-    let config = Config::new()
-        .failure_threshold(1)
-        .open_for(1 << 31)
-        .exponential_backoff(1 << 33)
-        .probe_timeout(10);
+    let config = valid::<W64>(
+        Config::new()
+            .failure_threshold(1)
+            .open_for(1 << 31)
+            .exponential_backoff(1 << 33)
+            .probe_timeout(10),
+    );
+    assert_eq!(config.time_shift(), 0);
     let open = word::<W64>(State::Open { since: 0, trips: 2 }, 5);
     let (s, _) = step::<W64>(&config, open, Event::Admit, (1 << 32) - 1);
-    assert_eq!(s.verdict, Verdict::Rejected);
+    assert_eq!(rejection(s.verdict), (Cause::Open, Some(1)));
+    let (s, _) = step::<W64>(&config, open, Event::Admit, 0);
+    assert_eq!(rejection(s.verdict), (Cause::Open, Some(held(1 << 32))));
     let (s, _) = step::<W64>(&config, open, Event::Admit, 1 << 32);
-    assert!(matches!(s.verdict, Verdict::Admitted { probe: true, .. }));
+    assert!(is_probe(s.verdict));
     // The third trip's deadline is the cap, 2^33.
     let open = word::<W64>(State::Open { since: 0, trips: 3 }, 5);
-    let (s, _) = step::<W64>(&config, open, Event::Status, (1 << 33) - 1);
-    assert_eq!(s.verdict, Verdict::Status(Status::Open));
-    let (s, _) = step::<W64>(&config, open, Event::Status, 1 << 33);
-    assert_eq!(s.verdict, Verdict::Status(Status::HalfOpen));
+    assert_eq!(
+        status::<W64>(&config, open, (1 << 33) - 1),
+        (Status::Open, 1)
+    );
+    assert_eq!(status::<W64>(&config, open, 1 << 33), (Status::HalfOpen, 1));
 }
