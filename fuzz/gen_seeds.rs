@@ -18,14 +18,29 @@ use tripword_fuzz::word::{ConfigChoice, EventSpec, StateSpec, TicketSpec, WordCa
 use Op::*;
 use Out::{Failure, Ignored, Success};
 
-/// Threshold 2, open for 100 ticks, probe timeout 50, no backoff: fits both
-/// widths.
+/// Threshold 2, open for 100 ticks, probe timeout 50, no backoff, horizon 0
+/// (whole ticks on both widths).
 const SMALL: ConfigSpec = ConfigSpec {
     threshold: Pick::Low(1),
     open_for: Pick::Low(99),
     backoff: None,
     probe_timeout: Pick::Low(49),
+    horizon: Some(Pick::Min),
     abandon: Failure,
+};
+
+/// [`SMALL`] with the widths' default horizons: the 32-bit word keeps
+/// 128-tick units.
+const SMALL_DEFAULT: ConfigSpec = ConfigSpec {
+    horizon: None,
+    ..SMALL
+};
+
+/// [`SMALL`] with the largest horizon each width allows: the largest time
+/// shifts (30 and 17).
+const SMALL_COARSE: ConfigSpec = ConfigSpec {
+    horizon: Some(Pick::Max),
+    ..SMALL
 };
 
 fn fwd(span: Span, delta: i8) -> Op {
@@ -129,6 +144,25 @@ fn differential() -> Vec<(&'static str, DiffCase)> {
                 Acquire, Status,
             ]].concat()),
         ),
+        (
+            "units-default-horizon",
+            diff(ConfigSpec { threshold: Pick::Min, ..SMALL_DEFAULT }, 1000, [&trip1[..], &[
+                Clock(ClockMove::Tick(100)), Acquire, Status,
+                Clock(ClockMove::Forward(Jump { span: Span::OpenFor, wide: false, delta: 0 })),
+                Clock(ClockMove::Tick(255)), Acquire, Status, Acquire, release(0, Failure),
+                Clock(ClockMove::Tick(127)), Acquire, Clock(ClockMove::Tick(255)),
+                Clock(ClockMove::Tick(255)), Acquire, release(0, Success), Status,
+            ]].concat()),
+        ),
+        (
+            "units-coarse",
+            diff(ConfigSpec { threshold: Pick::Min, ..SMALL_COARSE }, u64::MAX - 5, [&trip1[..], &[
+                Status, Clock(ClockMove::Set(1 << 40)), Acquire, Status,
+                Clock(ClockMove::Forward(Jump { span: Span::TimeField, wide: true, delta: 0 })),
+                Acquire, Clock(ClockMove::Forward(Jump { span: Span::MaxDuration, wide: false, delta: 1 })),
+                Acquire, release(0, Failure), Status,
+            ]].concat()),
+        ),
     ]
 }
 
@@ -163,14 +197,43 @@ fn word() -> Vec<(&'static str, WordCase)> {
         ("stray-bits", word_case(true, Flipped(S::HalfOpen(1), 5, 63), Release(TicketSpec::Stored, Success), 0)),
         ("over-threshold", word_case(false, Encoded(S::Closed(2), 1023), Admit, 0)),
         ("force-close-corrupt", word_case(true, Raw(6), ForceClose, 0)),
+        ("open-wait", word_case(false, Encoded(S::Open(10, 1), 7), Admit, 60)),
+        ("probing-wait", word_case(true, Encoded(S::Probing(5, 2), 9), Admit, 20)),
+        ("forced-admit", word_case(true, Encoded(S::ForcedOpen, 2), Admit, 0)),
+        ("open-status-elapsed", word_case(true, Encoded(S::Open(10, 1), 7), Status, 110)),
+        ("corrupt-status", word_case(false, Raw(u64::MAX), Status, 0)),
         (
-            "unchecked-config",
+            "refused-config",
             WordCase {
                 wide: true,
                 word: Encoded(S::Open(0, 31), 0),
-                config: ConfigChoice::Unchecked { threshold: 0, open_for: 0, backoff: Some(0), probe_timeout: u64::MAX },
+                config: ConfigChoice::Any {
+                    threshold: 0, open_for: 0, backoff: Some(0), probe_timeout: u64::MAX, horizon: None,
+                },
                 event: Admit,
                 now: 0,
+            },
+        ),
+        (
+            "units-w32-default",
+            WordCase {
+                wide: false,
+                word: Encoded(S::Open(3, 2), 11),
+                config: ConfigChoice::Valid(SMALL_DEFAULT),
+                event: Admit,
+                now: 5 << 7 | 99,
+            },
+        ),
+        (
+            "units-coarse-w64",
+            WordCase {
+                wide: true,
+                word: Encoded(S::Probing(1, 1), 5),
+                config: ConfigChoice::Any {
+                    threshold: 3, open_for: 1000, backoff: Some(8000), probe_timeout: 500, horizon: Some(1 << 63),
+                },
+                event: Release(TicketSpec::Current, Success),
+                now: 1 << 30,
             },
         ),
     ]
@@ -196,10 +259,12 @@ fn config() -> Vec<(&'static str, ConfigCase)> {
         open_for,
         backoff,
         probe_timeout,
+        horizon: None,
         abandon: Ignored,
         start: u64::MAX - 3,
         ops: ops.clone(),
     };
+    let with_horizon = |horizon, c: ConfigCase| ConfigCase { horizon: Some(horizon), ..c };
     let one = edge32(Base32::Zero, 1);
     let tick = edge64(Base64::Zero, 1);
     vec![
@@ -232,6 +297,14 @@ fn config() -> Vec<(&'static str, ConfigCase)> {
         ),
         ("duration-past-max", case(one, edge64(Base64::MaxW32, 1), None, edge64(Base64::FieldW64, 0), &vec![])),
         ("top-values", case(edge32(Base32::Top, 0), edge64(Base64::Top, 0), Some(edge64(Base64::Top, 0)), edge64(Base64::Top, 0), &vec![])),
+        ("horizon-zero", with_horizon(edge64(Base64::Zero, 0), case(one, edge64(Base64::MaxW32, 0), None, tick, &trip_and_probe))),
+        ("horizon-top", with_horizon(edge64(Base64::Top, 0), case(one, tick, None, tick, &vec![]))),
+        ("horizon-ring-w32", with_horizon(edge64(Base64::RingW32, -100), case(one, tick, None, tick, &trip_and_probe))),
+        ("longest-w32", case(one, edge64(Base64::HalfRingW32, -1), None, tick, &trip_and_probe)),
+        ("limit", case(one, edge64(Base64::Limit, 0), None, edge64(Base64::Limit, 0), &trip_and_probe)),
+        ("past-limit", case(one, edge64(Base64::Limit, 1), None, tick, &vec![])),
+        ("cap-unreachable", case(one, tick, Some(edge64(Base64::FieldW32, 0)), tick, &vec![])),
+        ("default-horizons", with_horizon(edge64(Base64::HorizonW64, 0), case(one, edge64(Base64::HorizonW32, 0), None, tick, &trip_and_probe))),
     ]
 }
 

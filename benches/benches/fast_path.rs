@@ -27,7 +27,7 @@ use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
 };
 use tripword::clock::ManualClock;
-use tripword::{Breaker, Config, Outcome, W32, W64, Word};
+use tripword::{Breaker, Config, Outcome, ValidConfig, W32, W64, Word};
 use tripword_benches::exec::{block_on, poll_once, runtime};
 use tripword_benches::mutex_breaker::MutexBreaker;
 use tripword_benches::subjects::{
@@ -37,9 +37,18 @@ use tripword_benches::subjects::{
 use tripword_std::MonotonicClock;
 
 /// Long enough that nothing times out during a measurement: 1000 s in
-/// microsecond ticks (W64); for W32 the largest duration it holds.
+/// microsecond ticks (W64); for W32 the longest duration it keeps in whole
+/// ticks (`w32`: horizon 0, time shift 0, as measured before the word kept
+/// time in units).
 const LONG: u64 = 1_000_000_000;
-const LONG_W32: u64 = W32::LAYOUT.max_duration();
+const LONG_W32: u64 = W32::LAYOUT.max_units();
+
+/// `config` checked for the 32-bit word, in whole ticks.
+fn w32(config: Config) -> ValidConfig<W32> {
+    let valid = config.horizon(0).check::<W32>().expect("in range for W32");
+    assert_eq!(valid.time_shift(), 0);
+    valid
+}
 
 #[inline]
 fn closed<B: TicketApi>(b: &B) -> bool {
@@ -73,7 +82,7 @@ fn closed_call(c: &mut Criterion) {
     g.bench_function("tripword_w64/permit_guard", |b| {
         b.iter(|| black_box(&b64).permit().map(|p| p.success()).is_ok())
     });
-    let b32: Breaker<_, W32> = Breaker::from_parts(Config::new(), ManualClock::new(0), ());
+    let b32: Breaker<_, W32> = Breaker::from_parts(w32(Config::new()), ManualClock::new(0), ());
     g.bench_function("tripword_w32/manual_clock", |b| {
         b.iter(|| closed(black_box(&b32)))
     });
@@ -121,7 +130,7 @@ fn open_rejection(c: &mut Criterion) {
     g.bench_function("tripword_w64/real_clock", |b| {
         b.iter(|| closed(black_box(&b64r)))
     });
-    let b32: Breaker<_, W32> = Breaker::from_parts(cfg32, ManualClock::new(0), ());
+    let b32: Breaker<_, W32> = Breaker::from_parts(w32(cfg32), ManualClock::new(0), ());
     trip(&b32);
     g.bench_function("tripword_w32/manual_clock", |b| {
         b.iter(|| closed(black_box(&b32)))
@@ -199,7 +208,7 @@ fn probing_rejection(c: &mut Criterion) {
         b.iter(|| closed(black_box(&b64r)))
     });
 
-    let b32: Breaker<_, W32> = Breaker::from_parts(cfg32, ManualClock::new(0), ());
+    let b32: Breaker<_, W32> = Breaker::from_parts(w32(cfg32), ManualClock::new(0), ());
     trip(&b32);
     b32.clock().advance(10);
     let probe32 = b32.acquire().expect("probe");
@@ -261,7 +270,7 @@ fn failure_release(c: &mut Criterion) {
         b.iter(|| storm_call(black_box(&b64)))
     });
     let b32: Breaker<_, W32> = Breaker::from_parts(
-        Config::new().failure_threshold(W32::LAYOUT.max_failures()),
+        w32(Config::new().failure_threshold(W32::LAYOUT.max_failures())),
         ManualClock::new(0),
         (),
     );

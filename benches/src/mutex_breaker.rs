@@ -7,7 +7,7 @@
 //! difference measured is the lock against the one-word compare-and-swap.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use tripword::{Clock, Outcome, Rejected};
+use tripword::{Clock, Outcome};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -57,6 +57,11 @@ pub struct MutexBreaker<C> {
     clock: C,
 }
 
+/// A call a [`MutexBreaker`] did not admit. (`tripword::Rejected` carries a
+/// cause and a wait that only the core computes.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MutexRejected;
+
 /// Proof of admission to a [`MutexBreaker`].
 #[derive(Debug)]
 #[must_use]
@@ -90,7 +95,7 @@ impl<C: Clock> MutexBreaker<C> {
     }
 
     /// Asks to make a call: a ticket when closed or elected probe.
-    pub fn acquire(&self) -> Result<MutexTicket, Rejected> {
+    pub fn acquire(&self) -> Result<MutexTicket, MutexRejected> {
         let mut inner = self.lock();
         match inner.phase {
             Phase::Closed { .. } => Ok(MutexTicket {
@@ -117,7 +122,7 @@ impl<C: Clock> MutexBreaker<C> {
                         counter: inner.counter,
                     })
                 } else {
-                    Err(Rejected)
+                    Err(MutexRejected)
                 }
             }
         }

@@ -295,23 +295,19 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// path does not load it again. `now`: the clock as that fast path read
     /// it, after loading `current`, used for the first attempt only, so the
     /// clock is read once. Returns the word the decision left (stored, or
-    /// found unchanged), the decision, and the last clock reading (for a
-    /// rejection's wait). One shared function for every event, not inlined:
+    /// found unchanged), the decision, and the clock reading it rested on
+    /// (for a rejection's wait). One shared function for every event, not inlined:
     /// on a 32-bit MCU that is the smaller code (`docs/design.md`, "The
     /// kernel works on raw bits").
     #[inline(never)]
-    fn run_from(&self, current: W::Raw, event: Event, now: Option<u64>) -> (W::Raw, Decision, u64) {
-        let mut last = now.unwrap_or(0);
-        let (word, decision) = cell::update_local(
+    fn run_from(&self, current: W::Raw, event: Event, now: Option<u64>) -> cell::Applied<W> {
+        cell::update_local(
             &self.word,
             self.config(),
             current,
             event,
             now,
-            || {
-                last = self.clock.now();
-                last
-            },
+            || self.clock.now(),
             |swap| {
                 if let Some(raw) = swap.repaired() {
                     let l = &W::LAYOUT;
@@ -320,8 +316,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
                 }
                 swap.transitions().each(|t| self.observer.on_transition(t));
             },
-        );
-        (word, decision, last)
+        )
     }
 
     /// Asks to make a call. `Ok(ticket)` when admitted (in `Closed`, or as the
@@ -377,14 +372,14 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
 
     #[inline]
     fn acquire_from(&self, word: W::Raw, now: Option<u64>) -> Result<Ticket, Rejected> {
-        let (word, decision, now) = self.run_from(word, Event::Admit, now);
-        let raw: u64 = word.into();
-        match decision {
+        let applied = self.run_from(word, Event::Admit, now);
+        let raw: u64 = applied.word.into();
+        match applied.decision {
             Decision::Admitted if tag_of(raw) == TAG_PROBING => {
                 Ok(Ticket::probe(self.origin(), &W::LAYOUT, raw))
             }
             Decision::Admitted => Ok(Ticket::admitted(self.origin(), &W::LAYOUT, raw)),
-            _ => Err(Rejected::at(self.config(), raw, now)),
+            _ => Err(Rejected::at(self.config(), raw, applied.now.unwrap_or(0))),
         }
     }
 
@@ -453,8 +448,8 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
             counter: ticket.counter(),
             outcome,
         };
-        match self.run_from(word, event, None) {
-            (_, Decision::Recorded, _) => Release::Recorded,
+        match self.run_from(word, event, None).decision {
+            Decision::Recorded => Release::Recorded,
             _ => Release::Stale,
         }
     }

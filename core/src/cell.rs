@@ -28,7 +28,7 @@
 //! ```
 //! use std::sync::Mutex;
 //! use tripword::cell::{self, Cell, CasError};
-//! use tripword::transition::{Decision, Event};
+//! use tripword::transition::{Decision, Event, Verdict};
 //! use tripword::{Config, Outcome, W64};
 //!
 //! /// A word behind a lock: a cell whose exchange never fails spuriously.
@@ -56,18 +56,20 @@
 //!         for t in swap.transitions() { println!("{t}"); }
 //!     })
 //! };
-//! let (word, decision) = run(Event::Admit).unwrap();
-//! assert_eq!(decision, Decision::Admitted);
-//! let counter = tripword::word::Snapshot::counter_bits::<W64>(word);
-//! let (_, decision) = run(Event::Release { counter, outcome: Outcome::Failure }).unwrap();
-//! assert_eq!(decision, Decision::Recorded); // and "closed -> open (counter 1)" printed
-//! assert_eq!(run(Event::Admit).unwrap().1, Decision::Rejected);
+//! let admitted = run(Event::Admit).unwrap();
+//! assert_eq!(admitted.decision, Decision::Admitted);
+//! let Verdict::Admitted { counter, .. } = admitted.verdict(&config) else { unreachable!() };
+//! let failed = run(Event::Release { counter, outcome: Outcome::Failure }).unwrap();
+//! assert_eq!(failed.decision, Decision::Recorded); // and "closed -> open (counter 1)" printed
+//! let Verdict::Rejected(why) = run(Event::Admit).unwrap().verdict(&config) else { unreachable!() };
+//! assert_eq!(why.retry_after(), Some(10)); // read at 0, open until 10
 //! # Ok::<(), tripword::ConfigError>(())
 //! ```
 
 use crate::config::ValidConfig;
+use crate::rejected::Rejected;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
-use crate::transition::{self, Decision, Event, RawStep, Transitions};
+use crate::transition::{self, Decision, Event, RawStep, Transitions, Verdict};
 use crate::word::{W32, W64, Word};
 use core::convert::Infallible;
 
@@ -174,14 +176,43 @@ impl<W: Word> Swap<W> {
     }
 }
 
+/// What [`update`] did: the word the event left (stored, or found unchanged),
+/// the decision, and the clock reading it rested on (if the state needed
+/// the time). Small enough to come back in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Applied<W: Word> {
+    /// The word after the event.
+    pub word: W::Raw,
+    /// What was decided.
+    pub decision: Decision,
+    /// The clock reading of the attempt that decided, `None` when the
+    /// decision needed no time.
+    pub now: Option<u64>,
+}
+
+impl<W: Word> Applied<W> {
+    /// The full verdict: an admission's counter and probe flag from the
+    /// word, a rejection's cause and wait from the word and the clock
+    /// reading the decision made.
+    #[inline]
+    pub fn verdict(&self, config: &ValidConfig<W>) -> Verdict {
+        let word: u64 = self.word.into();
+        match self.decision {
+            Decision::Rejected => {
+                Verdict::Rejected(Rejected::at(config, word, self.now.unwrap_or(0)))
+            }
+            d => d.verdict::<W>(self.word),
+        }
+    }
+}
+
 /// Applies `event` to the word in `cell`, starting from `seen` (a word the
 /// caller loaded from it), with one compare-and-exchange per attempt.
 /// `seen_at`: a clock reading the caller took *after* loading `seen`, if it
 /// has one, used by the first attempt only (a retry starts from a word
 /// loaded later, so it reads the clock again).
-/// Returns the word the event left (stored, or found unchanged) and the
-/// [`Decision`]; [`Decision::verdict`] turns the two into a
-/// [`Verdict`](crate::transition::Verdict).
+/// Returns what it did ([`Applied`]); [`Applied::verdict`] turns that into a
+/// [`Verdict`].
 ///
 /// `now` is called only when the state needs the time, after the word the
 /// decision rests on was loaded, at most once per attempt; `on_swap` is
@@ -200,21 +231,29 @@ pub fn update<W: Word, K: Cell<W> + ?Sized>(
     seen_at: Option<u64>,
     mut now: impl FnMut() -> u64,
     on_swap: impl FnOnce(Swap<W>),
-) -> Result<(W::Raw, Decision), K::Error> {
+) -> Result<Applied<W>, K::Error> {
     let mut current = seen;
     let mut reading = seen_at;
     loop {
         let first = reading.take();
+        let mut read = None;
         let RawStep {
             word,
             decision,
             repaired,
         } = transition::next_word(&W::LAYOUT, config, current.into(), event, || {
-            first.unwrap_or_else(&mut now)
+            let t = first.unwrap_or_else(&mut now);
+            read = Some(t);
+            t
         });
         let new = W::from_u64(word);
+        let applied = Applied {
+            word: new,
+            decision,
+            now: read,
+        };
         if new == current {
-            return Ok((new, decision));
+            return Ok(applied);
         }
         match cell.compare_exchange(current, new) {
             Ok(()) => {
@@ -223,7 +262,7 @@ pub fn update<W: Word, K: Cell<W> + ?Sized>(
                     new,
                     repaired,
                 });
-                return Ok((new, decision));
+                return Ok(applied);
             }
             Err(CasError::Changed(observed)) => current = observed,
             Err(CasError::Cell(e)) => return Err(e),
@@ -241,7 +280,7 @@ pub(crate) fn update_local<W: Word, K: Cell<W, Error = Infallible> + ?Sized>(
     seen_at: Option<u64>,
     now: impl FnMut() -> u64,
     on_swap: impl FnOnce(Swap<W>),
-) -> (W::Raw, Decision) {
+) -> Applied<W> {
     match update(cell, config, seen, event, seen_at, now, on_swap) {
         Ok(done) => done,
         Err(never) => match never {},

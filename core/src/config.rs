@@ -451,9 +451,11 @@ impl<W: Word> ValidConfig<W> {
     }
     /// The ring of the word's time field, in ticks: `2^(time_bits + shift)`.
     /// Callers spaced by less than the ring minus the open time see the
-    /// deadline exactly.
+    /// deadline exactly. `u64::MAX` when the ring is the whole clock
+    /// (`2^64`: `W64` at the largest shift), where nothing aliases.
     pub const fn ring(&self) -> u64 {
-        1u64 << (W::LAYOUT.time_bits + self.shift)
+        let bits = W::LAYOUT.time_bits + self.shift;
+        if bits >= 64 { u64::MAX } else { 1u64 << bits }
     }
 
     /// How long the breaker stays open after its `trips`-th consecutive trip
@@ -745,6 +747,9 @@ mod tests {
         // W64 keeps whole microseconds for every duration up to hours.
         let w64 = Config::new().open_for(1 << 33).check::<W64>().unwrap();
         assert_eq!(w64.time_shift(), 0);
+        // The largest shift: the ring is the whole clock.
+        let whole = Config::new().horizon(1 << 63).check::<W64>().unwrap();
+        assert_eq!((whole.time_shift(), whole.ring()), (30, u64::MAX));
     }
 
     #[test]

@@ -29,7 +29,7 @@
 //! the core's atomics is already a [`Cell`](crate::cell::Cell):
 //!
 //! ```
-//! use tripword::cell::{self, Cell};
+//! use tripword::cell::{self, Applied, Cell};
 //! use tripword::transition::{Decision, Event};
 //! use tripword::word::Snapshot;
 //! use tripword::{Config, Outcome, Transition, ValidConfig, W64};
@@ -43,7 +43,7 @@
 //! impl<const N: usize> Table<N> {
 //!     /// One event on one host's word; transitions reported once.
 //!     fn run(&self, host: usize, event: Event, now: impl Fn() -> u64,
-//!            report: impl Fn(usize, Transition)) -> (u64, Decision) {
+//!            report: impl Fn(usize, Transition)) -> Applied<W64> {
 //!         let cell = &self.words[host];
 //!         let seen = Cell::<W64>::load(cell).unwrap_or_else(|never| match never {});
 //!         cell::update(cell, &self.config, seen, event, None, now, |swap| {
@@ -61,13 +61,13 @@
 //! let log = |host, t: Transition| println!("host {host}: {t}");
 //!
 //! for _ in 0..2 {
-//!     let (word, decision) = table.run(7, Event::Admit, now, log);
-//!     assert_eq!(decision, Decision::Admitted);
-//!     let counter = Snapshot::counter_bits::<W64>(word);
+//!     let admitted = table.run(7, Event::Admit, now, log);
+//!     assert_eq!(admitted.decision, Decision::Admitted);
+//!     let counter = Snapshot::counter_bits::<W64>(admitted.word);
 //!     table.run(7, Event::Release { counter, outcome: Outcome::Failure }, now, log);
 //! }
-//! assert_eq!(table.run(7, Event::Admit, now, log).1, Decision::Rejected); // host 7 is open
-//! assert_eq!(table.run(8, Event::Admit, now, log).1, Decision::Admitted);
+//! assert_eq!(table.run(7, Event::Admit, now, log).decision, Decision::Rejected); // host 7 is open
+//! assert_eq!(table.run(8, Event::Admit, now, log).decision, Decision::Admitted);
 //! # Ok::<(), tripword::ConfigError>(())
 //! ```
 //!
@@ -79,9 +79,10 @@
 //!
 //! # What remains yours
 //!
-//! - **Tickets are counters.** [`Decision::Admitted`](crate::transition::Decision)
-//!   leaves the admitting word; its counter is what a release must carry
-//!   ([`Snapshot::counter_bits`](crate::word::Snapshot::counter_bits)). If
+//! - **Tickets are counters.** An admission leaves the admitting word; its
+//!   counter is what a release must carry
+//!   ([`Applied::verdict`](crate::cell::Applied::verdict) gives it, as does
+//!   [`Snapshot::counter_bits`](crate::word::Snapshot::counter_bits)). If
 //!   your cells can be confused with one another, carry the cell's identity
 //!   with the counter, as [`Ticket`](crate::Ticket) does.
 //! - **A cell error is not contention.** [`update`](crate::cell::update)

@@ -286,11 +286,13 @@ pub enum Decision {
 }
 
 impl Decision {
-    /// The full verdict, given the word after the event. A rejection's
-    /// reason and wait need the clock reading too: see
-    /// [`Rejected::at`]; here it reads as rejected with no wait known.
+    /// The full verdict, given the word after the event; a rejection's wait
+    /// needs the clock reading too ([`cell::Applied::verdict`] has it), so
+    /// here it is not known and reads as 0.
+    ///
+    /// [`cell::Applied::verdict`]: crate::cell::Applied::verdict
     #[inline(always)]
-    pub fn verdict<W: Word>(self, word: W::Raw) -> Verdict {
+    pub(crate) fn verdict<W: Word>(self, word: W::Raw) -> Verdict {
         let l = &W::LAYOUT;
         let word: u64 = word.into();
         match self {

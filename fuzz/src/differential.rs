@@ -3,13 +3,14 @@
 //!
 //! Per operation and per width, the breaker and its model must agree on:
 //! the verdict (admitted or not, the ticket's counter modulo the counter
-//! period, whether it is the probe; recorded or stale; the status), the
-//! transitions the observer heard (from, to, counter modulo the period, in
-//! order, each once: I7), whether the clock was read (I9: never for a closed
-//! admission, a success or a status read in `Closed`), and the whole state
-//! afterwards (the word decodes, I8, and equals the model's state with times
-//! modulo the time field and the counter modulo its period). No corrupt word
-//! is ever reported.
+//! period, whether it is the probe; a rejection's cause and wait; recorded
+//! or stale; the status, a pure read), the transitions the observer heard
+//! (from, to, forced, counter modulo the period, in order, each once: I7),
+//! whether the clock was read (I9: never for a closed admission, a success
+//! or a status read in `Closed`), and the whole state afterwards (the word
+//! decodes, I8, and equals the model's state with times in units of the
+//! config's time shift modulo the time field, and the counter modulo its
+//! period). No corrupt word is ever reported.
 
 use std::cell::{Cell, RefCell};
 use std::fmt::Debug;
@@ -17,8 +18,10 @@ use std::fmt::Debug;
 use arbitrary::Arbitrary;
 use tripword::clock::ManualClock;
 use tripword::word::{Snapshot, State, W32, W64, Word};
-use tripword::{Breaker, Clock, Config, Observer, Outcome, Permit, Release, Ticket, Transition};
-use tripword_verification::model::{Model, ModelConfig, ModelState, ModelTicket};
+use tripword::{
+    Breaker, Clock, Observer, Outcome, Permit, Rejected, Release, Ticket, Transition, ValidConfig,
+};
+use tripword_verification::model::{Model, ModelConfig, ModelRejected, ModelState, ModelTicket};
 
 use crate::input::{ConfigSpec, Out};
 
@@ -140,9 +143,11 @@ pub enum Span {
     LongestOpen,
     /// `probe_timeout`.
     ProbeTimeout,
-    /// The layout's longest duration (half the time field).
+    /// The longest duration the word holds at the config's time shift
+    /// (half the ring).
     MaxDuration,
-    /// The time field's whole range: a multiple of it reads as no time.
+    /// The ring, `2^(time_bits + shift)` ticks (modulo `2^64`): a multiple
+    /// of it reads as no time.
     TimeField,
 }
 
@@ -226,6 +231,15 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
         (counter % self.period()) as u32
     }
 
+    fn check_rejection(&self, what: &dyn Debug, now: u64, real: Rejected, model: ModelRejected) {
+        assert_eq!(
+            (real.cause(), real.retry_after()),
+            (model.cause, model.retry_after),
+            "{}: {what:?} at {now}: rejection differs from the model's",
+            name::<W>()
+        );
+    }
+
     fn check_ticket(&self, what: &dyn Debug, counter: u32, probe: bool, model: ModelTicket) {
         assert_eq!(
             (counter, probe),
@@ -240,11 +254,11 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
         let real = self.breaker.acquire();
         let model = self.model.acquire(now);
         match (real, model) {
-            (Ok(ticket), Some(m)) => {
+            (Ok(ticket), Ok(m)) => {
                 self.check_ticket(&"acquire", ticket.counter(), ticket.is_probe(), m);
                 self.hold(ticket, m);
             }
-            (Err(_), None) => {}
+            (Err(r), Err(m)) => self.check_rejection(&"acquire", now, r, m),
             (real, model) => panic!(
                 "{}: acquire at {now}: breaker {real:?}, model {model:?}",
                 name::<W>()
@@ -308,7 +322,7 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
         let real = self.breaker.permit();
         let model = self.model.acquire(now);
         match (real, model) {
-            (Ok(permit), Some(m)) => {
+            (Ok(permit), Ok(m)) => {
                 assert_eq!(permit.is_probe(), m.probe, "{}: permit probe", name::<W>());
                 if self.permits.len() >= MAX_HELD {
                     // Too many held: check this admission, then drop the
@@ -318,7 +332,7 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
                 }
                 self.permits.push((permit, m));
             }
-            (Err(_), None) => {}
+            (Err(r), Err(m)) => self.check_rejection(&"permit", now, r, m),
             (real, model) => panic!(
                 "{}: permit at {now}: breaker {:?}, model {model:?}",
                 name::<W>(),
@@ -411,12 +425,14 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
     fn span(&self, span: Span) -> u64 {
         let config = self.breaker.config();
         let layout = W::LAYOUT;
+        let shift = config.time_shift();
         match span {
-            Span::OpenFor => config.get_open_for(),
+            Span::OpenFor => config.open_for(),
             Span::LongestOpen => config.open_duration(layout.max_trips()),
-            Span::ProbeTimeout => config.get_probe_timeout(),
-            Span::MaxDuration => layout.max_duration(),
-            Span::TimeField => 1 << layout.time_bits,
+            Span::ProbeTimeout => config.probe_timeout(),
+            Span::MaxDuration => layout.max_units() << shift,
+            // 2^64 at W64's largest shift: a whole turn of the clock.
+            Span::TimeField => (1u128 << (layout.time_bits + shift)) as u64,
         }
     }
 
@@ -426,9 +442,10 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
         let w = name::<W>();
         let period = self.period();
         let want = self.model.transitions().iter().map(|t| Transition {
-            from: t.from,
-            to: t.to,
+            from: t.from.status(),
+            to: t.to.status(),
             counter: (t.counter % period) as u32,
+            forced: t.forced(),
         });
         let mut heard = self.breaker.observer().transitions.borrow_mut();
         if !heard.iter().copied().eq(want.clone()) {
@@ -452,7 +469,7 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
             "{w}: {what:?}: clock read {reads} times, model read it: {}",
             self.model.read_clock()
         );
-        let raw = self.breaker.load_word();
+        let raw = tripword::__verification::load_word(self.breaker);
         let snap = Snapshot::decode::<W>(raw).unwrap_or_else(|e| {
             panic!(
                 "{w}: {what:?}: stored word {:#x} is corrupt: {e:?}",
@@ -460,7 +477,7 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
             )
         });
         let expected = Snapshot {
-            state: model_state::<W>(self.model.state()),
+            state: model_state(self.model.config(), self.model.state()),
             counter: self.wrap(self.model.counter()),
         };
         assert_eq!(
@@ -473,20 +490,20 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
     }
 }
 
-/// The word state the model's state should be stored as on width `W`.
-pub fn model_state<W: Word>(state: ModelState) -> State {
-    let mask = W::LAYOUT.time_mask();
+/// The word state the model's state should be stored as: timestamps in
+/// units of `2^shift` ticks modulo the time field.
+pub fn model_state(config: &ModelConfig, state: ModelState) -> State {
     match state {
         ModelState::Closed { failures } => State::Closed { failures },
         ModelState::Open { since, trips } => State::Open {
-            since: since & mask,
+            since: config.units(since),
             trips: trips as u32,
         },
         ModelState::HalfOpen { trips } => State::HalfOpen {
             trips: trips as u32,
         },
         ModelState::Probing { since, trips } => State::Probing {
-            since: since & mask,
+            since: config.units(since),
             trips: trips as u32,
         },
         ModelState::ForcedOpen => State::ForcedOpen,
@@ -504,20 +521,23 @@ macro_rules! each_lane {
     }};
 }
 
-fn breaker<'c, W: Word>(config: Config, clock: &'c ManualClock) -> FuzzBreaker<'c, W> {
+fn breaker<'c, W: Word>(config: ValidConfig<W>, clock: &'c ManualClock) -> FuzzBreaker<'c, W> {
     let counting = CountingClock {
         clock,
         reads: Cell::new(0),
     };
-    Breaker::try_from_parts(config, counting, Recorder::default())
-        .unwrap_or_else(|e| panic!("{}: config {config:?} rejected: {e}", name::<W>()))
+    Breaker::from_parts(config, counting, Recorder::default())
 }
 
 /// Runs `ops` on a 64-bit breaker with `config64` and a 32-bit one with
 /// `config32` (either may be absent), each against its model, with one
-/// `ManualClock` starting at `start`. Both configs must validate for their
-/// width. Panics on the first disagreement.
-pub fn run(start: u64, config64: Option<Config>, config32: Option<Config>, ops: &[Op]) {
+/// `ManualClock` starting at `start`. Panics on the first disagreement.
+pub fn run(
+    start: u64,
+    config64: Option<ValidConfig<W64>>,
+    config32: Option<ValidConfig<W32>>,
+    ops: &[Op],
+) {
     let clock = ManualClock::new(start);
     let b64 = config64.map(|c| breaker::<W64>(c, &clock));
     let b32 = config32.map(|c| breaker::<W32>(c, &clock));

@@ -107,7 +107,8 @@ impl Encode for Pick {
 
 impl Encode for ConfigSpec {
     fn encode(&self, out: &mut Vec<u8>) {
-        encode_fields!(out; self.threshold, self.open_for, self.backoff, self.probe_timeout, self.abandon);
+        encode_fields!(out; self.threshold, self.open_for, self.backoff, self.probe_timeout,
+            self.horizon, self.abandon);
     }
 }
 
@@ -216,12 +217,13 @@ impl Encode for ConfigChoice {
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
             ConfigChoice::Valid(spec) => tagged!(out, 0, 2; spec),
-            ConfigChoice::Unchecked {
+            ConfigChoice::Any {
                 threshold,
                 open_for,
                 backoff,
                 probe_timeout,
-            } => tagged!(out, 1, 2; threshold, open_for, backoff, probe_timeout),
+                horizon,
+            } => tagged!(out, 1, 2; threshold, open_for, backoff, probe_timeout, horizon),
         }
     }
 }
@@ -252,7 +254,7 @@ impl Encode for TicketSpec {
 impl Encode for ConfigCase {
     fn encode(&self, out: &mut Vec<u8>) {
         encode_fields!(out; self.threshold, self.open_for, self.backoff, self.probe_timeout,
-            self.abandon, self.start, self.ops);
+            self.horizon, self.abandon, self.start, self.ops);
     }
 }
 
@@ -282,14 +284,20 @@ impl Encode for Edge64 {
 
 impl Encode for Base64 {
     fn encode(&self, out: &mut Vec<u8>) {
+        const N: u64 = 12;
         match self {
-            Base64::Zero => variant(out, 0, 7),
-            Base64::MaxW32 => variant(out, 1, 7),
-            Base64::MaxW64 => variant(out, 2, 7),
-            Base64::FieldW32 => variant(out, 3, 7),
-            Base64::FieldW64 => variant(out, 4, 7),
-            Base64::Top => variant(out, 5, 7),
-            Base64::Any(v) => tagged!(out, 6, 7; v),
+            Base64::Zero => variant(out, 0, N),
+            Base64::MaxW32 => variant(out, 1, N),
+            Base64::MaxW64 => variant(out, 2, N),
+            Base64::FieldW32 => variant(out, 3, N),
+            Base64::FieldW64 => variant(out, 4, N),
+            Base64::Top => variant(out, 5, N),
+            Base64::Any(v) => tagged!(out, 6, N; v),
+            Base64::RingW32 => variant(out, 7, N),
+            Base64::HalfRingW32 => variant(out, 8, N),
+            Base64::Limit => variant(out, 9, N),
+            Base64::HorizonW32 => variant(out, 10, N),
+            Base64::HorizonW64 => variant(out, 11, N),
         }
     }
 }

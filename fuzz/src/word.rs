@@ -1,31 +1,35 @@
-//! The pure layer on any stored word: `transition::apply` with any bit
-//! pattern, any event, any `now` and any config.
+//! The pure layer on any stored word: `transition::apply` and
+//! `transition::status_at` with any bit pattern, any event, any `now` and
+//! any config the width accepts (they take only a `ValidConfig`).
 //!
-//! For every input, whatever the config: no panic; a state encodes to a word
-//! that decodes to it (fields reduced to their widths), and a word that
-//! decodes is that state's one encoding (no stray bits accepted); the word out
-//! always decodes; `step.repaired` is `Some(raw)` exactly when the word in was
-//! corrupt (SPEC I8); the transitions form a chain from the state in (or the
-//! repaired `Closed`) to the state out, with consecutive counters, and the
-//! counter out is the counter in plus the number of transitions, plus one for
-//! a repair (I10); the clock is read at most once.
-//!
-//! With a config that validates, also: a corrupt word (an unknown tag, stray
-//! bits, or a `Closed` count at or over the threshold) is handled as `Closed`
-//! with the next counter, exactly as if that word had been stored, and an
-//! admission is admitted (fail open, I8); the word out holds no count at or
-//! over the threshold; a step that changes nothing returns the very word it
-//! was given (I9: nothing to store); and the step matches the transition
-//! table (`docs/design.md`) from whatever valid state the word holds,
-//! reachable or not, including whether the clock was read.
+//! For every input: no panic; a state encodes to a word that decodes to it
+//! (fields reduced to their widths), and a word that decodes is that state's
+//! one encoding (no stray bits accepted); the word out always decodes;
+//! `step.repaired` is `Some(raw)` exactly when the word in was corrupt (an
+//! unknown tag, stray bits, or a `Closed` count at or over the threshold:
+//! SPEC I8), and such a word is handled as `Closed` with the next counter,
+//! exactly as if that word had been stored, an admission admitted (fail
+//! open); the transitions form a chain from the state met to the state out,
+//! with consecutive counters, and the counter out is the counter in plus the
+//! number of transitions, plus one for a repair (I10); the word out holds no
+//! count at or over the threshold; a step that changes nothing returns the
+//! very word it was given (I9: nothing to store); the clock is read at most
+//! once; and the step matches the transition table (`docs/design.md`) from
+//! whatever valid state the word holds, reachable or not: the verdict (a
+//! rejection's cause and wait included), the state out, the transitions
+//! (with their `forced` flag) and whether the clock was read, with time in
+//! units of the config's time shift. A status read (`status_at`) stores
+//! nothing and reports the state, an elapsed `Open` or timed-out `Probing`
+//! as `HalfOpen` and a corrupt word as `Closed`, reading the clock only for
+//! a valid `Open` or `Probing`.
 
 use std::cell::Cell;
 
 use arbitrary::Arbitrary;
-use tripword::transition::{Event, Verdict, apply};
-use tripword::word::{Layout, Phase, Snapshot, State, W32, W64, Word};
-use tripword::{Config, Outcome};
-use tripword_verification::model::ModelConfig;
+use tripword::transition::{Event, Verdict, apply, status_at};
+use tripword::word::{Layout, Snapshot, State, W32, W64, Word};
+use tripword::{Cause, Config, Outcome, Status, Transition, ValidConfig};
+use tripword_verification::model::{MAX_RETRY_AFTER, ModelConfig};
 
 use crate::input::{ConfigSpec, Out};
 
@@ -107,9 +111,9 @@ impl WordSpec {
 pub enum ConfigChoice {
     /// Validates for the width.
     Valid(ConfigSpec),
-    /// Unchecked (`apply` documents that it still never panics and returns a
-    /// valid word).
-    Unchecked {
+    /// Any values; a config the width refuses ends the case (the pure
+    /// layer takes only a `ValidConfig`; `config` checks the refusals).
+    Any {
         /// `failure_threshold`.
         threshold: u32,
         /// `open_for`.
@@ -118,27 +122,33 @@ pub enum ConfigChoice {
         backoff: Option<u64>,
         /// `probe_timeout`.
         probe_timeout: u64,
+        /// The horizon; `None`: the width's default.
+        horizon: Option<u64>,
     },
 }
 
 impl ConfigChoice {
-    fn config<W: Word>(self) -> Config {
+    fn config<W: Word>(self) -> Option<ValidConfig<W>> {
         match self {
-            ConfigChoice::Valid(spec) => spec.config::<W>(),
-            ConfigChoice::Unchecked {
+            ConfigChoice::Valid(spec) => Some(spec.config::<W>()),
+            ConfigChoice::Any {
                 threshold,
                 open_for,
                 backoff,
                 probe_timeout,
+                horizon,
             } => {
-                let config = Config::new()
+                let mut config = Config::new()
                     .failure_threshold(threshold)
                     .open_for(open_for)
                     .probe_timeout(probe_timeout);
-                match backoff {
-                    Some(cap) => config.exponential_backoff(cap),
-                    None => config,
+                if let Some(cap) = backoff {
+                    config = config.exponential_backoff(cap);
                 }
+                if let Some(h) = horizon {
+                    config = config.horizon(h);
+                }
+                config.check::<W>().ok()
             }
         }
     }
@@ -155,7 +165,7 @@ pub enum EventSpec {
     ForceOpen,
     /// `Event::ForceClose`.
     ForceClose,
-    /// `Event::Status`.
+    /// A status read: `transition::status_at`.
     Status,
 }
 
@@ -195,14 +205,16 @@ impl WordCase {
                 self.word
             );
         }
-        let config = self.config.config::<W>();
+        let Some(config) = self.config.config::<W>() else {
+            return;
+        };
         let layout = W::LAYOUT;
         let stored = Snapshot::counter_bits::<W>(raw);
         let event = match self.event {
             EventSpec::Admit => Event::Admit,
             EventSpec::ForceOpen => Event::ForceOpen,
             EventSpec::ForceClose => Event::ForceClose,
-            EventSpec::Status => Event::Status,
+            EventSpec::Status => return check_status::<W>(&config, raw, self.now),
             EventSpec::Release(ticket, outcome) => {
                 let current = match effective::<W>(&config, raw) {
                     Ok(snap) | Err(snap) => snap.counter,
@@ -250,12 +262,12 @@ fn reduced(layout: &Layout, state: State, counter: u32) -> Snapshot {
 /// The state `apply` should start from: `Ok(decoded)` for a valid word,
 /// `Err(Closed with the next counter)` for a corrupt one (SPEC I8; a `Closed`
 /// count at or over the threshold is corrupt, design.md).
-fn effective<W: Word>(config: &Config, raw: W::Raw) -> Result<Snapshot, Snapshot> {
+fn effective<W: Word>(config: &ValidConfig<W>, raw: W::Raw) -> Result<Snapshot, Snapshot> {
     match Snapshot::decode::<W>(raw) {
         Ok(Snapshot {
             state: State::Closed { failures },
             ..
-        }) if failures >= config.get_failure_threshold() => Err(repaired::<W>(raw)),
+        }) if failures >= config.failure_threshold() => Err(repaired::<W>(raw)),
         Ok(snap) => Ok(snap),
         Err(_) => Err(repaired::<W>(raw)),
     }
@@ -268,10 +280,41 @@ fn repaired<W: Word>(raw: W::Raw) -> Snapshot {
     }
 }
 
+/// A [`Verdict`] with the rejection's cause and wait spelled out
+/// (`Rejected` is built by the core only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Told {
+    Admitted {
+        counter: u32,
+        probe: bool,
+    },
+    Rejected {
+        cause: Cause,
+        retry_after: Option<u64>,
+    },
+    Recorded,
+    Stale,
+    Done,
+}
+
+impl From<Verdict> for Told {
+    fn from(v: Verdict) -> Told {
+        match v {
+            Verdict::Admitted { counter, probe } => Told::Admitted { counter, probe },
+            Verdict::Rejected(r) => Told::Rejected {
+                cause: r.cause(),
+                retry_after: r.retry_after(),
+            },
+            Verdict::Recorded => Told::Recorded,
+            Verdict::Stale => Told::Stale,
+            Verdict::Done => Told::Done,
+        }
+    }
+}
+
 /// All the checks for one step (see the module docs). Panics on a violation.
-pub fn check<W: Word>(config: &Config, raw: W::Raw, event: Event, now: u64) {
+pub fn check<W: Word>(config: &ValidConfig<W>, raw: W::Raw, event: Event, now: u64) {
     let layout = W::LAYOUT;
-    let valid_config = config.validate::<W>().is_ok();
     let start = effective::<W>(config, raw);
     let corrupt = start.is_err();
     let (Ok(s0) | Err(s0)) = start;
@@ -300,31 +343,18 @@ pub fn check<W: Word>(config: &Config, raw: W::Raw, event: Event, now: u64) {
     // I8: the word out decodes; a corrupt word in is reported once.
     let out = Snapshot::decode::<W>(step.word)
         .unwrap_or_else(|e| panic!("{ctx}: word out {:#x} is corrupt: {e:?}", step.word.into()));
-    if valid_config {
-        assert_eq!(
-            step.repaired,
-            corrupt.then_some(raw),
-            "{ctx}: repaired (the word in decodes as {:?})",
-            Snapshot::decode::<W>(raw)
-        );
-    } else if step.repaired.is_some() {
-        assert_eq!(
-            step.repaired,
-            Some(raw),
-            "{ctx}: repaired reports another word"
-        );
-    }
+    assert_eq!(
+        step.repaired,
+        corrupt.then_some(raw),
+        "{ctx}: repaired (the word in decodes as {:?})",
+        Snapshot::decode::<W>(raw)
+    );
 
     // I10: transitions chain from the state met to the state out, one counter
     // step each; a repair is one more step, reported apart.
-    let met = match step.repaired {
-        Some(_) => repaired::<W>(raw),
-        None => Snapshot::decode::<W>(raw)
-            .unwrap_or_else(|e| panic!("{ctx}: corrupt word ({e:?}) not reported as repaired")),
-    };
-    let mut phase = met.state.phase();
-    let mut counter = met.counter;
-    let transitions: Vec<_> = step.transitions.iter().collect();
+    let mut status = s0.state.status();
+    let mut counter = s0.counter;
+    let transitions: Vec<Transition> = step.transitions.iter().collect();
     assert_eq!(transitions.len(), step.transitions.len(), "{ctx}: len()");
     assert_eq!(transitions.is_empty(), step.transitions.is_empty(), "{ctx}");
     assert!(transitions.len() <= 2, "{ctx}: {transitions:?}");
@@ -332,23 +362,20 @@ pub fn check<W: Word>(config: &Config, raw: W::Raw, event: Event, now: u64) {
         counter = layout.next_counter(counter);
         assert_eq!(
             (t.from, t.counter),
-            (phase, counter),
-            "{ctx}: transitions {transitions:?} do not chain from {met:?}"
+            (status, counter),
+            "{ctx}: transitions {transitions:?} do not chain from {s0:?}"
         );
-        phase = t.to;
+        status = t.to;
     }
     assert_eq!(
-        (out.state.phase(), out.counter),
-        (phase, counter),
-        "{ctx}: word out {out:?} after transitions {transitions:?} from {met:?}"
+        (out.state.status(), out.counter),
+        (status, counter),
+        "{ctx}: word out {out:?} after transitions {transitions:?} from {s0:?}"
     );
 
-    if !valid_config {
-        return;
-    }
     if let State::Closed { failures } = out.state {
         assert!(
-            failures < config.get_failure_threshold(),
+            failures < config.failure_threshold(),
             "{ctx}: word out {out:?} counts the threshold"
         );
     }
@@ -377,104 +404,165 @@ pub fn check<W: Word>(config: &Config, raw: W::Raw, event: Event, now: u64) {
         );
     }
 
-    let expect = table(&layout, config, s0, event, now);
+    let expect = table(config, s0, event, now);
     assert_eq!(
-        (step.verdict, out.state, phases(&transitions), reads == 1),
+        (Told::from(step.verdict), out.state, transitions, reads == 1),
         (
-            expect.verdict,
+            expect.told,
             expect.state,
-            expect.phases,
+            expect.transitions,
             expect.reads_clock
         ),
         "{ctx}: (verdict, state out, transitions, clock read) differ from the table from {s0:?}"
     );
 }
 
-fn phases(transitions: &[tripword::Transition]) -> Vec<(Phase, Phase)> {
-    transitions.iter().map(|t| (t.from, t.to)).collect()
+/// A status read of any word: stores nothing (it cannot: it returns only a
+/// status), reports what the module docs say, reads the clock only for a
+/// valid `Open` or `Probing`.
+pub fn check_status<W: Word>(config: &ValidConfig<W>, raw: W::Raw, now: u64) {
+    let reads = Cell::new(0u32);
+    let got = status_at::<W>(config, raw, || {
+        reads.set(reads.get() + 1);
+        now
+    });
+    let model = ModelConfig::for_width(config);
+    let want = match effective::<W>(config, raw) {
+        Err(_) => (Status::Closed, false),
+        Ok(snap) => match timed(&model, snap.state, now) {
+            Some(t) if t.lapsed => (Status::HalfOpen, true),
+            Some(_) => (snap.state.status(), true),
+            None => (snap.state.status(), false),
+        },
+    };
+    assert_eq!(
+        (got, reads.get() == 1),
+        want,
+        "W{} status of {:#x} at {now} {config:?}: (status, clock read)",
+        W::LAYOUT.word_bits,
+        raw.into()
+    );
+}
+
+/// An `Open` or `Probing` state's time at `now`, by the model's arithmetic
+/// on the stored units.
+struct Timed {
+    lapsed: bool,
+    trips: u32,
+    /// Ticks from `now` until it lapses (0 once it has).
+    wait: u64,
+}
+
+fn timed(model: &ModelConfig, state: State, now: u64) -> Option<Timed> {
+    let (since, need, trips) = match state {
+        State::Open { since, trips } => (since, model.open_need(trips.into()), trips),
+        State::Probing { since, trips } => (since, model.probe_need(), trips),
+        _ => return None,
+    };
+    // The stored units as a clock reading (time_bits + shift <= 64).
+    let since = since << model.time_shift;
+    let lapsed = model.elapsed(since, now) >= need;
+    let wait = if lapsed {
+        0
+    } else {
+        model
+            .first_lapse_at(since, need, now)
+            .wrapping_sub(now)
+            .min(MAX_RETRY_AFTER)
+    };
+    Some(Timed {
+        lapsed,
+        trips,
+        wait,
+    })
 }
 
 /// What the transition table says one event does.
 struct Expected {
-    verdict: Verdict,
+    told: Told,
     state: State,
-    phases: Vec<(Phase, Phase)>,
+    transitions: Vec<Transition>,
     reads_clock: bool,
+    base: u32,
+    period: u64,
+}
+
+impl Expected {
+    fn go(&mut self, to: State) {
+        let counter = (u64::from(self.base) + self.transitions.len() as u64 + 1) % self.period;
+        self.transitions.push(Transition {
+            from: self.state.status(),
+            to: to.status(),
+            counter: counter as u32,
+            forced: self.state.is_forced_open() || to.is_forced_open(),
+        });
+        self.state = to;
+    }
+
+    fn counter(&self) -> u32 {
+        ((u64::from(self.base) + self.transitions.len() as u64) % self.period) as u32
+    }
 }
 
 /// The transition table of `docs/design.md` for one event from any valid
 /// state, written from the table (the reference model's rules, which cannot
 /// start from an arbitrary state) with the model's time arithmetic.
-fn table(layout: &Layout, config: &Config, s0: Snapshot, event: Event, now: u64) -> Expected {
-    let model = ModelConfig::new(config, layout);
-    let stamp = now & layout.time_mask();
+fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64) -> Expected {
+    let model = ModelConfig::for_width(config);
+    let stamp = model.units(now);
     let mut e = Expected {
-        verdict: Verdict::Done,
+        told: Told::Done,
         state: s0.state,
-        phases: Vec::new(),
+        transitions: Vec::new(),
         reads_clock: false,
+        base: s0.counter,
+        period: model.counter_period(),
     };
-    let counter_after = |e: &Expected| {
-        ((u64::from(s0.counter) + e.phases.len() as u64) % model.counter_period()) as u32
+    let rejected = |state: State, wait| Told::Rejected {
+        cause: match state {
+            State::Open { .. } => Cause::Open,
+            State::Probing { .. } => Cause::Probing,
+            _ => Cause::ForcedOpen,
+        },
+        retry_after: wait,
     };
-    fn go(e: &mut Expected, to: State) {
-        e.phases.push((e.state.phase(), to.phase()));
-        e.state = to;
-    }
-    // Open's time or Probing's timeout has run out: HalfOpen.
-    let lapse = |e: &mut Expected| {
-        let (since, limit, trips) = match e.state {
-            State::Open { since, trips } => (since, model.open_duration(trips.into()), trips),
-            State::Probing { since, trips } => (since, model.probe_timeout, trips),
-            _ => return None,
-        };
-        e.reads_clock = true;
-        if model.elapsed(since, now) >= limit {
-            go(e, State::HalfOpen { trips });
-            Some(trips)
-        } else {
-            None
-        }
-    };
-    e.verdict = match event {
+    e.told = match event {
         Event::Admit => match e.state {
-            State::Closed { .. } => Verdict::Admitted {
+            State::Closed { .. } => Told::Admitted {
                 counter: s0.counter,
                 probe: false,
             },
-            State::ForcedOpen => Verdict::Rejected,
+            State::ForcedOpen => rejected(State::ForcedOpen, None),
             State::HalfOpen { trips } => {
                 e.reads_clock = true;
-                go(
-                    &mut e,
-                    State::Probing {
-                        since: stamp,
-                        trips,
-                    },
-                );
-                Verdict::Admitted {
-                    counter: counter_after(&e),
+                e.go(State::Probing {
+                    since: stamp,
+                    trips,
+                });
+                Told::Admitted {
+                    counter: e.counter(),
                     probe: true,
                 }
             }
-            State::Open { .. } | State::Probing { .. } => match lapse(&mut e) {
-                Some(trips) => {
-                    go(
-                        &mut e,
-                        State::Probing {
-                            since: stamp,
-                            trips,
-                        },
-                    );
-                    Verdict::Admitted {
-                        counter: counter_after(&e),
+            state @ (State::Open { .. } | State::Probing { .. }) => {
+                e.reads_clock = true;
+                let t = timed(&model, state, now).expect("a timed state");
+                if t.lapsed {
+                    e.go(State::HalfOpen { trips: t.trips });
+                    e.go(State::Probing {
+                        since: stamp,
+                        trips: t.trips,
+                    });
+                    Told::Admitted {
+                        counter: e.counter(),
                         probe: true,
                     }
+                } else {
+                    rejected(state, Some(t.wait))
                 }
-                None => Verdict::Rejected,
-            },
+            }
         },
-        Event::Release { counter, .. } if counter != s0.counter => Verdict::Stale,
+        Event::Release { counter, .. } if counter != s0.counter => Told::Stale,
         Event::Release { outcome, .. } => match e.state {
             State::Closed { failures } => {
                 match outcome {
@@ -482,13 +570,10 @@ fn table(layout: &Layout, config: &Config, s0: Snapshot, event: Event, now: u64)
                     Outcome::Ignored => {}
                     Outcome::Failure if failures + 1 >= model.failure_threshold => {
                         e.reads_clock = true;
-                        go(
-                            &mut e,
-                            State::Open {
-                                since: stamp,
-                                trips: 1,
-                            },
-                        );
+                        e.go(State::Open {
+                            since: stamp,
+                            trips: 1,
+                        });
                     }
                     Outcome::Failure => {
                         e.state = State::Closed {
@@ -496,44 +581,37 @@ fn table(layout: &Layout, config: &Config, s0: Snapshot, event: Event, now: u64)
                         }
                     }
                 }
-                Verdict::Recorded
+                Told::Recorded
             }
-            State::Probing { since, trips } => {
+            state @ State::Probing { trips, .. } => {
                 e.reads_clock = true;
-                if model.elapsed(since, now) >= model.probe_timeout {
-                    go(&mut e, State::HalfOpen { trips });
-                    Verdict::Stale
+                if timed(&model, state, now).expect("a timed state").lapsed {
+                    e.go(State::HalfOpen { trips });
+                    Told::Stale
                 } else {
                     let max_trips = model.max_trips() as u32;
-                    go(
-                        &mut e,
-                        match outcome {
-                            Outcome::Success => State::Closed { failures: 0 },
-                            Outcome::Failure => State::Open {
-                                since: stamp,
-                                trips: (trips + 1).min(max_trips),
-                            },
-                            Outcome::Ignored => State::HalfOpen { trips },
+                    e.go(match outcome {
+                        Outcome::Success => State::Closed { failures: 0 },
+                        Outcome::Failure => State::Open {
+                            since: stamp,
+                            trips: (trips + 1).min(max_trips),
                         },
-                    );
-                    Verdict::Recorded
+                        Outcome::Ignored => State::HalfOpen { trips },
+                    });
+                    Told::Recorded
                 }
             }
-            State::Open { .. } | State::HalfOpen { .. } | State::ForcedOpen => Verdict::Stale,
+            State::Open { .. } | State::HalfOpen { .. } | State::ForcedOpen => Told::Stale,
         },
         Event::ForceOpen => {
             if e.state != State::ForcedOpen {
-                go(&mut e, State::ForcedOpen);
+                e.go(State::ForcedOpen);
             }
-            Verdict::Done
+            Told::Done
         }
         Event::ForceClose => {
-            go(&mut e, State::Closed { failures: 0 });
-            Verdict::Done
-        }
-        Event::Status => {
-            lapse(&mut e);
-            Verdict::Status(e.state.phase().status())
+            e.go(State::Closed { failures: 0 });
+            Told::Done
         }
     };
     e

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tripword::{Observer, OnTransition, Phase, Status, Transition, W64};
+use tripword::{Observer, OnTransition, Status, Transition, W64};
 use tripword_std::{BreakerExt, CallError, Settings, StdBreaker};
 
 const THRESHOLD: u32 = 3;
@@ -63,7 +63,7 @@ static PROBES_ELECTED: AtomicUsize = AtomicUsize::new(0);
 
 /// The observer: prints each transition as the breaker makes it.
 fn print_transition(t: Transition) {
-    if t.to == Phase::Probing {
+    if t.to == Status::Probing {
         PROBES_ELECTED.fetch_add(1, Ordering::SeqCst);
     }
     println!("    transition: {t}");
@@ -72,7 +72,7 @@ fn print_transition(t: Transition) {
 fn show(result: &Result<&str, CallError<ServiceDown>>) -> String {
     match result {
         Ok(v) => format!("Ok({v:?})"),
-        Err(CallError::Open(_)) => "Err(circuit open) - not called".to_string(),
+        Err(CallError::Open(r)) => format!("Err(circuit {}) - not called", r.cause()),
         Err(CallError::Inner(e)) => format!("Err({e})"),
     }
 }
@@ -129,8 +129,9 @@ fn main() {
     race_for_the_probe(&settings);
 }
 
-/// Polls the status every millisecond, as the seed's `Wait.until` does; the
-/// status read is what makes an elapsed `Open` half-open (lazily).
+/// Polls the status every millisecond, as the seed's `Wait.until` does. The
+/// status is a pure read: an elapsed `Open` reads as half-open, and the next
+/// call makes (and reports) the move, `open -> half-open -> probing`.
 fn wait_for_half_open<O: Observer>(b: &StdBreaker<W64, O>, since: Instant) {
     while b.status() != Status::HalfOpen {
         assert!(

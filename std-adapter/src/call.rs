@@ -8,7 +8,7 @@
 //! decide instead (see [`classify`](crate::classify)).
 //!
 //! ```
-//! use tripword::{Breaker, Config, Status};
+//! use tripword::{Breaker, Cause, Config, Status};
 //! use tripword::clock::ManualClock;
 //! use tripword_std::{BreakerExt, CallError};
 //!
@@ -21,14 +21,17 @@
 //! assert_eq!(b.status(), Status::Open);
 //!
 //! let mut ran = false;
+//! clock.advance(30);
 //! let r = b.call(|| { ran = true; Ok::<_, &str>(7) });
-//! assert!(matches!(r, Err(CallError::Open(_))));
 //! assert!(!ran); // not called while open
+//! let Err(CallError::Open(rejected)) = r else { panic!("{r:?}") };
+//! assert_eq!(rejected.cause(), Cause::Open);
+//! assert_eq!(rejected.retry_after(), Some(70)); // ticks
 //! ```
 
 use core::fmt;
 
-use tripword::{Breaker, Clock, Observer, Outcome, Rejected, Word};
+use tripword::{Breaker, Clock, ConfigSource, Observer, Outcome, Rejected, Word};
 
 use crate::classify::ok_or_failure;
 use crate::guard::Settle;
@@ -37,17 +40,25 @@ use crate::guard::Settle;
 /// admit it (the function was not called), or the function returned an
 /// error.
 ///
-/// ```
-/// use tripword::Rejected;
-/// use tripword_std::CallError;
+/// The [`Rejected`] of `Open` says why ([`Cause`](tripword::Cause)) and, in
+/// the clock's ticks, how long until a call could be admitted; a
+/// [`RealClock`](crate::RealClock) turns that into a [`Duration`](std::time::Duration):
 ///
-/// let open: CallError<std::io::Error> = CallError::Open(Rejected);
-/// assert!(open.is_open());
-/// assert_eq!(open.to_string(), "circuit open: call not admitted");
+/// ```
+/// use std::time::Duration;
+/// use tripword_std::{BreakerExt, CallError, MonotonicClock, RealClock, Settings};
+///
+/// let b = Settings::new().failure_threshold(1).open_for(Duration::from_secs(60)).build()?;
+/// let _ = b.call(|| Err::<(), _>("timeout")); // trips
+/// let err = b.call(|| Ok::<_, &str>(())).unwrap_err();
+/// let wait = err.rejected().and_then(|r| r.retry_after()).map(MonotonicClock::duration);
+/// // At most the open time (and its tick for the clock's rounding), never early.
+/// assert!(wait.is_some_and(|w| w <= Duration::from_secs(60) + MonotonicClock::TICK));
 ///
 /// let inner = CallError::Inner("timeout");
 /// assert_eq!(inner.to_string(), "timeout");
 /// assert_eq!(inner.into_inner(), Some("timeout"));
+/// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CallError<E> {
@@ -62,22 +73,43 @@ impl<E> CallError<E> {
     /// Whether the call was rejected without running.
     ///
     /// ```
-    /// use tripword::Rejected;
     /// use tripword_std::CallError;
-    /// assert!(CallError::<()>::Open(Rejected).is_open());
     /// assert!(!CallError::Inner(()).is_open());
     /// ```
     pub fn is_open(&self) -> bool {
         matches!(self, CallError::Open(_))
     }
 
+    /// The rejection, if the call was not admitted: its
+    /// [`cause`](Rejected::cause) and [`retry_after`](Rejected::retry_after)
+    /// (in ticks; [`RealClock::duration`](crate::RealClock::duration)
+    /// converts them).
+    ///
+    /// ```
+    /// use tripword::{Breaker, Cause, Config};
+    /// use tripword::clock::ManualClock;
+    /// use tripword_std::{BreakerExt, CallError};
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let b = Breaker::new(Config::new(), &clock);
+    /// b.force_open();
+    /// let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
+    /// assert_eq!(err.rejected().map(|r| r.cause()), Some(Cause::ForcedOpen));
+    /// assert_eq!(err.rejected().and_then(|r| r.retry_after()), None); // no timer ends it
+    /// assert_eq!(CallError::Inner(()).rejected(), None);
+    /// ```
+    pub fn rejected(&self) -> Option<&Rejected> {
+        match self {
+            CallError::Open(r) => Some(r),
+            CallError::Inner(_) => None,
+        }
+    }
+
     /// The function's own error, if it ran.
     ///
     /// ```
-    /// use tripword::Rejected;
     /// use tripword_std::CallError;
     /// assert_eq!(CallError::Inner(3).into_inner(), Some(3));
-    /// assert_eq!(CallError::<u8>::Open(Rejected).into_inner(), None);
     /// ```
     pub fn into_inner(self) -> Option<E> {
         match self {
@@ -118,9 +150,15 @@ impl<E> From<Rejected> for CallError<E> {
     /// A rejection as [`CallError::Open`].
     ///
     /// ```
-    /// use tripword::Rejected;
+    /// use tripword::{Breaker, Config};
+    /// use tripword::clock::ManualClock;
     /// use tripword_std::CallError;
-    /// assert_eq!(CallError::<()>::from(Rejected), CallError::Open(Rejected));
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let b = Breaker::new(Config::new(), &clock);
+    /// b.force_open();
+    /// let rejected = b.acquire().unwrap_err();
+    /// assert_eq!(CallError::<()>::from(rejected), CallError::Open(rejected));
     /// ```
     fn from(rejected: Rejected) -> Self {
         CallError::Open(rejected)
@@ -147,8 +185,10 @@ impl<E: std::error::Error + 'static> std::error::Error for CallError<E> {
     }
 }
 
-/// Runs closures through a [`Breaker`] of any clock, word width and
-/// observer.
+/// Runs closures through a [`Breaker`] of any form: any clock, word width,
+/// observer and config source (inline, a
+/// [`StaticBreaker`](tripword::StaticBreaker)'s `static`, a
+/// [`ConstBreaker`](tripword::ConstBreaker)'s constant).
 ///
 /// ```
 /// use tripword::clock::ManualClock;
@@ -205,7 +245,7 @@ pub trait BreakerExt {
         F: FnOnce() -> Result<T, E>;
 }
 
-impl<C: Clock, W: Word, O: Observer> BreakerExt for Breaker<C, W, O> {
+impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> BreakerExt for Breaker<C, W, O, P> {
     #[inline]
     fn call<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
     where

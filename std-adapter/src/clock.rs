@@ -5,24 +5,38 @@
 //! tick is, so [`Settings`](crate::Settings) can turn [`Duration`]s into
 //! ticks. Two clocks are provided, both zero-sized, `const`-constructible and
 //! usable in a `static`, both measuring from one process-wide epoch (the first
-//! time any of them is read):
+//! time any of them is read).
 //!
-//! | clock | tick | longest duration, [`W64`] | longest duration, [`W32`] |
+//! **At least as long as set.** Both clocks read whole ticks, rounded down,
+//! so two readings `n` ticks apart may be as little as `n - 1` ticks of real
+//! time apart (each end loses up to one tick). A duration therefore converts
+//! to `ceil(duration / tick) + 1` ticks ([`RealClock::ticks`]): an open time
+//! or a probe timeout lasts at least its setting in real time, and at most
+//! about two ticks longer, plus the word's own resolution below.
+//!
+//! **Horizon and resolution.** `Open` and `Probing` keep their start time in
+//! a narrow field of the word (34 bits in [`W64`], 15 in [`W32`]), in units
+//! of `2^s` ticks; the core picks the smallest `s` for which the field covers
+//! the [horizon](crate::Settings::horizon) plus the longest duration (see
+//! [`tripword::Config::horizon`]). A duration then lasts less than
+//! `3 * 2^s` ticks longer than converted. With the default horizon (the
+//! core's, in ticks: 3 600 000 000 for [`W64`], 3 600 000 for [`W32`]):
+//!
+//! | clock | tick | [`W64`] | [`W32`] |
 //! |---|---|---|---|
-//! | [`MonotonicClock`] | 1 µs | 2^33 µs ≈ 2 h 23 min | 2^14 µs = 16.384 ms |
-//! | [`MillisClock`]    | 1 ms | 2^33 ms ≈ 99 days    | 2^14 ms = 16.384 s |
+//! | [`MonotonicClock`] | 1 µs | horizon 1 h; whole µs for durations up to 2^33 µs ≈ 2.4 h | horizon 3.6 s; 128 µs units for durations up to ≈ 0.59 s, 256 µs up to ≈ 4.2 s |
+//! | [`MillisClock`]    | 1 ms | horizon ≈ 41.7 days; whole ms for durations up to 2^33 ms ≈ 99 days | horizon 1 h; 128 ms units for durations up to ≈ 9.9 min, 256 ms up to ≈ 70 min |
 //!
-//! The limits come from the word: `Open` and `Probing` store their start time
-//! in a 34-bit field in [`W64`] (15 bits in [`W32`]), and a duration may use
-//! at most half of that range so that a clock read that went backwards still
-//! reads as "elapsed" (see [`tripword::clock`]). So [`W64`] with
-//! [`MonotonicClock`] covers every open time and probe timeout a service
-//! needs; [`W32`] with [`MonotonicClock`] stops at 16 ms, which is rarely what
-//! you want: pair [`W32`] with [`MillisClock`] instead.
+//! Longer durations get coarser units, up to the longest the word holds at
+//! all: about 2^31 ticks for [`W32`] (≈ 24.8 days of milliseconds, ≈ 35.8
+//! minutes of microseconds), 2^60 ticks for [`W64`]; past that,
+//! [`Settings::config`](crate::Settings::config) names the duration and the
+//! range it may take.
 //!
-//! Resolution: the clock reads whole ticks (rounded down) and durations are
-//! rounded up to whole ticks, so an open time or probe timeout lasts its
-//! configured length to within one tick.
+//! So [`W64`] with [`MonotonicClock`] measures every open time and probe
+//! timeout a service needs to the microsecond; pair [`W32`] with
+//! [`MillisClock`], or set a [horizon](crate::Settings::horizon) that suits
+//! your callers.
 //!
 //! ```
 //! use tripword::Clock;
@@ -34,7 +48,8 @@
 //! std::thread::sleep(Duration::from_millis(2));
 //! assert!(CLOCK.now() - before >= 2_000); // microseconds
 //! assert_eq!(MonotonicClock::TICK, Duration::from_micros(1));
-//! assert_eq!(MillisClock::ticks(Duration::from_secs(2)), 2_000);
+//! // Two seconds last at least two seconds on a clock that rounds down.
+//! assert_eq!(MillisClock::ticks(Duration::from_secs(2)), 2_001);
 //! ```
 //!
 //! [`W64`]: tripword::W64
@@ -44,7 +59,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use tripword::Clock;
 
-/// A [`Clock`] whose tick is a fixed span of real time.
+/// A [`Clock`] whose tick is a fixed span of real time, read rounded down
+/// (as [`MonotonicClock`] and [`MillisClock`] are).
 ///
 /// Implement it for your own clock (a runtime's mockable clock, say) to use
 /// [`Settings`](crate::Settings) with it:
@@ -62,21 +78,28 @@ use tripword::Clock;
 /// impl RealClock for TenMicros {
 ///     const TICK: Duration = Duration::from_micros(10);
 /// }
-/// assert_eq!(TenMicros::ticks(Duration::from_micros(25)), 3); // rounded up
+/// // 25 µs: 3 ticks cover it, one more for the readings' rounding down.
+/// assert_eq!(TenMicros::ticks(Duration::from_micros(25)), 4);
 /// assert_eq!(TenMicros::duration(3), Duration::from_micros(30));
 /// ```
 pub trait RealClock: Clock {
     /// How long one tick is. Must not be zero (a zero tick is read as 1 ns).
     const TICK: Duration;
 
-    /// `duration` in this clock's ticks, rounded up, saturating at
-    /// `u64::MAX`.
+    /// The ticks a breaker must count for at least `duration` of real time
+    /// to have passed between two readings of this clock:
+    /// `ceil(duration / TICK) + 1`, since each reading is rounded down and
+    /// may lose up to one tick. Zero stays zero (and is refused as an open
+    /// time or probe timeout); saturates at `u64::MAX`. See
+    /// [`duration_to_ticks`].
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tripword_std::clock::{MonotonicClock, RealClock};
+    /// use tripword_std::clock::{MillisClock, MonotonicClock, RealClock};
     ///
-    /// assert_eq!(MonotonicClock::ticks(Duration::from_nanos(1_001)), 2);
+    /// assert_eq!(MillisClock::ticks(Duration::from_millis(1)), 2);
+    /// assert_eq!(MonotonicClock::ticks(Duration::from_nanos(1_001)), 3);
+    /// assert_eq!(MonotonicClock::ticks(Duration::ZERO), 0);
     /// assert_eq!(MonotonicClock::ticks(Duration::MAX), u64::MAX);
     /// ```
     fn ticks(duration: Duration) -> u64 {
@@ -84,7 +107,10 @@ pub trait RealClock: Clock {
     }
 
     /// `ticks` of this clock as a [`Duration`], saturating at
-    /// [`Duration::MAX`].
+    /// [`Duration::MAX`]. For a wait in ticks (a rejection's
+    /// [`retry_after`](tripword::Rejected::retry_after)) this is an upper
+    /// bound on the real time left: the reading it counts from was rounded
+    /// down.
     ///
     /// ```
     /// use std::time::Duration;
@@ -111,9 +137,11 @@ fn since_epoch() -> Duration {
 /// Monotonic real time in **microseconds** since a process-wide epoch, on
 /// [`Instant`]. Zero-sized: use it by value, in a `static`, anywhere.
 ///
-/// The clock to use with [`W64`](tripword::W64) (open times and probe
-/// timeouts up to 2^33 µs ≈ 2.4 h). With [`W32`](tripword::W32) it allows at
-/// most 16.384 ms; use [`MillisClock`] there.
+/// The clock to use with [`W64`](tripword::W64): whole microseconds for
+/// open times and probe timeouts up to 2^33 µs (about 2.4 hours), with the default
+/// one-hour horizon. With [`W32`](tripword::W32) the default horizon is
+/// 3.6 s of microseconds; use [`MillisClock`] there (see the
+/// [module](self) docs).
 ///
 /// ```
 /// use tripword::Clock;
@@ -143,9 +171,10 @@ impl RealClock for MonotonicClock {
 /// Monotonic real time in **milliseconds** since a process-wide epoch, on
 /// [`Instant`]. Zero-sized, like [`MonotonicClock`].
 ///
-/// The clock for [`W32`](tripword::W32) breakers: durations up to 2^14 ms =
-/// 16.384 s (up to 2^33 ms ≈ 99 days with [`W64`](tripword::W64)), at a
-/// resolution of 1 ms.
+/// The clock for [`W32`](tripword::W32) breakers: with the default one-hour
+/// horizon the word keeps time in 128 ms units (256 ms once the longest
+/// duration passes about 9.9 minutes); with [`W64`](tripword::W64), whole
+/// milliseconds.
 ///
 /// ```
 /// use std::time::Duration;
@@ -174,9 +203,11 @@ impl RealClock for MillisClock {
 
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
-/// `duration` in ticks of length `tick`, rounded up, saturating at
-/// `u64::MAX`. A zero `tick` is read as 1 ns. `const`, so configs built from
-/// durations can be `static`s.
+/// The ticks of length `tick` that must pass between two readings of a clock
+/// that rounds down for at least `duration` of real time to have passed:
+/// `ceil(duration / tick) + 1`, because each reading may lose up to one
+/// tick. Zero stays zero. Saturates at `u64::MAX`. A zero `tick` is read as
+/// 1 ns. `const`, so configs built from durations can be `static`s.
 ///
 /// ```
 /// use std::time::Duration;
@@ -184,12 +215,35 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 ///
 /// let us = Duration::from_micros(1);
 /// assert_eq!(duration_to_ticks(Duration::ZERO, us), 0);
-/// assert_eq!(duration_to_ticks(Duration::from_nanos(1), us), 1);
-/// assert_eq!(duration_to_ticks(Duration::from_millis(100), us), 100_000);
+/// assert_eq!(duration_to_ticks(Duration::from_nanos(1), us), 2);
+/// assert_eq!(duration_to_ticks(us, us), 2);
+/// assert_eq!(duration_to_ticks(Duration::from_millis(100), us), 100_001);
 /// ```
 pub const fn duration_to_ticks(duration: Duration, tick: Duration) -> u64 {
+    if duration.is_zero() {
+        return 0;
+    }
+    let ticks = span_to_ticks(duration, tick);
+    ticks.saturating_add(1)
+}
+
+/// `span` in ticks of length `tick`, rounded up: the most ticks two readings
+/// of a clock that rounds down can differ by when `span` of real time lies
+/// between them. What a [horizon](crate::Settings::horizon) converts with.
+/// Saturates at `u64::MAX`; a zero `tick` is read as 1 ns.
+///
+/// ```
+/// use std::time::Duration;
+/// use tripword_std::clock::span_to_ticks;
+///
+/// let ms = Duration::from_millis(1);
+/// assert_eq!(span_to_ticks(Duration::ZERO, ms), 0);
+/// assert_eq!(span_to_ticks(Duration::from_micros(1), ms), 1);
+/// assert_eq!(span_to_ticks(Duration::from_secs(3600), ms), 3_600_000);
+/// ```
+pub const fn span_to_ticks(span: Duration, tick: Duration) -> u64 {
     let tick = if tick.is_zero() { 1 } else { tick.as_nanos() };
-    let ticks = duration.as_nanos().div_ceil(tick);
+    let ticks = span.as_nanos().div_ceil(tick);
     if ticks > u64::MAX as u128 {
         u64::MAX
     } else {
@@ -206,6 +260,7 @@ pub const fn duration_to_ticks(duration: Duration, tick: Duration) -> u64 {
 ///
 /// let us = Duration::from_micros(1);
 /// assert_eq!(ticks_to_duration(1 << 33, us), Duration::from_micros(1 << 33));
+/// assert_eq!(ticks_to_duration(3, Duration::from_millis(2)), Duration::from_millis(6));
 /// assert_eq!(ticks_to_duration(u64::MAX, Duration::MAX), Duration::MAX);
 /// ```
 pub const fn ticks_to_duration(ticks: u64, tick: Duration) -> Duration {

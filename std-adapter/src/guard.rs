@@ -2,18 +2,18 @@
 //! futures later): it owns the permit while the protected code runs and makes
 //! sure exactly one outcome is recorded.
 
-use tripword::{Clock, Observer, Outcome, Permit, Release, Word};
+use tripword::{Clock, ConfigSource, Observer, Outcome, Permit, Release, Word};
 
 /// Holds an admitted call's permit. Finished explicitly with the classified
 /// outcome; dropped while the thread panics, it records a failure (and the
 /// panic keeps unwinding); dropped otherwise (a cancelled future), the
 /// permit's own drop records the breaker's abandon outcome.
-pub(crate) struct Settle<'b, C: Clock, W: Word, O: Observer> {
-    permit: Option<Permit<'b, C, W, O>>,
+pub(crate) struct Settle<'b, C: Clock, W: Word, O: Observer, P: ConfigSource<W>> {
+    permit: Option<Permit<'b, C, W, O, P>>,
 }
 
-impl<'b, C: Clock, W: Word, O: Observer> Settle<'b, C, W, O> {
-    pub(crate) fn new(permit: Permit<'b, C, W, O>) -> Self {
+impl<'b, C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Settle<'b, C, W, O, P> {
+    pub(crate) fn new(permit: Permit<'b, C, W, O, P>) -> Self {
         Settle {
             permit: Some(permit),
         }
@@ -28,7 +28,7 @@ impl<'b, C: Clock, W: Word, O: Observer> Settle<'b, C, W, O> {
     }
 }
 
-impl<C: Clock, W: Word, O: Observer> Drop for Settle<'_, C, W, O> {
+impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Drop for Settle<'_, C, W, O, P> {
     fn drop(&mut self) {
         if let Some(permit) = self.permit.take() {
             if std::thread::panicking() {

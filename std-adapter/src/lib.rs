@@ -6,11 +6,12 @@
 //! - [`clock`]: [`MonotonicClock`] (1 µs ticks on [`std::time::Instant`]) and
 //!   [`MillisClock`] (1 ms ticks), zero-sized, usable in `static`s;
 //! - [`settings`]: [`Settings`], a configuration in
-//!   [`Duration`](std::time::Duration)s that
-//!   converts to the core's [`Config`](tripword::Config) in a clock's ticks
-//!   and says in durations which field is out of range, and [`StdBreaker`],
-//!   a breaker on the real clock;
-//! - [`call`]: [`BreakerExt::call`] runs a closure through any breaker: `Ok`
+//!   [`Duration`](std::time::Duration)s that converts to the core's
+//!   [`ValidConfig`](tripword::ValidConfig) in a clock's ticks (each
+//!   duration lasting at least as long as set) and says in durations which
+//!   field is out of range, and [`StdBreaker`], a breaker on the real clock;
+//! - [`call`]: [`BreakerExt::call`] runs a closure through any breaker
+//!   (every clock, width, observer and config source): `Ok`
 //!   counts as a success, `Err` as a failure, a panic as a failure (and keeps
 //!   unwinding), and [`CallError`] keeps "circuit open, not called" apart
 //!   from the function's own error;

@@ -3,8 +3,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tripword::{Outcome, Status, W32};
-//! use tripword_std::{MillisClock, Settings, StdBreaker};
+//! use tripword::{Field, Outcome, Status, W32};
+//! use tripword_std::{MillisClock, MonotonicClock, Settings, StdBreaker};
 //!
 //! let settings = Settings::new()
 //!     .failure_threshold(3)
@@ -15,17 +15,19 @@
 //!
 //! // On the microsecond clock and the 64-bit word:
 //! let breaker: StdBreaker = settings.build()?;
-//! assert_eq!(breaker.config().get_open_for(), 100_000); // µs
+//! // 100 ms, plus one tick for the clock's rounding down (see `clock`).
+//! assert_eq!(breaker.config().open_for(), 100_001);
 //! assert_eq!(breaker.status(), Status::Closed);
 //!
-//! // 100 ms does not fit the 32-bit word in microseconds...
-//! let err = settings.config::<tripword_std::MonotonicClock, W32>().unwrap_err();
-//! assert_eq!(
-//!     err.to_string(),
-//!     "open_for = 100ms is out of range 1µs..=16.384ms (1µs ticks, 32-bit word)",
-//! );
-//! // ...but fits it in milliseconds.
-//! assert!(settings.config::<MillisClock, W32>().is_ok());
+//! // Callers two hours apart do not fit the 32-bit word in microseconds...
+//! let err = settings
+//!     .horizon(Duration::from_secs(2 * 3600))
+//!     .config::<MonotonicClock, W32>()
+//!     .unwrap_err();
+//! assert_eq!(err.field(), Field::Horizon);
+//! // ...but fit it in milliseconds, in 256 ms units.
+//! let valid = settings.horizon(Duration::from_secs(2 * 3600)).config::<MillisClock, W32>()?;
+//! assert_eq!(valid.time_shift(), 8);
 //! # Ok::<(), tripword_std::SettingsError>(())
 //! ```
 
@@ -33,9 +35,11 @@ use core::fmt;
 use core::ops::RangeInclusive;
 use std::time::Duration;
 
-use tripword::{Breaker, Config, ConfigError, Field, Observer, Outcome, W64, Word};
+use tripword::{Breaker, Config, ConfigError, Field, Observer, Outcome, ValidConfig, W64, Word};
 
-use crate::clock::{MonotonicClock, RealClock, duration_to_ticks, ticks_to_duration};
+use crate::clock::{
+    MonotonicClock, RealClock, duration_to_ticks, span_to_ticks, ticks_to_duration,
+};
 
 /// A breaker on the real microsecond clock: [`W64`] and no observer unless
 /// named. Build one with [`Settings::build`], or as a `static`:
@@ -67,7 +71,8 @@ pub type StdBreaker<W = W64, O = ()> = Breaker<MonotonicClock, W, O>;
 /// let b: MillisBreaker<W32> = Settings::new()
 ///     .open_for(Duration::from_secs(5))
 ///     .build_on(MillisClock, ())?;
-/// assert_eq!(b.config().get_open_for(), 5_000);
+/// assert_eq!(b.config().open_for(), 5_001);
+/// assert_eq!(b.config().time_shift(), 7); // 128 ms units: an hour of callers fits
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
 pub type MillisBreaker<W = W64, O = ()> = Breaker<crate::clock::MillisClock, W, O>;
@@ -77,15 +82,20 @@ pub type MillisBreaker<W = W64, O = ()> = Breaker<crate::clock::MillisClock, W, 
 /// convert it with [`config`](Settings::config) (checked) or
 /// [`to_config`](Settings::to_config) (`const`, checked by the breaker).
 ///
-/// Durations are rounded **up** to whole ticks of the clock.
+/// Open times, backoff caps and probe timeouts last **at least** as long as
+/// set: each converts to `ceil(duration / tick) + 1` ticks of the clock, one
+/// tick more than it spans, because a clock that reads whole ticks rounded
+/// down can lose up to one tick at each end ([`RealClock::ticks`]).
 ///
 /// ```
 /// use std::time::Duration;
-/// use tripword_std::{MonotonicClock, Settings};
+/// use tripword_std::{MillisClock, MonotonicClock, Settings};
 ///
 /// let s = Settings::new().open_for(Duration::from_nanos(1_500));
 /// let config = s.config::<MonotonicClock, tripword::W64>()?;
-/// assert_eq!(config.get_open_for(), 2); // 1.5 µs rounds up to 2 µs
+/// assert_eq!(config.open_for(), 3); // 1.5 µs spans 2 µs ticks, plus one
+/// let s = Settings::new().open_for(Duration::from_millis(1));
+/// assert_eq!(s.config::<MillisClock, tripword::W64>()?.open_for(), 2);
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -94,6 +104,7 @@ pub struct Settings {
     open_for: Duration,
     backoff_cap: Option<Duration>,
     probe_timeout: Duration,
+    horizon: Option<Duration>,
     abandon: Outcome,
 }
 
@@ -106,9 +117,9 @@ impl Default for Settings {
 
 impl Settings {
     /// Defaults: 5 consecutive failures trip; open for 1 s, no backoff; a
-    /// probe times out after 5 s; an abandoned permit is a failure. All fit
-    /// [`W64`] with either clock, and [`W32`](tripword::W32) with
-    /// [`MillisClock`](crate::MillisClock).
+    /// probe times out after 5 s; the core's default horizon for the word
+    /// width; an abandoned permit is a failure. All fit either word width
+    /// with either clock.
     ///
     /// ```
     /// use std::time::Duration;
@@ -120,6 +131,7 @@ impl Settings {
     /// assert_eq!(s.get_open_for(), Duration::from_secs(1));
     /// assert_eq!(s.get_backoff_cap(), None);
     /// assert_eq!(s.get_probe_timeout(), Duration::from_secs(5));
+    /// assert_eq!(s.get_horizon(), None);
     /// assert_eq!(s.get_abandon(), Outcome::Failure);
     /// ```
     pub const fn new() -> Self {
@@ -128,6 +140,7 @@ impl Settings {
             open_for: Duration::from_secs(1),
             backoff_cap: None,
             probe_timeout: Duration::from_secs(5),
+            horizon: None,
             abandon: Outcome::Failure,
         }
     }
@@ -159,7 +172,9 @@ impl Settings {
 
     /// Double the open time on each consecutive trip (a failed probe), up to
     /// `cap`; the trip count resets when the breaker closes. `cap` must be at
-    /// least [`open_for`](Settings::open_for).
+    /// least [`open_for`](Settings::open_for), and reachable: at most
+    /// `open_for` doubled once per trip the word counts (30 times for
+    /// [`W64`], 14 for [`W32`](tripword::W32)).
     ///
     /// ```
     /// use std::time::Duration;
@@ -196,6 +211,34 @@ impl Settings {
     /// ```
     pub const fn probe_timeout(mut self, duration: Duration) -> Self {
         self.probe_timeout = duration;
+        self
+    }
+
+    /// The longest gap between the end of an open time (or probe timeout)
+    /// and the next call that the breaker still measures exactly; unset,
+    /// the core's default for the word width, in ticks (an hour of 1 µs
+    /// ticks for [`W64`], of 1 ms ticks for [`W32`](tripword::W32): see
+    /// [`clock`](crate::clock) for what that is on each clock). A longer
+    /// horizon costs resolution on a narrow word: durations may last up to
+    /// `3 * 2^s` ticks longer, `s` being the
+    /// [`time_shift`](tripword::ValidConfig::time_shift) the core derives.
+    /// `Duration::ZERO` asks for the finest resolution the durations allow.
+    /// See [`Config::horizon`](tripword::Config::horizon).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword::W32;
+    /// use tripword_std::{MillisClock, Settings};
+    ///
+    /// let s = Settings::new().open_for(Duration::from_millis(100));
+    /// assert_eq!(s.config::<MillisClock, W32>()?.time_shift(), 7); // 128 ms units
+    /// let exact = s.probe_timeout(Duration::from_millis(100)).horizon(Duration::ZERO);
+    /// assert_eq!(exact.get_horizon(), Some(Duration::ZERO));
+    /// assert_eq!(exact.config::<MillisClock, W32>()?.time_shift(), 0); // whole ms
+    /// # Ok::<(), tripword_std::SettingsError>(())
+    /// ```
+    pub const fn horizon(mut self, horizon: Duration) -> Self {
+        self.horizon = Some(horizon);
         self
     }
 
@@ -253,6 +296,15 @@ impl Settings {
         self.probe_timeout
     }
 
+    /// The horizon, if one was set.
+    ///
+    /// ```
+    /// assert_eq!(tripword_std::Settings::new().get_horizon(), None);
+    /// ```
+    pub const fn get_horizon(&self) -> Option<Duration> {
+        self.horizon
+    }
+
     /// The outcome recorded for abandoned permits.
     ///
     /// ```
@@ -265,40 +317,60 @@ impl Settings {
 
     /// Converts to a core [`Config`] in `C`'s ticks **without** checking
     /// ranges; `const`, for `static` breakers, where
-    /// [`Breaker::new`](tripword::Breaker::new) does the check and an
-    /// out-of-range value is a compile error. Durations too long for a `u64`
-    /// of ticks saturate (and so fail that check). At run time prefer
-    /// [`config`](Settings::config), whose error is in durations.
+    /// [`Breaker::new`](tripword::Breaker::new) (or
+    /// [`ValidConfig::new`](tripword::ValidConfig::new)) does the check and
+    /// an out-of-range value is a compile error. Durations convert with
+    /// [`duration_to_ticks`] (at least as long as set), the horizon with
+    /// [`span_to_ticks`]; too long for a `u64` of ticks they saturate (and
+    /// so fail that check). A backoff cap below `open_for` converts below
+    /// `open_for`'s ticks, so it is refused even where the two would round
+    /// to the same tick. At run time prefer [`config`](Settings::config),
+    /// whose error is in durations.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tripword::Config;
+    /// use tripword::{Config, ValidConfig, W32};
     /// use tripword_std::{MillisClock, Settings};
     ///
     /// const CONFIG: Config = Settings::new()
     ///     .open_for(Duration::from_millis(250))
     ///     .to_config::<MillisClock>();
-    /// assert_eq!(CONFIG.get_open_for(), 250);
+    /// static VALID: ValidConfig<W32> = ValidConfig::new(CONFIG);
+    /// assert_eq!(VALID.open_for(), 251);
     /// ```
     pub const fn to_config<C: RealClock>(&self) -> Config {
-        let config = Config::new()
+        let open_for = duration_to_ticks(self.open_for, C::TICK);
+        let mut config = Config::new()
             .failure_threshold(self.failure_threshold)
-            .open_for(duration_to_ticks(self.open_for, C::TICK))
+            .open_for(open_for)
             .probe_timeout(duration_to_ticks(self.probe_timeout, C::TICK))
             .abandon_as(self.abandon);
-        match self.backoff_cap {
-            Some(cap) => config.exponential_backoff(duration_to_ticks(cap, C::TICK)),
-            None => config.fixed_open_time(),
+        if let Some(cap) = self.backoff_cap {
+            let mut ticks = duration_to_ticks(cap, C::TICK);
+            // The rule is `cap >= open_for` in durations; keep it in ticks
+            // where both round to the same tick count.
+            if cap.as_nanos() < self.open_for.as_nanos() && ticks >= open_for {
+                ticks = open_for - 1; // open_for > cap >= 0, so open_for >= 2 ticks
+            }
+            config = config.exponential_backoff(ticks);
         }
+        if let Some(horizon) = self.horizon {
+            config = config.horizon(span_to_ticks(horizon, C::TICK));
+        }
+        config
     }
 
-    /// Converts to a core [`Config`] in `C`'s ticks, checked against word
-    /// width `W`; the error names the field and its range in durations.
+    /// Converts to a core [`ValidConfig`] in `C`'s ticks, checked against
+    /// word width `W`; the error names the field and its range in durations.
     ///
     /// ```
     /// use std::time::Duration;
     /// use tripword::{Field, W64};
     /// use tripword_std::{MonotonicClock, Settings};
+    ///
+    /// let valid = Settings::new().config::<MonotonicClock, W64>()?;
+    /// assert_eq!(valid.open_for(), 1_000_001); // 1 s in µs, at least
+    /// assert_eq!(valid.time_shift(), 0);       // kept in whole µs
     ///
     /// let err = Settings::new()
     ///     .open_for(Duration::ZERO)
@@ -306,23 +378,64 @@ impl Settings {
     ///     .unwrap_err();
     /// assert_eq!(err.field(), Field::OpenFor);
     /// assert_eq!(err.given(), Some(Duration::ZERO));
-    /// assert_eq!(err.range().unwrap(),
-    ///            Duration::from_micros(1)..=Duration::from_micros(1 << 33));
+    /// assert_eq!(err.range().unwrap().start(), &Duration::from_nanos(1));
+    /// # Ok::<(), tripword_std::SettingsError>(())
     /// ```
-    pub fn config<C: RealClock, W: Word>(&self) -> Result<Config, SettingsError> {
+    ///
+    /// # Errors
+    /// The first field out of range, in the core's order (failure
+    /// threshold, open time, probe timeout, backoff cap, horizon).
+    pub fn config<C: RealClock, W: Word>(&self) -> Result<ValidConfig<W>, SettingsError> {
         self.to_config::<C>()
-            .validate::<W>()
-            .map_err(|error| SettingsError {
-                error,
-                tick: C::TICK,
-                given: match error.field {
-                    Field::FailureThreshold => None,
-                    Field::OpenFor => Some(self.open_for),
-                    Field::BackoffCap => self.backoff_cap,
-                    Field::ProbeTimeout => Some(self.probe_timeout),
-                },
-                word_bits: W::LAYOUT.word_bits,
-            })
+            .check::<W>()
+            .map_err(|error| self.error::<C, W>(error))
+    }
+
+    /// The core's `error` for this configuration, in durations.
+    fn error<C: RealClock, W: Word>(&self, mut error: ConfigError) -> SettingsError {
+        let tick = C::TICK;
+        let (given, start, end) = match error.field {
+            Field::FailureThreshold => (None, Duration::ZERO, Duration::ZERO),
+            Field::OpenFor => (
+                Some(self.open_for),
+                shortest_at_least(error.min, tick),
+                longest_at_most(error.max, tick),
+            ),
+            Field::ProbeTimeout => (
+                Some(self.probe_timeout),
+                shortest_at_least(error.min, tick),
+                longest_at_most(error.max, tick),
+            ),
+            Field::BackoffCap => {
+                let cap = self.backoff_cap.unwrap_or(Duration::ZERO);
+                // The value converted, not the one `to_config` lowered
+                // below `open_for`.
+                error.value = duration_to_ticks(cap, tick);
+                (Some(cap), self.open_for, longest_at_most(error.max, tick))
+            }
+            Field::Horizon => (
+                Some(
+                    self.horizon
+                        .unwrap_or(ticks_to_duration(W::LAYOUT.default_horizon(), tick)),
+                ),
+                ticks_to_duration(error.min, tick),
+                ticks_to_duration(error.max, tick),
+            ),
+        };
+        let longest = match self.backoff_cap {
+            Some(cap) if cap > self.open_for => cap,
+            _ => self.open_for,
+        };
+        SettingsError {
+            error,
+            tick,
+            given,
+            start,
+            end,
+            default_horizon: self.horizon.is_none(),
+            longest: longest.max(self.probe_timeout),
+            word_bits: W::LAYOUT.word_bits,
+        }
     }
 
     /// A [`StdBreaker`]: the microsecond [`MonotonicClock`], the 64-bit word,
@@ -373,23 +486,35 @@ impl Settings {
     /// let b: Breaker<MillisClock, W32> = Settings::new()
     ///     .open_for(Duration::from_millis(500))
     ///     .build_on(MillisClock, ())?;
-    /// assert_eq!(b.config().get_open_for(), 500);
+    /// assert_eq!(b.config().open_for(), 501);
     /// # Ok::<(), tripword_std::SettingsError>(())
     /// ```
+    ///
+    /// # Errors
+    /// As [`config`](Settings::config).
     pub fn build_on<C: RealClock, W: Word, O>(
         &self,
         clock: C,
         observer: O,
     ) -> Result<Breaker<C, W, O>, SettingsError> {
-        let config = self.config::<C, W>()?;
-        // `config` passed the same check `try_from_parts` makes.
-        Breaker::try_from_parts(config, clock, observer).map_err(|error| SettingsError {
-            error,
-            tick: C::TICK,
-            given: None,
-            word_bits: W::LAYOUT.word_bits,
-        })
+        Ok(Breaker::from_parts(self.config::<C, W>()?, clock, observer))
     }
+}
+
+/// The shortest duration that converts to at least `ticks` ticks with
+/// [`duration_to_ticks`] (`ceil(d / tick) + 1`, zero for zero).
+fn shortest_at_least(ticks: u64, tick: Duration) -> Duration {
+    match ticks {
+        0 => Duration::ZERO,
+        1 | 2 => Duration::from_nanos(1),
+        n => ticks_to_duration(n - 2, tick).saturating_add(Duration::from_nanos(1)),
+    }
+}
+
+/// The longest duration that converts to at most `ticks` ticks with
+/// [`duration_to_ticks`].
+fn longest_at_most(ticks: u64, tick: Duration) -> Duration {
+    ticks_to_duration(ticks.saturating_sub(1), tick)
 }
 
 /// A [`Settings`] value out of range for its clock and word width: which
@@ -397,26 +522,35 @@ impl Settings {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tripword::{Field, W64};
-/// use tripword_std::{MonotonicClock, Settings};
+/// use tripword::{Field, W32};
+/// use tripword_std::{MillisClock, Settings};
 ///
 /// let err = Settings::new()
-///     .probe_timeout(Duration::from_secs(3 * 3600))
-///     .config::<MonotonicClock, W64>()
+///     .open_for(Duration::from_millis(1))
+///     .exponential_backoff(Duration::from_secs(3600))
+///     .config::<MillisClock, W32>()
 ///     .unwrap_err();
-/// assert_eq!(err.field(), Field::ProbeTimeout);
+/// assert_eq!(err.field(), Field::BackoffCap);
 /// assert_eq!(
 ///     err.to_string(),
-///     "probe_timeout = 10800s is out of range 1µs..=8589.934592s (1µs ticks, 64-bit word)",
+///     "exponential_backoff cap = 3600s is out of range 1ms..=32.767s (1ms ticks, 32-bit word)",
 /// );
-/// // The core's error, in ticks, is the source.
-/// assert_eq!(err.in_ticks().max, 1 << 33);
+/// // The core's error, in ticks, is the source: 1 ms is 2 ticks, doubled
+/// // 14 times.
+/// assert_eq!(err.in_ticks().max, 2 << 14);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SettingsError {
     error: ConfigError,
     tick: Duration,
     given: Option<Duration>,
+    // The range in durations (unused for the failure threshold).
+    start: Duration,
+    end: Duration,
+    // For a horizon error: whether the horizon was the default, and the
+    // longest duration it was added to.
+    default_horizon: bool,
+    longest: Duration,
     word_bits: u32,
 }
 
@@ -447,38 +581,42 @@ impl SettingsError {
         &self.error
     }
 
-    /// The duration given, or `None` for the failure threshold.
+    /// The duration given (for the horizon, the default when none was
+    /// set), or `None` for the failure threshold.
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tripword::W32;
+    /// use tripword::W64;
     /// use tripword_std::{MonotonicClock, Settings};
-    /// let err = Settings::new().config::<MonotonicClock, W32>().unwrap_err();
-    /// assert_eq!(err.given(), Some(Duration::from_secs(1))); // the default open time
+    /// let err = Settings::new().probe_timeout(Duration::ZERO)
+    ///     .config::<MonotonicClock, W64>().unwrap_err();
+    /// assert_eq!(err.given(), Some(Duration::ZERO));
     /// ```
     pub fn given(&self) -> Option<Duration> {
         self.given
     }
 
-    /// The allowed range in durations, or `None` for the failure threshold.
-    /// Durations round up to whole ticks, so anything above zero and up to
-    /// the range's end is accepted where the range starts at one tick.
+    /// The allowed range in durations, or `None` for the failure threshold:
+    /// exactly the durations the conversion to ticks accepts, given the
+    /// other fields. A backoff cap's range starts at `open_for`; a
+    /// horizon's ends where the word's time field, added to the longest
+    /// duration, runs out.
     ///
     /// ```
     /// use std::time::Duration;
     /// use tripword::W32;
-    /// use tripword_std::{MonotonicClock, Settings};
-    /// let err = Settings::new().config::<MonotonicClock, W32>().unwrap_err();
+    /// use tripword_std::{MillisClock, Settings};
+    /// let err = Settings::new()
+    ///     .open_for(Duration::from_millis(100))
+    ///     .exponential_backoff(Duration::from_millis(99))
+    ///     .config::<MillisClock, W32>().unwrap_err();
     /// assert_eq!(err.range(),
-    ///            Some(Duration::from_micros(1)..=Duration::from_micros(16_384)));
+    ///            Some(Duration::from_millis(100)..=Duration::from_millis(101 * (1 << 14) - 1)));
     /// ```
     pub fn range(&self) -> Option<RangeInclusive<Duration>> {
         match self.error.field {
             Field::FailureThreshold => None,
-            _ => Some(
-                ticks_to_duration(self.error.min, self.tick)
-                    ..=ticks_to_duration(self.error.max, self.tick),
-            ),
+            _ => Some(self.start..=self.end),
         }
     }
 
@@ -488,7 +626,7 @@ impl SettingsError {
     /// use std::time::Duration;
     /// use tripword::W32;
     /// use tripword_std::{MillisClock, Settings};
-    /// let err = Settings::new().open_for(Duration::from_secs(20))
+    /// let err = Settings::new().open_for(Duration::ZERO)
     ///     .config::<MillisClock, W32>().unwrap_err();
     /// assert_eq!(err.tick(), Duration::from_millis(1));
     /// ```
@@ -500,19 +638,30 @@ impl SettingsError {
 impl fmt::Display for SettingsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = self.error.field.name();
-        match (self.given, self.range()) {
-            (Some(given), Some(range)) => write!(
+        let (tick, bits) = (self.tick, self.word_bits);
+        match (self.error.field, self.given) {
+            (Field::Horizon, Some(given)) => {
+                let default = if self.default_horizon {
+                    " (default)"
+                } else {
+                    ""
+                };
+                write!(
+                    f,
+                    "{name}{default} = {given:?} is out of range {:?}..={:?} with the longest \
+                     duration {:?} ({tick:?} ticks, {bits}-bit word)",
+                    self.start, self.end, self.longest
+                )
+            }
+            (_, Some(given)) => write!(
                 f,
-                "{name} = {given:?} is out of range {:?}..={:?} ({:?} ticks, {}-bit word)",
-                range.start(),
-                range.end(),
-                self.tick,
-                self.word_bits
+                "{name} = {given:?} is out of range {:?}..={:?} ({tick:?} ticks, {bits}-bit word)",
+                self.start, self.end
             ),
-            _ => write!(
+            (_, None) => write!(
                 f,
-                "{name} = {} is out of range {}..={} ({}-bit word)",
-                self.error.value, self.error.min, self.error.max, self.word_bits
+                "{name} = {} is out of range {}..={} ({bits}-bit word)",
+                self.error.value, self.error.min, self.error.max
             ),
         }
     }

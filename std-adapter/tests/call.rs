@@ -6,7 +6,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
 use tripword::clock::ManualClock;
-use tripword::{Breaker, Config, Observer, Outcome, Phase, Status, Transition, W32};
+use tripword::{
+    Breaker, Cause, Config, ConstBreaker, ConstConfig, Observer, Outcome, StaticBreaker, Status,
+    Transition, ValidConfig, W32, W64,
+};
 use tripword_std::{BreakerExt, CallError, classify};
 
 /// Records every transition.
@@ -20,7 +23,7 @@ impl Observer for Log {
 }
 
 impl Log {
-    fn phases(&self) -> Vec<(Phase, Phase)> {
+    fn phases(&self) -> Vec<(Status, Status)> {
         self.0
             .lock()
             .unwrap()
@@ -35,6 +38,10 @@ fn config(threshold: u32) -> Config {
         .failure_threshold(threshold)
         .open_for(100)
         .probe_timeout(50)
+}
+
+fn valid(config: Config) -> ValidConfig<W64> {
+    config.check().expect("in range")
 }
 
 #[test]
@@ -59,13 +66,13 @@ fn ok_is_a_success_and_resets_the_failure_run() {
 #[test]
 fn err_is_a_failure_and_trips_exactly_at_the_threshold() {
     let clock = ManualClock::new(0);
-    let b = Breaker::with_observer(config(3), &clock, Log::default());
+    let b = Breaker::from_parts(valid(config(3)), &clock, Log::default());
     for i in 1..=3 {
         assert_eq!(b.status(), Status::Closed, "before failure {i}");
         assert_eq!(b.call(|| Err::<(), _>(i)), Err(CallError::Inner(i)));
     }
     assert_eq!(b.status(), Status::Open);
-    assert_eq!(b.observer().phases(), [(Phase::Closed, Phase::Open)]);
+    assert_eq!(b.observer().phases(), [(Status::Closed, Status::Open)]);
 }
 
 #[test]
@@ -93,8 +100,8 @@ fn open_rejects_without_calling_the_function() {
 fn panic_is_a_failure_and_keeps_unwinding() {
     let clock = ManualClock::new(0);
     // Even with abandoned permits ignored, a panic is a failure.
-    let b = Breaker::with_observer(
-        config(1).abandon_as(Outcome::Ignored),
+    let b = Breaker::from_parts(
+        valid(config(1).abandon_as(Outcome::Ignored)),
         &clock,
         Log::default(),
     );
@@ -104,7 +111,7 @@ fn panic_is_a_failure_and_keeps_unwinding() {
     let payload = unwound.expect_err("the panic propagates");
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
     assert_eq!(b.status(), Status::Open, "the panic counted as a failure");
-    assert_eq!(b.observer().phases(), [(Phase::Closed, Phase::Open)]);
+    assert_eq!(b.observer().phases(), [(Status::Closed, Status::Open)]);
 }
 
 #[test]
@@ -138,7 +145,7 @@ fn panicking_classifier_is_a_failure_too() {
 #[test]
 fn ignored_result_changes_nothing() {
     let clock = ManualClock::new(0);
-    let b = Breaker::with_observer(config(2), &clock, Log::default());
+    let b = Breaker::from_parts(valid(config(2)), &clock, Log::default());
     let not_found = classify::by_error(|code: &u16| {
         if *code == 404 {
             Outcome::Ignored
@@ -149,14 +156,18 @@ fn ignored_result_changes_nothing() {
 
     // In Closed with one failure counted: the word does not move.
     let _ = b.call(|| Err::<(), _>(503));
-    let word = b.load_word();
+    let word = tripword::__verification::load_word(&b);
     for _ in 0..10 {
         assert_eq!(
             b.call_classified(&not_found, || Err::<(), _>(404)),
             Err(CallError::Inner(404))
         );
     }
-    assert_eq!(b.load_word(), word, "an ignored outcome stores nothing");
+    assert_eq!(
+        tripword::__verification::load_word(&b),
+        word,
+        "an ignored outcome stores nothing"
+    );
     assert_eq!(b.status(), Status::Closed);
 
     // A probe that ends Ignored: back to half-open, the next caller probes.
@@ -186,7 +197,7 @@ fn classifier_can_fail_an_ok_value() {
 #[test]
 fn late_failure_after_the_breaker_opened_is_stale() {
     let clock = ManualClock::new(0);
-    let b = Breaker::with_observer(config(2), &clock, Log::default());
+    let b = Breaker::from_parts(valid(config(2)), &clock, Log::default());
     // A slow call admitted in Closed, during which other calls trip the
     // breaker; its failure then changes nothing.
     let slow = b.call(|| {
@@ -196,7 +207,7 @@ fn late_failure_after_the_breaker_opened_is_stale() {
         Err::<(), _>("slow fail")
     });
     assert_eq!(slow, Err(CallError::Inner("slow fail")));
-    assert_eq!(b.observer().phases(), [(Phase::Closed, Phase::Open)]);
+    assert_eq!(b.observer().phases(), [(Status::Closed, Status::Open)]);
     // The open time was not extended by the late failure.
     clock.advance(100);
     assert_eq!(b.status(), Status::HalfOpen);
@@ -205,11 +216,109 @@ fn late_failure_after_the_breaker_opened_is_stale() {
 #[test]
 fn works_on_the_32_bit_word_too() {
     let clock = ManualClock::new(0);
-    let b: Breaker<&ManualClock, W32> = Breaker::from_parts(config(2), &clock, ());
+    // `horizon(0)`: whole ticks on the narrow word, so 100 ticks are exact.
+    let valid = config(2).horizon(0).check::<W32>().unwrap();
+    let b: Breaker<&ManualClock, W32> = Breaker::from_parts(valid, &clock, ());
     assert_eq!(b.call(|| Ok::<_, ()>(1)), Ok(1));
     let _ = b.call(|| Err::<(), _>(()));
     let _ = b.call(|| Err::<(), _>(()));
     assert!(b.call(|| Ok::<_, ()>(1)).unwrap_err().is_open());
+    clock.advance(100);
+    assert_eq!(b.call(|| Ok::<_, ()>(2)), Ok(2)); // the probe
+    assert_eq!(b.status(), Status::Closed);
+}
+
+static CLOCK_S: ManualClock = ManualClock::new(0);
+static CONFIG_S: ValidConfig<W32> = ValidConfig::new(
+    Config::new()
+        .failure_threshold(1)
+        .open_for(100)
+        .probe_timeout(50)
+        .horizon(0),
+);
+static STATIC: StaticBreaker<&ManualClock, W32> =
+    StaticBreaker::from_parts(&CONFIG_S, &CLOCK_S, ());
+
+/// `call` and `call_classified` on a breaker whose config is a `static`.
+#[test]
+fn call_works_on_a_static_breaker() {
+    assert_eq!(STATIC.call(|| Ok::<_, ()>(1)), Ok(1));
+    let ignore_all = |_: &Result<(), u16>| Outcome::Ignored;
+    assert_eq!(
+        STATIC.call_classified(ignore_all, || Err(404)),
+        Err(CallError::Inner(404))
+    );
+    assert_eq!(STATIC.status(), Status::Closed);
+    assert_eq!(
+        STATIC.call(|| Err::<(), _>("down")),
+        Err(CallError::Inner("down"))
+    );
+    let r = STATIC.call(|| Ok::<_, ()>(2)).unwrap_err();
+    assert_eq!(r.rejected().map(|r| r.cause()), Some(Cause::Open));
+    CLOCK_S.advance(100);
+    assert_eq!(STATIC.call(|| Ok::<_, ()>(3)), Ok(3));
+    assert_eq!(STATIC.status(), Status::Closed);
+}
+
+struct Uplink;
+impl ConstConfig for Uplink {
+    const CONFIG: Config = Config::new()
+        .failure_threshold(2)
+        .open_for(100)
+        .probe_timeout(50);
+}
+
+/// `call` and `call_classified` on a breaker whose config is compiled in.
+#[test]
+fn call_works_on_a_const_breaker() {
+    let clock = ManualClock::new(0);
+    let b: ConstBreaker<Uplink, &ManualClock> =
+        ConstBreaker::from_parts(Default::default(), &clock, ());
+    assert_eq!(b.config().failure_threshold(), 2);
+    assert_eq!(b.call(|| Ok::<_, ()>(1)), Ok(1));
+    let fail_all = |_: &Result<u8, ()>| Outcome::Failure;
+    assert_eq!(b.call_classified(fail_all, || Ok(7)), Ok(7));
+    assert_eq!(b.call(|| Err::<(), _>(())), Err(CallError::Inner(())));
+    assert_eq!(b.status(), Status::Open);
+    clock.advance(40);
+    let err = b.call(|| Ok::<_, ()>(2)).unwrap_err();
+    assert_eq!(err.rejected().and_then(|r| r.retry_after()), Some(60));
+    clock.advance(60);
+    assert_eq!(b.call(|| Ok::<_, ()>(3)), Ok(3));
+    assert_eq!(b.status(), Status::Closed);
+}
+
+/// A rejection's cause and wait come through `CallError::Open`.
+#[test]
+fn rejections_carry_the_cause_and_the_wait() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(1), &clock);
+    let _ = b.call(|| Err::<(), _>(()));
+    clock.advance(25);
+    let open = b.call(|| Ok::<_, ()>(())).unwrap_err();
+    let r = *open.rejected().unwrap();
+    assert_eq!((r.cause(), r.retry_after()), (Cause::Open, Some(75)));
+    // The probe is running: a second caller learns when it times out.
+    clock.advance(75);
+    let _ = b.call(|| {
+        clock.advance(10);
+        let probing = b.call(|| Ok::<_, ()>(())).unwrap_err();
+        let r = probing.rejected().unwrap();
+        assert_eq!((r.cause(), r.retry_after()), (Cause::Probing, Some(40)));
+        Ok::<_, ()>(())
+    });
+    assert_eq!(b.status(), Status::Closed);
+    b.force_open();
+    let forced = b.call(|| Ok::<_, ()>(())).unwrap_err();
+    assert_eq!(
+        forced.rejected().map(|r| r.cause()),
+        Some(Cause::ForcedOpen)
+    );
+    assert_eq!(forced.rejected().unwrap().retry_after(), None);
+    assert_eq!(
+        forced.map_inner(|()| "unit").to_string(),
+        "circuit forced open: call not admitted"
+    );
 }
 
 #[derive(Debug)]
@@ -248,7 +357,10 @@ fn call_error_display_source_and_accessors() {
         .call(|| -> Result<(), Outer> { unreachable!() })
         .unwrap_err();
     assert!(open.is_open());
-    assert_eq!(open.to_string(), "circuit open: call not admitted");
+    assert_eq!(
+        open.to_string(),
+        "circuit open: call not admitted (retry after 100 ticks)"
+    );
     assert!(open.source().is_none());
     assert!(open.into_inner().is_none());
 
@@ -259,6 +371,6 @@ fn call_error_display_source_and_accessors() {
     }
     assert_eq!(
         run(&b).unwrap_err().to_string(),
-        "circuit open: call not admitted"
+        "circuit open: call not admitted (retry after 100 ticks)"
     );
 }

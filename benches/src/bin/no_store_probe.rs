@@ -16,7 +16,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use tripword::clock::ManualClock;
-use tripword::{Breaker, Config, W32, W64, Word};
+use tripword::{Breaker, Config, ValidConfig, W32, W64, Word};
 use tripword_benches::probe::{
     Breaker32, Breaker64, closed_call_w32, closed_call_w64, failure_call_w32, failure_call_w64,
 };
@@ -31,9 +31,11 @@ static B64: Breaker64 = Breaker::new(
     &CLOCK,
 );
 static B32: Breaker32 = Breaker::from_parts(
-    Config::new()
-        .failure_threshold(W32::LAYOUT.max_failures())
-        .open_for(100),
+    ValidConfig::new(
+        Config::new()
+            .failure_threshold(W32::LAYOUT.max_failures())
+            .open_for(100),
+    ),
     &CLOCK,
     (),
 );
