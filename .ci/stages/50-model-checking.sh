@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Model checking (issue 3, items 2, 3, 5): the proptest state machine against
 # the reference model (10,000 sequences by default), the exhaustive search of
-# the pure transition function, and the linearizability checker.
+# the pure transition function, and the linearizability checker; with them
+# the issue-9 sparse-caller scenarios (tests/sparse_callers.rs).
 #
 # All three are ordinary tests of `tripword-verification`, so stage 30's
 # `cargo test --workspace` already runs them; each leaves its counts in
@@ -37,7 +38,7 @@ else
   echo "running the model-checking suites in release"
   rm -rf "$counts"
   cargo test --release -p tripword-verification \
-    --test model_check --test exhaustive --test linearizability -- --nocapture
+    --test model_check --test exhaustive --test linearizability --test sparse_callers -- --nocapture
   source_note="(run here, release)"
 fi
 

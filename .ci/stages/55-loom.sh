@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # loom: every interleaving of 2-4 threads racing on one breaker
 # (verification/tests/loom.rs). Release build, in its own target dir, because
-# RUSTFLAGS="--cfg loom" rebuilds everything. Two-thread models run unbounded;
-# the others carry the preemption bound written in their doc. Clippy runs on
-# the core's and the verification crate's targets under --cfg loom too.
+# RUSTFLAGS="--cfg tripword_loom" rebuilds everything. The cfg is the core's
+# own (not `loom`), so a downstream crate's `--cfg loom` never swaps the
+# core's atomics. Two-thread models run unbounded; the others carry the
+# preemption bound written in their doc. Clippy runs on the core's and the
+# verification crate's targets under --cfg tripword_loom too.
 set -euo pipefail
 source .ci/lib.sh
-export RUSTFLAGS="--cfg loom"
+export RUSTFLAGS="--cfg tripword_loom"
 export CARGO_TARGET_DIR=target/loom
 cargo clippy -p tripword -p tripword-verification --all-targets -- -D warnings
 cargo test -p tripword-verification --test loom --release -- --nocapture --test-threads=2 \

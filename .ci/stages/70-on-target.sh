@@ -2,14 +2,16 @@
 # The test firmware (verification/on-target) on emulated Cortex-M0, M3, M4F
 # and RISC-V (riscv32imac, QEMU virt): scenarios, single-probe election,
 # stale rejection, force open/close, a fixed-seed random run against a
-# reference model, a breaker on the hardware clock, and a breaker shared
-# with a timer interrupt (SysTick on Cortex-M, the machine timer on RISC-V).
+# reference model, issue 9's sparse and periodic callers (a W32 breaker at its
+# default horizon, callers every 2^15 ticks, every 30 s and every 65 s), a
+# breaker on the hardware clock, and a breaker shared with a timer interrupt
+# (SysTick on Cortex-M, the machine timer on RISC-V).
 # Output and exit code come through semihosting; every run is bounded by
 # `timeout`, so a failed check or a hang fails the stage. Then the footprint of
 # acquire + release + status on a 32-bit breaker on thumbv7em
-# (docs/embedded.md, "Footprint"), with the config in a `static` and as a
-# compile-time constant, the two forms that guide recommends: the stage fails
-# if either passes the 1 KiB goal.
+# (docs/embedded.md, "Footprint"), with the config in a `static`
+# (StaticBreaker) and as a compile-time constant (ConstBreaker), the two forms
+# that guide recommends: the stage fails if either passes the 1 KiB goal.
 set -euo pipefail
 source .ci/lib.sh
 FOOTPRINT_GOAL=1024
@@ -56,8 +58,9 @@ for target in thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv3
 done
 
 # Footprint: the binary with the breaker minus the baseline binary, for the
-# two forms docs/embedded.md recommends: config in a `static` (from_static)
-# and config a compile-time constant (from_const). Both must stay within the
+# two forms docs/embedded.md recommends: config in a `static`
+# (StaticBreaker::from_parts(&CONFIG, ..)) and config a compile-time constant
+# (ConstBreaker::from_parts(Const::new(), ..)). Both must stay within the
 # 1 KiB goal: the goal is the regression guard.
 cd "$root/verification/footprint"
 size="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-size"

@@ -30,8 +30,8 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
         w32-static) sym=BREAKER_W32S label="W32, config in a static" ;;
         w64) sym=BREAKER_W64 label="W64, config inline" ;;
         w64-static) sym=BREAKER_W64S label="W64, config in a static" ;;
-        w32-const) sym=BREAKER_W32K label="W32, config a const (from_const)" ;;
-        w64-const) sym=BREAKER_W64K label="W64, config a const (from_const)" ;;
+        w32-const) sym=BREAKER_W32K label="W32, config a const (ConstBreaker)" ;;
+        w64-const) sym=BREAKER_W64K label="W64, config a const (ConstBreaker)" ;;
       esac
       static=$(symbol_size "$target" "$profile" "$word" "$sym")
       echo "| $target | $profile ($opt) | $label | $((t - t0)) B | $((r - r0)) B | $((d + b - d0 - b0)) B | ${static} B |"

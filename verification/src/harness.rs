@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tripword::clock::ManualClock;
 use tripword::word::{Snapshot, State};
-use tripword::{Clock, Observer, Transition};
+use tripword::{Clock, Observer, Rejected, Transition};
 
-use crate::model::{Model, ModelConfig, ModelState, ModelTransition};
+use crate::model::{Model, ModelConfig, ModelRejected, ModelState, ModelTransition};
 
 /// A [`ManualClock`] that counts how often it is read (SPEC I9: admission in
 /// `Closed` never reads the clock).
@@ -144,17 +144,26 @@ pub fn transitions_match(
     let core: Vec<Transition> = core.into_iter().collect();
     core.len() == model.len()
         && core.iter().zip(model).all(|(c, m)| {
-            c.from == m.from && c.to == m.to && counter_matches(config, m.counter, c.counter)
+            c.from == m.from.status()
+                && c.to == m.to.status()
+                && c.forced == m.forced()
+                && counter_matches(config, m.counter, c.counter)
         })
 }
 
+/// Whether the core's rejection is the model's: the same cause and the same
+/// wait.
+pub fn rejection_matches(core: &Rejected, model: &ModelRejected) -> bool {
+    core.cause() == model.cause && core.retry_after() == model.retry_after
+}
+
 /// Whether a decoded word holds the model's state: the same state, failure
-/// count and trips, timestamps equal modulo the time field, the counter equal
-/// modulo its period. `None` when they agree, else a description of the
-/// difference.
+/// count and trips, the word's timestamp the model's clock reading in units
+/// (`(t >> s) mod 2^T`), the counter equal modulo its period. `None` when
+/// they agree, else a description of the difference.
 pub fn state_mismatch(snapshot: &Snapshot, model: &Model) -> Option<String> {
     let cfg = model.config();
-    let time = |t: u64| t & ((1u64 << cfg.time_bits) - 1);
+    let time = |t: u64| cfg.units(t);
     let same = match (snapshot.state, model.state()) {
         (State::Closed { failures }, ModelState::Closed { failures: f }) => failures == f,
         (State::Open { since, trips }, ModelState::Open { since: s, trips: k })
@@ -174,6 +183,75 @@ pub fn state_mismatch(snapshot: &Snapshot, model: &Model) -> Option<String> {
             model.state(),
             model.counter()
         ))
+    }
+}
+
+/// The documented time bounds of a timed model state: `(since, d, latest)`
+/// for `Open` and `Probing`, `None` otherwise. `since` is the timestamp (a
+/// clock reading), `d` the duration as set (`ValidConfig::open_duration`
+/// for the trip count, or the probe timeout), `latest` the latest deadline:
+/// a caller `latest` ticks after `since` or later, while below the ring less
+/// one unit, is admitted; one fewer than `d` ticks after is not.
+///
+/// `latest` is `d + 3 * 2^s - 1` (`docs/spec.md`, "Time": a duration lasts
+/// less than `d + 3 * 2^s` ticks), except for a doubled open time, which
+/// the word doubles in units, rounding included: after the k-th trip it is
+/// `min((open_for + 3 * 2^s) * 2^(k-1), cap + 3 * 2^s) - 1`, that is less
+/// than `d + 3 * 2^(s+k-1)`, and the cap's own `3 * 2^s` once the cap is
+/// reached (`tests/sparse_callers.rs`, `backoff_rounding_doubles`).
+pub fn time_bounds(cfg: &ModelConfig, state: &ModelState) -> Option<(u64, u64, u64)> {
+    let u = cfg.unit();
+    match *state {
+        ModelState::Probing { since, .. } => {
+            Some((since, cfg.probe_timeout, cfg.probe_timeout + 3 * u - 1))
+        }
+        ModelState::Open { since, trips } => {
+            let d = cfg.open_duration(trips);
+            let latest = match cfg.backoff_cap {
+                Some(cap) if trips > 1 => {
+                    let doublings = trips.min(cfg.max_trips()) - 1;
+                    let doubled = u128::from(cfg.open_for + 3 * u) << doublings;
+                    (doubled.min(u128::from(cap + 3 * u)) - 1) as u64
+                }
+                _ => d + 3 * u - 1,
+            };
+            Some((since, d, latest))
+        }
+        _ => None,
+    }
+}
+
+/// Checks the documented time bounds directly (not through the model):
+/// `admitted` is whether an admission at `now` from the model state
+/// `before` went through (or a status read at `now` read `HalfOpen`).
+/// Nothing is admitted before `d` ticks have passed since the timestamp;
+/// a caller at or past the latest deadline and below the ring less one unit
+/// is admitted ([`time_bounds`]).
+///
+/// # Panics
+/// When a bound does not hold, saying which, with `what`.
+pub fn check_time_bounds(
+    cfg: &ModelConfig,
+    before: &ModelState,
+    now: u64,
+    admitted: bool,
+    what: &str,
+) {
+    let Some((since, d, latest)) = time_bounds(cfg, before) else {
+        return;
+    };
+    let gap = now.wrapping_sub(since);
+    assert!(
+        gap >= d || !admitted,
+        "{what}: admitted {gap} ticks after the timestamp, before the duration of {d} ticks \
+         (never early), from {before:?}, config {cfg:?}"
+    );
+    if u128::from(gap) + u128::from(cfg.unit()) < cfg.ring() && gap >= latest {
+        assert!(
+            admitted,
+            "{what}: rejected {gap} ticks after the timestamp, past the latest deadline \
+             {latest} (d = {d}) and below the ring less one unit, from {before:?}, config {cfg:?}"
+        );
     }
 }
 

@@ -1,24 +1,35 @@
-//! The reference model: SPEC.md and the transition table of `docs/design.md`,
-//! written as plainly as possible, to be the oracle of every other test.
+//! The reference model: `docs/spec.md` and the transition table of
+//! `docs/design.md`, written as plainly as possible, to be the oracle of every
+//! other test.
 //!
 //! # What it is
 //!
 //! A sequential state machine over an enum of states with an **unbounded**
-//! counter (`u64`), **`u64` time**, and no bit packing. It shares no code with
-//! the core's pure layer (`tripword::transition`, `tripword::word`'s
-//! encode/decode): it only borrows the core's plain vocabulary types
-//! ([`Outcome`], [`Status`], [`Phase`], [`Config`]'s getters, [`Layout`]'s field
-//! widths) so its answers can be compared with the core's directly.
+//! counter (`u64`), **full `u64` clock readings** as timestamps, and no bit
+//! packing. It shares no code with the core's pure layer
+//! (`tripword::transition`, `tripword::word`'s encode/decode, the unit
+//! conversion of `tripword::config`): it only borrows the core's plain
+//! vocabulary types ([`Outcome`], [`Status`], [`Cause`], [`ValidConfig`]'s
+//! getters of what the user set, [`Layout`]'s field widths) so its answers can
+//! be compared with the core's directly. It derives the time shift itself,
+//! from the rule the spec states, and [`ModelConfig::for_width`] checks that
+//! the core derived the same.
 //!
 //! # What it keeps of the word width
 //!
-//! A word width has three consequences a user can observe, and the model
+//! A word width has four consequences a user can observe, and the model
 //! keeps exactly those (see [`ModelConfig`]):
 //!
-//! - **time is compared modulo `2^T`** (`T` = `time_bits`: 34 on `W64`, 15 on
-//!   `W32`): `elapsed(since, now) = (now - since) mod 2^T`, so a clock that
-//!   went backwards reads as a long elapsed time, and one that stood still for
-//!   a multiple of `2^T` reads as no time at all (design.md, "Time faults");
+//! - **time is kept in units of `2^s` ticks, modulo `2^T`** (`T` =
+//!   `time_bits`: 34 on `W64`, 15 on `W32`; `s` the time shift): a timestamp
+//!   is `units(t) = (t >> s) mod 2^T`, and the time elapsed from `since` to
+//!   `now` is `(units(now) - units(since)) mod 2^T` units. A clock that went
+//!   backwards (by at least a unit) reads as a long elapsed time; one that
+//!   stood still for a multiple of the ring `2^(T+s)` reads as no time at all
+//!   (spec, "Time");
+//! - **durations are whole units**: a duration of `d` ticks is
+//!   `need(d) = (d + 2 (2^s - 1)) >> s` units, and with backoff the open time
+//!   after `k` trips is `min(need(cap), need(open_for) * 2^(k-1))` units;
 //! - **tickets are compared modulo the counter period** (`2^counter_bits`): a
 //!   ticket held across exactly a multiple of the period of state changes is
 //!   taken as current if the state then accepts releases (design.md, "Counter
@@ -32,7 +43,7 @@
 //! `c` is the counter; each transition moves it to `c+1` and is recorded as
 //! `(from, to, c+1)`. The clock is read only where marked *(clock)*; the
 //! model records whether an operation read it ([`Model::read_clock`]) so
-//! tests can check SPEC I9.
+//! tests can check SPEC I9. "Lapsed" is the unit rule above.
 //!
 //! | state | event | next |
 //! |---|---|---|
@@ -42,44 +53,49 @@
 //! | Closed{f} | release(c, failure), f+1 < N | Closed{f+1} (no transition) |
 //! | Closed{f} | release(c, failure), f+1 = N *(clock)* | Open{now, 1} |
 //! | any | release(c' ≠ c) | unchanged, stale |
-//! | Open{s,k} | admit *(clock)* | elapsed < open(k): rejected; else HalfOpen{k} then Probing{now,k}, ticket `c+2` |
+//! | Open{s,k} | admit *(clock)* | not lapsed: rejected (`Open`, wait); else HalfOpen{k} then Probing{now,k}, ticket `c+2` |
 //! | HalfOpen{k} | admit *(clock)* | Probing{now,k}, ticket `c+1` |
-//! | Probing{s,k} | admit *(clock)* | elapsed < timeout: rejected; else HalfOpen{k} then Probing{now,k}, ticket `c+2` |
-//! | Probing{s,k} | release(c, _) *(clock)*, elapsed ≥ timeout | HalfOpen{k}, **stale** |
+//! | Probing{s,k} | admit *(clock)* | not timed out: rejected (`Probing`, wait); else HalfOpen{k} then Probing{now,k}, ticket `c+2` |
+//! | Probing{s,k} | release(c, _) *(clock)*, timed out | HalfOpen{k}, **stale** |
 //! | Probing{s,k} | release(c, success) in time | Closed{0} |
 //! | Probing{s,k} | release(c, failure) in time | Open{now, min(k+1, max trips)} |
 //! | Probing{s,k} | release(c, ignored) in time | HalfOpen{k} |
 //! | Open, HalfOpen, ForcedOpen | release(c, _) | unchanged, stale |
-//! | ForcedOpen | admit | rejected |
+//! | ForcedOpen | admit | rejected (`ForcedOpen`, no wait) |
 //! | any but ForcedOpen | force_open | ForcedOpen |
 //! | ForcedOpen | force_open | unchanged |
 //! | any | force_close | Closed{0} (a transition even from Closed) |
-//! | Open / Probing | status *(clock)* | elapsed: HalfOpen{k} |
-//! | any | status | reports the state (ForcedOpen reads as Open) |
+//! | Open / Probing | status *(clock)* | a read: lapsed reads `HalfOpen`, nothing changes |
+//! | any | status | a read: the state (ForcedOpen reads as Open) |
 //!
-//! `open(k)` is `open_for`, or with backoff `min(open_for · 2^(k-1), cap)`.
+//! A rejection's wait is the ticks from `now` to the first tick whose unit
+//! count reaches the duration: the start of unit `units(now) + (need -
+//! elapsed)`, saturated at the most a `Rejected` holds.
 //!
 //! # Use
 //!
 //! ```
-//! use tripword::{Config, Outcome, Status, W64};
+//! use tripword::{Cause, Config, Outcome, Status, W64};
 //! use tripword_verification::model::{Model, ModelConfig};
 //!
-//! let cfg = ModelConfig::for_width::<W64>(&Config::new().failure_threshold(1).open_for(10));
-//! let mut m = Model::new(cfg);
+//! let valid = Config::new().failure_threshold(1).open_for(10).check::<W64>().unwrap();
+//! let mut m = Model::new(ModelConfig::for_width(&valid));
 //! let t = m.acquire(0).unwrap();
 //! assert!(m.release(t.counter, Outcome::Failure, 5));
 //! assert_eq!(m.transitions().len(), 1); // Closed -> Open
-//! assert_eq!(m.acquire(14), None);
+//! let r = m.acquire(14).unwrap_err();
+//! assert_eq!((r.cause, r.retry_after), (Cause::Open, Some(1)));
+//! assert_eq!(m.status(15), Status::HalfOpen); // a read: nothing changes
+//! assert!(m.transitions().is_empty());
 //! assert!(m.acquire(15).unwrap().probe);
 //! assert_eq!(m.status(15), Status::Probing);
 //! ```
 
-use tripword::word::{Layout, Phase, Word};
-use tripword::{Config, Outcome, Status};
+use tripword::word::{Layout, Word};
+use tripword::{Cause, Outcome, Status, ValidConfig};
 
-/// The model's config: the breaker's config plus the observable parts of the
-/// word width.
+/// The model's config: what the user set, the time shift the spec's rule
+/// derives from it, and the observable parts of the word width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ModelConfig {
     /// Consecutive failures that trip a closed breaker (`N`).
@@ -92,7 +108,12 @@ pub struct ModelConfig {
     pub probe_timeout: u64,
     /// What a dropped permit records.
     pub abandon: Outcome,
-    /// Width of the stored timestamps: time is compared modulo `2^time_bits`.
+    /// The horizon the shift was derived for, in ticks.
+    pub horizon: u64,
+    /// Timestamps are kept in units of `2^time_shift` ticks.
+    pub time_shift: u32,
+    /// Width of the stored timestamps: units are compared modulo
+    /// `2^time_bits`.
     pub time_bits: u32,
     /// Width of the counter: tickets are compared modulo `2^counter_bits`.
     pub counter_bits: u32,
@@ -100,25 +121,94 @@ pub struct ModelConfig {
     pub trips_bits: u32,
 }
 
+/// `(d + 2 (2^s - 1)) >> s`, in `u128` so that no duration overflows.
+fn need_units(ticks: u64, shift: u32) -> u64 {
+    let unit = 1u128 << shift;
+    ((u128::from(ticks) + 2 * (unit - 1)) >> shift) as u64
+}
+
 impl ModelConfig {
-    /// The model of `config` on a breaker of word width `W`.
-    pub fn for_width<W: Word>(config: &Config) -> Self {
-        Self::new(config, &W::LAYOUT)
+    /// The model of the validated config `valid` on word width `W`.
+    ///
+    /// # Panics
+    /// If the time shift the spec's rule derives is not the one the core
+    /// derived (`valid.time_shift()`), or the ring is not the core's
+    /// `valid.ring()`: that is a disagreement to report.
+    pub fn for_width<W: Word>(valid: &ValidConfig<W>) -> Self {
+        let m = Self::new(
+            &W::LAYOUT,
+            valid.failure_threshold(),
+            valid.open_for(),
+            valid.backoff_cap(),
+            valid.probe_timeout(),
+            valid.abandon(),
+            valid.horizon(),
+        )
+        .expect("the core accepted this config: the spec's rule must find a shift");
+        assert_eq!(
+            m.time_shift,
+            valid.time_shift(),
+            "the core derived another time shift than the spec's rule, for {valid:?}"
+        );
+        if m.ring() < 1 << 64 {
+            assert_eq!(
+                u128::from(valid.ring()),
+                m.ring(),
+                "the ring, for {valid:?}"
+            );
+        }
+        m
     }
 
-    /// The model of `config` on a word with field widths `layout` (only the
-    /// widths are read).
-    pub fn new(config: &Config, layout: &Layout) -> Self {
-        ModelConfig {
-            failure_threshold: config.get_failure_threshold(),
-            open_for: config.get_open_for(),
-            backoff_cap: config.get_backoff_cap(),
-            probe_timeout: config.get_probe_timeout(),
-            abandon: config.get_abandon(),
+    /// The model of a config on a word with field widths `layout` (only the
+    /// widths are read), with the time shift derived by the spec's rule:
+    /// the smallest `s` (at most `word_bits - time_bits`) for which
+    /// `horizon + longest + 4 * 2^s <= 2^(time_bits + s)` and
+    /// `need(longest) <= 2^(time_bits - 1)`. `None` when there is none.
+    pub fn new(
+        layout: &Layout,
+        failure_threshold: u32,
+        open_for: u64,
+        backoff_cap: Option<u64>,
+        probe_timeout: u64,
+        abandon: Outcome,
+        horizon: u64,
+    ) -> Option<Self> {
+        let longest = open_for.max(probe_timeout).max(backoff_cap.unwrap_or(0));
+        let time_shift = Self::derive_shift(layout, horizon, longest)?;
+        Some(ModelConfig {
+            failure_threshold,
+            open_for,
+            backoff_cap,
+            probe_timeout,
+            abandon,
+            horizon,
+            time_shift,
             time_bits: layout.time_bits,
             counter_bits: layout.counter_bits,
             trips_bits: layout.trips_bits,
-        }
+        })
+    }
+
+    /// The spec's rule for the time shift (see [`new`](Self::new)).
+    pub fn derive_shift(layout: &Layout, horizon: u64, longest: u64) -> Option<u32> {
+        let t = layout.time_bits;
+        (0..=layout.word_bits - t).find(|&s| {
+            let ring = 1u128 << (t + s);
+            u128::from(horizon) + u128::from(longest) + 4 * (1u128 << s) <= ring
+                && u128::from(need_units(longest, s)) <= 1u128 << (t - 1)
+        })
+    }
+
+    /// Ticks per unit: `2^s`.
+    pub fn unit(&self) -> u64 {
+        1u64 << self.time_shift
+    }
+
+    /// The ring of the time field in ticks, `2^(T+s)` (in `u128`: it is
+    /// `2^64` at the largest `W64` shift).
+    pub fn ring(&self) -> u128 {
+        1u128 << (self.time_bits + self.time_shift)
     }
 
     /// How many distinct counters a ticket can carry (`2^counter_bits`).
@@ -131,32 +221,102 @@ impl ModelConfig {
         (1u64 << self.trips_bits) - 1
     }
 
-    /// Ticks from `since` to `now`, modulo `2^time_bits`.
-    pub fn elapsed(&self, since: u64, now: u64) -> u64 {
-        let period = 1u128 << self.time_bits;
-        ((now as u128 + period - since as u128 % period) % period) as u64
+    /// The timestamp the word keeps for clock reading `t`: `(t >> s) mod
+    /// 2^T` units.
+    pub fn units(&self, t: u64) -> u64 {
+        (t >> self.time_shift) & ((1u64 << self.time_bits) - 1)
     }
 
-    /// How long the breaker stays open after its `trips`-th consecutive trip.
+    /// Units elapsed from the clock reading `since` to the clock reading
+    /// `now`, modulo `2^T`.
+    pub fn elapsed(&self, since: u64, now: u64) -> u64 {
+        self.units(now).wrapping_sub(self.units(since)) & ((1u64 << self.time_bits) - 1)
+    }
+
+    /// The units a duration of `ticks` must see elapse.
+    pub fn need(&self, ticks: u64) -> u64 {
+        need_units(ticks, self.time_shift)
+    }
+
+    /// `trips` as the word keeps it: at least 1 (0 reads as 1 here), at most
+    /// the largest count.
+    fn trips(&self, trips: u64) -> u64 {
+        trips.clamp(1, self.max_trips())
+    }
+
+    /// The units an `Open` state after `trips` trips must see elapse:
+    /// `need(open_for)`, or with backoff `min(need(cap), need(open_for) *
+    /// 2^(k-1))` with `k` the saturated trip count.
+    pub fn open_need(&self, trips: u64) -> u64 {
+        let base = self.need(self.open_for);
+        match self.backoff_cap {
+            None => base,
+            Some(cap) => {
+                let doubled = u128::from(base) << (self.trips(trips) - 1);
+                doubled.min(u128::from(self.need(cap))) as u64
+            }
+        }
+    }
+
+    /// The units a probe may run.
+    pub fn probe_need(&self) -> u64 {
+        self.need(self.probe_timeout)
+    }
+
+    /// How long the breaker stays open after its `trips`-th consecutive
+    /// trip, in ticks, as set: `open_for`, or `min(open_for * 2^(k-1), cap)`
+    /// (what `ValidConfig::open_duration` documents).
     pub fn open_duration(&self, trips: u64) -> u64 {
         match self.backoff_cap {
             None => self.open_for,
             Some(cap) => {
-                let doublings = trips.max(1) - 1;
-                let long = if doublings >= 64 {
-                    u128::MAX
-                } else {
-                    (self.open_for as u128) << doublings
-                };
-                long.min(cap as u128) as u64
+                let doubled = u128::from(self.open_for) << (self.trips(trips) - 1);
+                doubled.min(u128::from(cap)) as u64
             }
         }
+    }
+
+    /// The first clock reading at or after `now` at which `need` units have
+    /// elapsed since `since`, given that fewer have at `now`: the start of
+    /// unit `units(now) + need - elapsed`. Wrapping, like the clock.
+    pub fn first_lapse_at(&self, since: u64, need: u64, now: u64) -> u64 {
+        let left = need - self.elapsed(since, now);
+        ((now >> self.time_shift).wrapping_add(left)).wrapping_shl(self.time_shift)
     }
 
     /// Whether a ticket counter and the breaker's counter are the same
     /// modulo the counter period.
     pub fn same_counter(&self, a: u64, b: u64) -> bool {
         a % self.counter_period() == b % self.counter_period()
+    }
+}
+
+/// The name of a state, without its payload (the model's own: the core's
+/// is private).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ModelPhase {
+    /// Admitting.
+    Closed,
+    /// Rejecting until the open time is up.
+    Open,
+    /// The next caller probes.
+    HalfOpen,
+    /// One probe is running.
+    Probing,
+    /// Held open by an operator.
+    ForcedOpen,
+}
+
+impl ModelPhase {
+    /// What a status read reports for this phase, before time is looked at:
+    /// `ForcedOpen` reads as `Open`.
+    pub fn status(self) -> Status {
+        match self {
+            ModelPhase::Closed => Status::Closed,
+            ModelPhase::Open | ModelPhase::ForcedOpen => Status::Open,
+            ModelPhase::HalfOpen => Status::HalfOpen,
+            ModelPhase::Probing => Status::Probing,
+        }
     }
 }
 
@@ -193,25 +353,20 @@ pub enum ModelState {
 }
 
 impl ModelState {
-    /// The state's name, as the core reports it in transitions.
-    pub fn phase(&self) -> Phase {
+    /// The state's name.
+    pub fn phase(&self) -> ModelPhase {
         match self {
-            ModelState::Closed { .. } => Phase::Closed,
-            ModelState::Open { .. } => Phase::Open,
-            ModelState::HalfOpen { .. } => Phase::HalfOpen,
-            ModelState::Probing { .. } => Phase::Probing,
-            ModelState::ForcedOpen => Phase::ForcedOpen,
+            ModelState::Closed { .. } => ModelPhase::Closed,
+            ModelState::Open { .. } => ModelPhase::Open,
+            ModelState::HalfOpen { .. } => ModelPhase::HalfOpen,
+            ModelState::Probing { .. } => ModelPhase::Probing,
+            ModelState::ForcedOpen => ModelPhase::ForcedOpen,
         }
     }
 
-    /// What `status()` reports in this state (without acting on time).
+    /// What `status()` reports in this state, before time is looked at.
     pub fn status(&self) -> Status {
-        match self {
-            ModelState::Closed { .. } => Status::Closed,
-            ModelState::Open { .. } | ModelState::ForcedOpen => Status::Open,
-            ModelState::HalfOpen { .. } => Status::HalfOpen,
-            ModelState::Probing { .. } => Status::Probing,
-        }
+        self.phase().status()
     }
 }
 
@@ -220,11 +375,18 @@ impl ModelState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ModelTransition {
     /// The state left.
-    pub from: Phase,
+    pub from: ModelPhase,
     /// The state entered.
-    pub to: Phase,
+    pub to: ModelPhase,
     /// The counter of the state entered (never wraps in the model).
     pub counter: u64,
+}
+
+impl ModelTransition {
+    /// Whether the state entered or left is the operator-held open.
+    pub fn forced(&self) -> bool {
+        self.from == ModelPhase::ForcedOpen || self.to == ModelPhase::ForcedOpen
+    }
 }
 
 /// An admission: the counter to release with and whether it is the probe.
@@ -235,6 +397,20 @@ pub struct ModelTicket {
     /// Whether this is the probe of a half-open breaker.
     pub probe: bool,
 }
+
+/// A rejection: why, and the ticks until an admission could succeed
+/// (`None` when forced open).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ModelRejected {
+    /// Why.
+    pub cause: Cause,
+    /// Ticks from the rejection's clock reading to the first reading that
+    /// lapses the state; `None` for `ForcedOpen`.
+    pub retry_after: Option<u64>,
+}
+
+/// The longest wait a `Rejected` holds: `usize::MAX >> 2` ticks.
+pub const MAX_RETRY_AFTER: u64 = (usize::MAX >> 2) as u64;
 
 /// The reference model of one breaker.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -300,10 +476,6 @@ impl Model {
         self.read_clock = false;
     }
 
-    fn begin(&mut self) {
-        self.clear_last();
-    }
-
     fn go(&mut self, to: ModelState) {
         self.counter += 1;
         self.last.push(ModelTransition {
@@ -319,20 +491,70 @@ impl Model {
         now
     }
 
-    /// If `Open`'s time or `Probing`'s timeout has run out at `now`, moves to
-    /// `HalfOpen` and says so.
-    fn lapse(&mut self, now: u64) -> bool {
-        let (since, limit, trips) = match self.state {
-            ModelState::Open { since, trips } => (since, self.config.open_duration(trips), trips),
-            ModelState::Probing { since, trips } => (since, self.config.probe_timeout, trips),
-            _ => return false,
+    /// The timed state's start, the units it lasts and its trips, if it is
+    /// `Open` or `Probing`.
+    pub fn timed(&self) -> Option<(u64, u64, u64)> {
+        match self.state {
+            ModelState::Open { since, trips } => Some((since, self.config.open_need(trips), trips)),
+            ModelState::Probing { since, trips } => Some((since, self.config.probe_need(), trips)),
+            _ => None,
+        }
+    }
+
+    /// Whether the `Open` or `Probing` state's time is up at `now`.
+    fn lapsed(&self, now: u64) -> bool {
+        self.timed()
+            .is_some_and(|(since, need, _)| self.config.elapsed(since, now) >= need)
+    }
+
+    /// The first clock reading at or after `now` at which an admission
+    /// would elect a probe, if the state is `Open` or `Probing` and not yet
+    /// lapsed at `now` (wrapping, like the clock).
+    pub fn next_lapse(&self, now: u64) -> Option<u64> {
+        let (since, need, _) = self.timed()?;
+        (self.config.elapsed(since, now) < need)
+            .then(|| self.config.first_lapse_at(since, need, now))
+    }
+
+    /// The rejection the current (not lapsed, or forced) state gives at
+    /// `now`.
+    fn rejection(&self, now: u64) -> ModelRejected {
+        let cause = match self.state {
+            ModelState::Open { .. } => Cause::Open,
+            ModelState::Probing { .. } => Cause::Probing,
+            _ => Cause::ForcedOpen,
         };
-        let now = self.clock(now);
-        if self.config.elapsed(since, now) >= limit {
-            self.go(ModelState::HalfOpen { trips });
-            true
-        } else {
-            false
+        let retry_after = self
+            .next_lapse(now)
+            .map(|at| at.wrapping_sub(now).min(MAX_RETRY_AFTER));
+        ModelRejected { cause, retry_after }
+    }
+
+    /// A caller asks to be admitted at time `now`.
+    ///
+    /// # Errors
+    /// The rejection, with its cause and wait.
+    pub fn acquire(&mut self, now: u64) -> Result<ModelTicket, ModelRejected> {
+        self.clear_last();
+        match self.state {
+            ModelState::Closed { .. } => Ok(ModelTicket {
+                counter: self.counter,
+                probe: false,
+            }),
+            ModelState::ForcedOpen => Err(self.rejection(now)),
+            ModelState::HalfOpen { trips } => {
+                let now = self.clock(now);
+                Ok(self.elect(trips, now))
+            }
+            ModelState::Open { trips, .. } | ModelState::Probing { trips, .. } => {
+                let now = self.clock(now);
+                if self.lapsed(now) {
+                    self.go(ModelState::HalfOpen { trips });
+                    Ok(self.elect(trips, now))
+                } else {
+                    Err(self.rejection(now))
+                }
+            }
         }
     }
 
@@ -344,33 +566,10 @@ impl Model {
         }
     }
 
-    /// A caller asks to be admitted at time `now`. `None` when rejected.
-    pub fn acquire(&mut self, now: u64) -> Option<ModelTicket> {
-        self.begin();
-        match self.state {
-            ModelState::Closed { .. } => Some(ModelTicket {
-                counter: self.counter,
-                probe: false,
-            }),
-            ModelState::ForcedOpen => None,
-            ModelState::HalfOpen { trips } => {
-                let now = self.clock(now);
-                Some(self.elect(trips, now))
-            }
-            ModelState::Open { trips, .. } | ModelState::Probing { trips, .. } => {
-                if self.lapse(now) {
-                    Some(self.elect(trips, now))
-                } else {
-                    None
-                }
-            }
-        }
-    }
-
     /// A caller releases the ticket issued with `ticket_counter`, at time
     /// `now`. True when the outcome counted, false when the ticket was stale.
     pub fn release(&mut self, ticket_counter: u64, outcome: Outcome, now: u64) -> bool {
-        self.begin();
+        self.clear_last();
         if !self.config.same_counter(ticket_counter, self.counter) {
             return false;
         }
@@ -395,9 +594,9 @@ impl Model {
                 }
                 true
             }
-            ModelState::Probing { since, trips } => {
+            ModelState::Probing { trips, .. } => {
                 let now = self.clock(now);
-                if self.config.elapsed(since, now) >= self.config.probe_timeout {
+                if self.lapsed(now) {
                     self.go(ModelState::HalfOpen { trips });
                     return false;
                 }
@@ -415,17 +614,22 @@ impl Model {
         }
     }
 
-    /// The status at `now`; an elapsed `Open` or timed-out `Probing` becomes
-    /// `HalfOpen` first.
+    /// The status at `now`: a read, which changes nothing. An `Open` whose
+    /// time is up or a `Probing` whose probe timed out reads as `HalfOpen`.
     pub fn status(&mut self, now: u64) -> Status {
-        self.begin();
-        self.lapse(now);
+        self.clear_last();
+        if self.timed().is_some() {
+            let now = self.clock(now);
+            if self.lapsed(now) {
+                return Status::HalfOpen;
+            }
+        }
         self.state.status()
     }
 
     /// Holds the breaker open until [`force_close`](Self::force_close).
     pub fn force_open(&mut self) {
-        self.begin();
+        self.clear_last();
         if self.state != ModelState::ForcedOpen {
             self.go(ModelState::ForcedOpen);
         }
@@ -433,7 +637,7 @@ impl Model {
 
     /// Closes the breaker from any state; every earlier ticket becomes stale.
     pub fn force_close(&mut self) {
-        self.begin();
+        self.clear_last();
         self.go(ModelState::Closed { failures: 0 });
     }
 }
@@ -441,18 +645,20 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tripword::{W32, W64};
+    use tripword::{Config, W32, W64};
 
-    fn cfg(c: Config) -> ModelConfig {
-        ModelConfig::for_width::<W64>(&c)
+    fn cfg<W: Word>(c: Config) -> ModelConfig {
+        ModelConfig::for_width(&c.check::<W>().expect("valid"))
     }
 
     #[test]
     fn trip_probe_close() {
-        let mut m = Model::new(cfg(Config::new()
-            .failure_threshold(2)
-            .open_for(10)
-            .probe_timeout(5)));
+        let mut m = Model::new(cfg::<W64>(
+            Config::new()
+                .failure_threshold(2)
+                .open_for(10)
+                .probe_timeout(5),
+        ));
         let a = m.acquire(0).unwrap();
         let b = m.acquire(0).unwrap();
         assert!(m.release(a.counter, Outcome::Failure, 1));
@@ -461,26 +667,63 @@ mod tests {
         assert_eq!(
             m.transitions(),
             &[ModelTransition {
-                from: Phase::Closed,
-                to: Phase::Open,
+                from: ModelPhase::Closed,
+                to: ModelPhase::Open,
                 counter: 1
             }]
         );
-        assert_eq!(m.acquire(11), None);
+        assert_eq!(
+            m.acquire(11),
+            Err(ModelRejected {
+                cause: Cause::Open,
+                retry_after: Some(1)
+            })
+        );
         let p = m.acquire(12).unwrap();
         assert_eq!((p.counter, p.probe), (3, true));
         assert_eq!(m.transitions().len(), 2);
-        assert_eq!(m.acquire(12), None);
+        assert_eq!(
+            m.acquire(12),
+            Err(ModelRejected {
+                cause: Cause::Probing,
+                retry_after: Some(5)
+            })
+        );
         assert!(m.release(p.counter, Outcome::Success, 16));
         assert_eq!(m.state(), ModelState::Closed { failures: 0 });
+        m.force_open();
+        assert_eq!(
+            m.acquire(99),
+            Err(ModelRejected {
+                cause: Cause::ForcedOpen,
+                retry_after: None
+            })
+        );
+    }
+
+    #[test]
+    fn status_is_a_read() {
+        let mut m = Model::new(cfg::<W64>(Config::new().failure_threshold(1).open_for(10)));
+        let t = m.acquire(0).unwrap();
+        m.release(t.counter, Outcome::Failure, 0);
+        let before = m.clone();
+        assert_eq!(m.status(10), Status::HalfOpen);
+        assert!(m.read_clock() && m.transitions().is_empty());
+        assert_eq!(m.state(), before.state());
+        assert_eq!(m.counter(), before.counter());
+        let p = m.acquire(10).unwrap();
+        assert_eq!(p.counter, 3);
+        assert_eq!(m.transitions().len(), 2);
     }
 
     #[test]
     fn late_probe_is_stale_and_half_opens() {
-        let mut m = Model::new(cfg(Config::new()
-            .failure_threshold(1)
-            .open_for(10)
-            .probe_timeout(5)));
+        let mut m = Model::new(cfg::<W64>(
+            Config::new()
+                .failure_threshold(1)
+                .open_for(10)
+                .probe_timeout(5),
+        ));
         let t = m.acquire(0).unwrap();
         m.release(t.counter, Outcome::Failure, 0);
         let p = m.acquire(10).unwrap();
@@ -489,28 +732,87 @@ mod tests {
     }
 
     #[test]
-    fn elapsed_is_modular() {
-        let c = ModelConfig::for_width::<W32>(&Config::new());
+    fn time_is_in_units_modulo_the_field() {
+        let c = cfg::<W32>(Config::new().horizon(0).open_for(10));
+        assert_eq!(c.time_shift, 0);
         assert_eq!(c.elapsed(10, 15), 5);
         assert_eq!(c.elapsed(10, 9), (1 << 15) - 1);
         assert_eq!(c.elapsed(u64::MAX, 1), 2);
         assert_eq!(c.elapsed(1 << 15, 3), 3);
+        // The default W32 horizon: 128-tick units.
+        let c = cfg::<W32>(Config::new().open_for(1_000));
+        assert_eq!(c.time_shift, 7);
+        assert_eq!(c.need(1_000), 9);
+        assert_eq!(c.elapsed(127, 128), 1);
+        assert_eq!(c.elapsed(0, 127), 0);
+        assert_eq!(c.ring(), 1 << 22);
+        assert_eq!(c.elapsed(5, 5 + (1 << 22)), 0);
+    }
+
+    #[test]
+    fn the_wait_reaches_the_first_lapsing_tick() {
+        let c = cfg::<W32>(Config::new().failure_threshold(1).open_for(1_000));
+        for trip in [0u64, 1, 127, 128, 1000, u64::MAX - 300] {
+            let mut m = Model::new(c);
+            let t = m.acquire(trip).unwrap();
+            m.release(t.counter, Outcome::Failure, trip);
+            for now in [trip, trip.wrapping_add(1), trip.wrapping_add(999)] {
+                let mut probe = m.clone();
+                let wait = probe.acquire(now).unwrap_err().retry_after.unwrap();
+                let at = now.wrapping_add(wait);
+                assert!(m.clone().acquire(at.wrapping_sub(1)).is_err());
+                assert!(m.clone().acquire(at).unwrap().probe);
+                // Never early, and within the documented bound.
+                let gap = at.wrapping_sub(trip);
+                assert!(
+                    (1_000..1_000 + 3 * 128).contains(&gap),
+                    "{trip} {now} {gap}"
+                );
+            }
+        }
     }
 
     #[test]
     fn backoff_doubles_caps_and_saturates() {
-        let c = cfg(Config::new().open_for(100).exponential_backoff(1000));
+        let c = cfg::<W64>(Config::new().open_for(100).exponential_backoff(1000));
         let d: Vec<u64> = (0..7).map(|k| c.open_duration(k)).collect();
         assert_eq!(d, [100, 100, 200, 400, 800, 1000, 1000]);
-        let c =
-            ModelConfig::for_width::<W64>(&Config::new().open_for(1).exponential_backoff(1 << 33));
+        let n: Vec<u64> = (0..7).map(|k| c.open_need(k)).collect();
+        assert_eq!(n, [100, 100, 200, 400, 800, 1000, 1000]);
+        let c = cfg::<W64>(Config::new().open_for(1).exponential_backoff(1 << 30));
         assert_eq!(c.max_trips(), 31);
         assert_eq!(c.open_duration(c.max_trips()), 1 << 30);
+        assert_eq!(c.open_duration(40), 1 << 30);
+        // In units: need(open_for) doubles, need(cap) caps.
+        let c = cfg::<W32>(Config::new().open_for(1_000).exponential_backoff(8_000));
+        assert_eq!((c.need(1_000), c.need(8_000)), (9, 64));
+        let n: Vec<u64> = (1..6).map(|k| c.open_need(k)).collect();
+        assert_eq!(n, [9, 18, 36, 64, 64]);
+    }
+
+    #[test]
+    fn the_shift_follows_the_spec_rule() {
+        for (config, s) in [
+            (Config::new().open_for(1_000), 7),
+            (Config::new().open_for(600_000), 8),
+            (Config::new().open_for(100).probe_timeout(50).horizon(0), 0),
+            (
+                Config::new().open_for(4).probe_timeout(2).horizon(100_000),
+                2,
+            ),
+            (
+                Config::new().open_for(4).probe_timeout(2).horizon(200_000),
+                3,
+            ),
+        ] {
+            assert_eq!(cfg::<W32>(config).time_shift, s, "{config:?}");
+        }
+        assert_eq!(cfg::<W64>(Config::new().open_for(1 << 33)).time_shift, 0);
     }
 
     #[test]
     fn tickets_compare_modulo_the_period() {
-        let c = ModelConfig::for_width::<W32>(&Config::new());
+        let c = cfg::<W32>(Config::new());
         assert!(c.same_counter(3, 3 + 1024));
         assert!(!c.same_counter(3, 4));
     }

@@ -1,44 +1,57 @@
 //! Exhaustive exploration (issue 3, item 3): a breadth-first search over every
 //! reachable state of the pure transition function
-//! ([`tripword::transition::apply`]) and the reference model together, for
-//! small configs (thresholds 1–3, several durations including the maximum,
-//! backoff on and off, both word widths), checking SPEC I1–I10 in every state
-//! and on every edge.
+//! ([`tripword::transition::apply`], and [`tripword::transition::status_at`]
+//! for status reads) and the reference model together, for small configs
+//! (thresholds 1–3, several durations including the longest, backoff on and
+//! off, both word widths; `W32` both in exact ticks, `horizon(0)` so `s = 0`,
+//! and in units of 4 and 8 ticks, `s = 2` and `s = 3`), checking SPEC I1–I10
+//! in every state and on every edge.
 //!
 //! A node is (word, model, clock). From each node the search applies every
 //! event — admit; release with the current counter and with stale ones (one
 //! and two states old) and a future one, each with every outcome; force open;
 //! force close; status — and every clock move within a finite clock domain
-//! `S` (small times 0..=8 and clusters around half the maximum duration, the
-//! maximum duration, the time field's period `2^T` and `u64::MAX`), so the
-//! moves include +0, +1, backwards, exactly to a deadline and one before,
-//! huge jumps and the `u64` wrap. Nodes are deduplicated on (word with the
-//! counter field cleared, model state, clock): the machine is invariant under
-//! a shift of the counter (the core only compares and increments it), and the
-//! counter is checked against the model's on every node instead. The search
-//! starts two states before the counter wraps, so transitions across the wrap
-//! are explored too.
+//! `S` per config (small times 0..=6, the unit's edges, and clusters around
+//! half the ring, the ring, the ring minus the open time, the old `2^15`-tick
+//! horizon and `u64::MAX`), so the moves include +0, +1, backwards, huge jumps
+//! and the `u64` wrap. Nodes are deduplicated on (word with the counter field
+//! cleared, model state, clock): the machine is invariant under a shift of
+//! the counter (the core only compares and increments it), and the counter is
+//! checked against the model's on every node instead. The search starts two
+//! states before the counter wraps, so transitions across the wrap are
+//! explored too.
 //!
-//! On every node it also checks, outside the graph: liveness and the time
-//! bounds at exact deadlines computed from the state (I4, I5, I6), and
-//! corrupt words derived from the node's word (I8).
+//! On every node it also checks, outside the graph, corrupt words derived
+//! from the node's word (I8), and, once per distinct timed state (`Open` or
+//! `Probing` with its timestamp), the time bounds at exact times computed
+//! from the state (I4, I5, I6): the first lapsing reading is never before `d`
+//! ticks and never later than `d + 3 * 2^s` (with backoff below the cap,
+//! `(open_for + 3 * 2^s) * 2^(k-1)`: `harness::time_bounds`), it elects
+//! the probe and one tick earlier is rejected, a rejection's wait lands on
+//! it; and the issue-9 adversaries: sparse and periodic callers spaced around
+//! the ring minus the open time, multiples of the ring and of `2^15`, after a
+//! trip or after a lost probe (`Probing`, probe timeouts of 1 tick included),
+//! each compared with the model, the first call at or after the deadline
+//! electing the probe whenever it is below the ring less one unit.
 
 use std::cell::Cell;
 use std::collections::{HashSet, VecDeque};
 use std::time::Instant;
 
-use tripword::transition::{Event, Step, Verdict, apply};
-use tripword::word::{Phase, Snapshot, State, TAG_BITS};
-use tripword::{Config, Outcome, W32, W64, Word};
+use tripword::transition::{Event, Step, Verdict, apply, status_at};
+use tripword::word::{Snapshot, State, TAG_BITS};
+use tripword::{Cause, Config, Outcome, Status, Transition, ValidConfig, W32, W64, Word};
 use tripword_verification::harness::{
-    XorShift, counter_matches, state_mismatch, transitions_match,
+    XorShift, counter_matches, state_mismatch, time_bounds, transitions_match,
 };
-use tripword_verification::model::{Model, ModelConfig, ModelState};
+use tripword_verification::model::{Model, ModelConfig, ModelRejected, ModelState};
 
 const OUTCOMES: [Outcome; 3] = [Outcome::Success, Outcome::Failure, Outcome::Ignored];
 /// Release counters relative to the current one: current, one and two states
 /// old, one ahead (a ticket no state issued yet).
 const DELTAS: [i64; 4] = [0, -1, -2, 1];
+/// The old `W32` horizon: `2^15` ticks, the time field's range at `s = 0`.
+const OLD_HORIZON: u64 = 1 << 15;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Ev {
@@ -59,9 +72,10 @@ fn all_events() -> Vec<Ev> {
     v
 }
 
-/// The event for the pure layer, on a word whose counter is `counter`.
-fn pure_event(ev: Ev, counter: u32, period: u64) -> Event {
-    match ev {
+/// The event for the pure layer, on a word whose counter is `counter`
+/// (`None` for a status read, which is not an event).
+fn pure_event(ev: Ev, counter: u32, period: u64) -> Option<Event> {
+    Some(match ev {
         Ev::Admit => Event::Admit,
         Ev::Release(d, outcome) => Event::Release {
             counter: (i128::from(counter) + i128::from(d)).rem_euclid(i128::from(period)) as u32,
@@ -69,48 +83,112 @@ fn pure_event(ev: Ev, counter: u32, period: u64) -> Event {
         },
         Ev::ForceOpen => Event::ForceOpen,
         Ev::ForceClose => Event::ForceClose,
-        Ev::Status => Event::Status,
+        Ev::Status => return None,
+    })
+}
+
+/// What an event answered, in terms both the core and the model give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Said {
+    Admitted { counter: u32, probe: bool },
+    Rejected(ModelRejected),
+    Recorded,
+    Stale,
+    Done,
+    Status(Status),
+}
+
+impl From<Verdict> for Said {
+    fn from(v: Verdict) -> Said {
+        match v {
+            Verdict::Admitted { counter, probe } => Said::Admitted { counter, probe },
+            Verdict::Rejected(r) => Said::Rejected(ModelRejected {
+                cause: r.cause(),
+                retry_after: r.retry_after(),
+            }),
+            Verdict::Recorded => Said::Recorded,
+            Verdict::Stale => Said::Stale,
+            Verdict::Done => Said::Done,
+        }
     }
 }
 
-/// Applies `ev` to the model; returns the verdict the core must give.
-fn model_step(m: &mut Model, ev: Ev, now: u64) -> Verdict {
+/// Applies `ev` to the model; returns what the core must answer.
+fn model_step(m: &mut Model, ev: Ev, now: u64) -> Said {
     let p = m.config().counter_period();
     match ev {
         Ev::Admit => match m.acquire(now) {
-            Some(t) => Verdict::Admitted {
+            Ok(t) => Said::Admitted {
                 counter: (t.counter % p) as u32,
                 probe: t.probe,
             },
-            None => Verdict::Rejected,
+            Err(r) => Said::Rejected(r),
         },
         Ev::Release(d, outcome) => {
             if m.release(m.counter().wrapping_add_signed(d), outcome, now) {
-                Verdict::Recorded
+                Said::Recorded
             } else {
-                Verdict::Stale
+                Said::Stale
             }
         }
         Ev::ForceOpen => {
             m.force_open();
-            Verdict::Done
+            Said::Done
         }
         Ev::ForceClose => {
             m.force_close();
-            Verdict::Done
+            Said::Done
         }
-        Ev::Status => Verdict::Status(m.status(now)),
+        Ev::Status => Said::Status(m.status(now)),
     }
 }
 
-/// Applies an event to a word through the pure layer, counting clock reads.
-fn pure<W: Word>(config: &Config, word: W::Raw, event: Event, now: u64) -> (Step<W::Raw>, u32) {
+/// One step of the core's pure layer: an event through `apply`, or a status
+/// read through `status_at` (which leaves the word as it is).
+struct CoreStep<R> {
+    word: R,
+    said: Said,
+    transitions: Vec<Transition>,
+    repaired: Option<R>,
+    reads: u32,
+}
+
+/// Applies `ev` to a word through the pure layer, counting clock reads.
+fn pure<W: Word>(
+    config: &ValidConfig<W>,
+    word: W::Raw,
+    ev: Ev,
+    counter: u32,
+    now: u64,
+) -> CoreStep<W::Raw> {
     let reads = Cell::new(0u32);
-    let step = apply::<W>(config, word, event, || {
+    let clock = || {
         reads.set(reads.get() + 1);
         now
-    });
-    (step, reads.get())
+    };
+    let period = 1u64 << W::LAYOUT.counter_bits;
+    match pure_event(ev, counter, period) {
+        Some(event) => {
+            let step: Step<W::Raw> = apply::<W>(config, word, event, clock);
+            CoreStep {
+                word: step.word,
+                said: step.verdict.into(),
+                transitions: step.transitions.iter().collect(),
+                repaired: step.repaired,
+                reads: reads.get(),
+            }
+        }
+        None => {
+            let status = status_at::<W>(config, word, clock);
+            CoreStep {
+                word,
+                said: Said::Status(status),
+                transitions: Vec::new(),
+                repaired: None,
+                reads: reads.get(),
+            }
+        }
+    }
 }
 
 #[derive(Default, Debug)]
@@ -119,23 +197,31 @@ struct Counts {
     edges: u64,
     side_checks: u64,
     corrupt_words: u64,
+    timed_states: u64,
+    sparse_callers: u64,
 }
 
 struct Explorer<'a, W: Word> {
-    config: Config,
+    config: ValidConfig<W>,
     mcfg: ModelConfig,
     clocks: &'a [u64],
     events: Vec<Ev>,
     counts: Counts,
     corrupt_seen: HashSet<u64>,
+    timed_seen: HashSet<(u64, ModelState)>,
     /// Compare with the model (off with `EXHAUSTIVE_WITHOUT_MODEL=1`, to see
     /// what the invariant checks catch on their own).
     compare_model: bool,
-    _w: std::marker::PhantomData<W>,
 }
 
 fn decode<W: Word>(word: W::Raw) -> Snapshot {
     Snapshot::decode::<W>(word).expect("reachable words decode")
+}
+
+/// The state's name as a transition reports it: its status, and whether it
+/// is the operator-held open.
+fn named(state: &State) -> (Status, bool) {
+    (state.status(), state.is_forced_open())
 }
 
 impl<W: Word> Explorer<'_, W> {
@@ -143,9 +229,12 @@ impl<W: Word> Explorer<'_, W> {
         self.mcfg.counter_period()
     }
 
+    fn counter_field(&self) -> u64 {
+        (self.period() - 1) << TAG_BITS
+    }
+
     fn key(&self, word: W::Raw, model: &Model, now: u64) -> (u64, ModelState, u64) {
-        let counter_field = (self.period() - 1) << TAG_BITS;
-        (word.into() & !counter_field, model.state(), now)
+        (word.into() & !self.counter_field(), model.state(), now)
     }
 
     /// One edge: applies `ev` at `now` to the core's word and the model,
@@ -153,12 +242,7 @@ impl<W: Word> Explorer<'_, W> {
     fn edge(&mut self, word: W::Raw, model: &Model, ev: Ev, now: u64) -> (W::Raw, Model) {
         self.counts.edges += 1;
         let pre = decode::<W>(word);
-        let (step, reads) = pure::<W>(
-            &self.config,
-            word,
-            pure_event(ev, pre.counter, self.period()),
-            now,
-        );
+        let step = pure::<W>(&self.config, word, ev, pre.counter, now);
         let mut m = model.clone();
         let want = model_step(&mut m, ev, now);
         let ctx = || {
@@ -175,23 +259,31 @@ impl<W: Word> Explorer<'_, W> {
             ctx()
         );
         let post = decode::<W>(step.word);
-        assert!(reads <= 1, "clock read {reads} times: {}", ctx());
+        assert!(
+            step.reads <= 1,
+            "clock read {} times: {}",
+            step.reads,
+            ctx()
+        );
         if self.compare_model {
-            assert_eq!(step.verdict, want, "verdict: {}", ctx());
+            assert_eq!(step.said, want, "verdict: {}", ctx());
             if let Some(diff) = state_mismatch(&post, &m) {
                 panic!("state: {diff}: {}", ctx());
             }
             assert!(
-                transitions_match(&self.mcfg, step.transitions, m.transitions()),
+                transitions_match(
+                    &self.mcfg,
+                    step.transitions.iter().copied(),
+                    m.transitions()
+                ),
                 "transitions {:?} vs model {:?}: {}",
-                step.transitions.iter().collect::<Vec<_>>(),
+                step.transitions,
                 m.transitions(),
                 ctx()
             );
-            assert_eq!(reads == 1, m.read_clock(), "clock read: {}", ctx());
+            assert_eq!(step.reads == 1, m.read_clock(), "clock read: {}", ctx());
         }
-        let unchanged = step.word == word;
-        self.invariants(&pre, ev, now, &step, &post, reads, unchanged, &ctx);
+        self.invariants(&pre, ev, now, &step, &post, word, &ctx);
         m.clear_last();
         (step.word, m)
     }
@@ -204,14 +296,15 @@ impl<W: Word> Explorer<'_, W> {
         pre: &Snapshot,
         ev: Ev,
         now: u64,
-        step: &Step<W::Raw>,
+        step: &CoreStep<W::Raw>,
         post: &Snapshot,
-        reads: u32,
-        unchanged: bool,
+        word: W::Raw,
         ctx: &dyn Fn() -> String,
     ) {
         let l = W::LAYOUT;
         let n = step.transitions.len() as u32;
+        let reads = step.reads;
+        let unchanged = step.word == word;
         // I10: the counter moves by exactly the number of transitions.
         let mut c = pre.counter;
         for _ in 0..n {
@@ -226,33 +319,37 @@ impl<W: Word> Explorer<'_, W> {
             ctx()
         );
         // I7: the transitions form a chain from the old state to the new one,
-        // each with the counter of the state it entered.
-        let mut from = pre.state.phase();
+        // each with the counter of the state it entered, `forced` exactly when
+        // the state left or entered is the operator-held open.
+        let (mut from, mut from_forced) = named(&pre.state);
         let mut c = pre.counter;
-        for t in step.transitions {
+        for (i, t) in step.transitions.iter().enumerate() {
             c = l.next_counter(c);
+            let last = i + 1 == step.transitions.len();
+            let to_forced = last && post.state.is_forced_open();
             assert_eq!(
-                (t.from, t.counter),
-                (from, c),
+                (t.from, t.counter, t.forced),
+                (from, c, from_forced || to_forced),
                 "I7: chain broken: {}",
                 ctx()
             );
             from = t.to;
+            from_forced = to_forced;
         }
         assert_eq!(
             from,
-            post.state.phase(),
+            post.state.status(),
             "I7: chain does not end in the new state: {}",
             ctx()
         );
         assert!(n <= 2, "at most two transitions per event: {}", ctx());
         match ev {
-            Ev::Admit => match (pre.state, step.verdict) {
+            Ev::Admit => match (pre.state, step.said) {
                 // I9: admission in Closed is a load: no clock, no store.
                 (State::Closed { .. }, v) => {
                     assert_eq!(
                         v,
-                        Verdict::Admitted {
+                        Said::Admitted {
                             counter: pre.counter,
                             probe: false
                         },
@@ -268,9 +365,9 @@ impl<W: Word> Explorer<'_, W> {
                 // I1: an admission outside Closed is the single probe of a
                 // fresh state: its counter is new, and no other ticket can
                 // carry it.
-                (_, Verdict::Admitted { counter, probe }) => {
+                (_, Said::Admitted { counter, probe }) => {
                     assert!(probe, "I1: non-probe admitted outside Closed: {}", ctx());
-                    assert_eq!(post.state.phase(), Phase::Probing, "I1: {}", ctx());
+                    assert!(matches!(post.state, State::Probing { .. }), "I1: {}", ctx());
                     assert_eq!(counter, post.counter, "I1: {}", ctx());
                     assert_ne!(
                         counter,
@@ -279,24 +376,35 @@ impl<W: Word> Explorer<'_, W> {
                         ctx()
                     );
                     assert_eq!(
-                        step.transitions.iter().last().map(|t| t.to),
-                        Some(Phase::Probing),
+                        step.transitions.last().map(|t| t.to),
+                        Some(Status::Probing),
                         "{}",
                         ctx()
                     );
                 }
-                (_, Verdict::Rejected) => {
-                    assert!(
-                        unchanged
-                            || matches!(pre.state, State::Open { .. } | State::Probing { .. }),
+                (_, Said::Rejected(r)) => {
+                    assert!(unchanged, "a rejection stores nothing: {}", ctx());
+                    assert_eq!(n, 0, "a rejection changes nothing: {}", ctx());
+                    // The cause names the state; only a timer has a wait,
+                    // and a positive one.
+                    let cause = match pre.state {
+                        State::Open { .. } => Cause::Open,
+                        State::Probing { .. } => Cause::Probing,
+                        State::ForcedOpen => Cause::ForcedOpen,
+                        _ => panic!("rejected in {:?}: {}", pre.state, ctx()),
+                    };
+                    assert_eq!(r.cause, cause, "{}", ctx());
+                    assert_eq!(
+                        r.retry_after.is_some_and(|w| w >= 1),
+                        cause != Cause::ForcedOpen,
                         "{}",
                         ctx()
                     );
-                    assert_eq!(n, 0, "a rejection changes nothing: {}", ctx());
                     // I4: an Open breaker rejects only before its time is up.
                     if let State::Open { since, trips } = pre.state {
+                        let elapsed = l.elapsed(since, self.mcfg.units(now));
                         assert!(
-                            l.elapsed(since, now) < self.config.open_duration(trips),
+                            elapsed < self.mcfg.open_need(u64::from(trips)),
                             "I4/I5: {}",
                             ctx()
                         );
@@ -307,7 +415,7 @@ impl<W: Word> Explorer<'_, W> {
             Ev::Release(d, outcome) => {
                 // I2: a ticket from another state changes nothing and reads no clock.
                 if d != 0 {
-                    assert_eq!(step.verdict, Verdict::Stale, "I2: {}", ctx());
+                    assert_eq!(step.said, Said::Stale, "I2: {}", ctx());
                     assert!(
                         unchanged && n == 0 && reads == 0,
                         "I2: stale release acted: {}",
@@ -316,7 +424,7 @@ impl<W: Word> Explorer<'_, W> {
                 }
                 // I1: only the probe (current counter of Probing) can change a
                 // non-closed state by a release.
-                if step.verdict == Verdict::Recorded && !matches!(pre.state, State::Closed { .. }) {
+                if step.said == Said::Recorded && !matches!(pre.state, State::Closed { .. }) {
                     assert!(
                         d == 0 && matches!(pre.state, State::Probing { .. }),
                         "I1: {}",
@@ -328,16 +436,16 @@ impl<W: Word> Explorer<'_, W> {
                     State::Open { .. } | State::HalfOpen { .. } | State::ForcedOpen
                 ) {
                     assert_eq!(
-                        step.verdict,
-                        Verdict::Stale,
+                        step.said,
+                        Said::Stale,
                         "no ticket carries this counter: {}",
                         ctx()
                     );
                     assert!(unchanged, "{}", ctx());
                 }
                 // I3: a failed probe counts one more trip (saturating), once.
-                if let (State::Probing { trips, .. }, Verdict::Recorded, Outcome::Failure) =
-                    (pre.state, step.verdict, outcome)
+                if let (State::Probing { trips, .. }, Said::Recorded, Outcome::Failure) =
+                    (pre.state, step.said, outcome)
                 {
                     let want = (trips + 1).min(l.max_trips());
                     assert!(
@@ -348,7 +456,7 @@ impl<W: Word> Explorer<'_, W> {
                     assert_eq!(n, 1, "I3: one transition: {}", ctx());
                 }
                 if let (0, State::Closed { failures }) = (d, pre.state) {
-                    let threshold = self.config.get_failure_threshold();
+                    let threshold = self.config.failure_threshold();
                     match outcome {
                         // I3: the N-th consecutive failure trips, once.
                         Outcome::Failure if failures + 1 == threshold => {
@@ -384,13 +492,20 @@ impl<W: Word> Explorer<'_, W> {
                 }
             }
             Ev::Status => {
-                if matches!(
-                    pre.state,
-                    State::Closed { .. } | State::HalfOpen { .. } | State::ForcedOpen
-                ) {
+                // A status is a read: it never writes nor reports; it reads
+                // the clock only for a timed state.
+                assert!(unchanged && n == 0, "status wrote: {}", ctx());
+                let timed = matches!(pre.state, State::Open { .. } | State::Probing { .. });
+                assert_eq!(reads == 1, timed, "I9: status clock read: {}", ctx());
+                let Said::Status(st) = step.said else {
+                    panic!("status answered {:?}: {}", step.said, ctx());
+                };
+                if !timed {
+                    assert_eq!(st, pre.state.status(), "{}", ctx());
+                } else {
                     assert!(
-                        unchanged && reads == 0,
-                        "I9: status wrote or read the clock: {}",
+                        st == Status::HalfOpen || st == pre.state.status(),
+                        "{}",
                         ctx()
                     );
                 }
@@ -406,78 +521,32 @@ impl<W: Word> Explorer<'_, W> {
         }
     }
 
-    /// Checks at times computed from the node's state (the core's word),
-    /// off the graph: liveness at exact deadlines (I5), rejection before
-    /// them (I4), and the time-fault rules (I6).
-    fn node_checks(&mut self, word: W::Raw, model: &Model, now: u64) {
-        let l = W::LAYOUT;
-        let max = l.max_duration();
-        let field = 1u64 << l.time_bits;
+    /// Whether an admission at `t` from this node elects a new probe.
+    fn elected(&mut self, word: W::Raw, model: &Model, t: u64) -> bool {
+        self.counts.side_checks += 1;
         let before = decode::<W>(word);
-        // Whether an admission at `t` elects a new probe.
-        let elected = |this: &mut Self, t: u64| {
-            this.counts.side_checks += 1;
-            let (w, _) = this.edge(word, model, Ev::Admit, t);
-            let after = decode::<W>(w);
-            matches!(after.state, State::Probing { .. }) && after.counter != before.counter
-        };
+        let (w, _) = self.edge(word, model, Ev::Admit, t);
+        let after = decode::<W>(w);
+        matches!(after.state, State::Probing { .. }) && after.counter != before.counter
+    }
+
+    /// Checks at times computed from the node's state, off the graph:
+    /// liveness at exact deadlines (I5), rejection before them (I4), the
+    /// documented bounds, the time-fault rules (I6) and the sparse callers
+    /// of issue 9.
+    fn node_checks(&mut self, word: W::Raw, model: &Model, now: u64) {
+        let before = decode::<W>(word);
         match before.state {
-            State::Open { since, trips } | State::Probing { since, trips } => {
-                let open = matches!(before.state, State::Open { .. });
-                let d = if open {
-                    self.mcfg.open_duration(u64::from(trips))
-                } else {
-                    self.mcfg.probe_timeout
-                };
-                // `since` is the stored timestamp (modulo 2^T); times built
-                // from it are exact modulo 2^T, which is all the core sees.
-                // I5: the first caller at the deadline becomes the probe (a
-                // lost probe blocks for at most the probe timeout); I4: one
-                // tick earlier it is rejected.
-                assert!(
-                    elected(self, since.wrapping_add(d)),
-                    "I5: no probe at the deadline"
-                );
-                assert!(
-                    !elected(self, since.wrapping_add(d - 1)),
-                    "I4: admitted before the deadline"
-                );
-                // I6: a clock that went backwards (by one tick, or by the
-                // maximum duration) reads as elapsed: fails towards probing.
-                assert!(
-                    elected(self, since.wrapping_sub(1)),
-                    "I6: backwards by 1 did not probe"
-                );
-                assert!(
-                    elected(self, since.wrapping_sub(max)),
-                    "I6: backwards by max did not probe"
-                );
-                // I6: nobody called for exactly one time-field period: the
-                // breaker rejects again, but for at most `d` more ticks.
-                assert!(
-                    !elected(self, since.wrapping_add(field)),
-                    "I6: documented wrap rejection"
-                );
-                assert!(
-                    elected(self, since.wrapping_add(field).wrapping_add(d)),
-                    "I6: bound exceeded"
-                );
-                if !open {
-                    // A probe that reports at its timeout is stale and
-                    // half-opens; one tick before, it counts.
-                    self.counts.side_checks += 2;
-                    let late = Ev::Release(0, Outcome::Success);
-                    let (w, _) = self.edge(word, model, late, since.wrapping_add(d));
-                    assert!(
-                        matches!(decode::<W>(w).state, State::HalfOpen { .. }),
-                        "late probe"
-                    );
-                    let (w, _) = self.edge(word, model, late, since.wrapping_add(d - 1));
-                    assert_eq!(
-                        decode::<W>(w).state,
-                        State::Closed { failures: 0 },
-                        "probe in time"
-                    );
+            State::Open { .. } | State::Probing { .. } => {
+                // These depend on the word and the model's state only: once
+                // per distinct pair.
+                let raw: u64 = word.into();
+                if self
+                    .timed_seen
+                    .insert((raw & !self.counter_field(), model.state()))
+                {
+                    self.counts.timed_states += 1;
+                    self.timed_checks(word, model);
                 }
             }
             State::ForcedOpen => {
@@ -497,21 +566,208 @@ impl<W: Word> Explorer<'_, W> {
         }
     }
 
+    fn timed_checks(&mut self, word: W::Raw, model: &Model) {
+        let cfg = self.mcfg;
+        let u = cfg.unit();
+        let ring = cfg.ring();
+        let (t0, need, trips) = model.timed().expect("a timed model state");
+        let open = matches!(model.state(), ModelState::Open { .. });
+        let d = if open {
+            cfg.open_duration(trips)
+        } else {
+            cfg.probe_timeout
+        };
+        let (_, _, latest) = time_bounds(&cfg, &model.state()).expect("timed");
+        // The first reading that lapses the state: the start of unit
+        // units(t0) + need. The documented bounds: never before d ticks,
+        // never d + 3 * 2^s or later.
+        let at = cfg.first_lapse_at(t0, need, t0);
+        let gap = at.wrapping_sub(t0);
+        assert!(
+            gap >= d,
+            "never early: lapses {gap} ticks after the timestamp, duration {d} ({:?}, {cfg:?})",
+            model.state()
+        );
+        assert!(
+            gap <= latest,
+            "never late: lapses {gap} ticks after the timestamp, latest {latest}, duration {d} ({:?}, {cfg:?})",
+            model.state()
+        );
+        // I5: the first caller at the deadline becomes the probe (a lost
+        // probe blocks for at most the probe timeout); I4: one tick earlier,
+        // and d - 1 ticks after the timestamp, it is rejected.
+        assert!(
+            self.elected(word, model, at),
+            "I5: no probe at the deadline"
+        );
+        assert!(
+            !self.elected(word, model, at.wrapping_sub(1)),
+            "I4: admitted before the deadline"
+        );
+        assert!(
+            !self.elected(word, model, t0.wrapping_add(d - 1)),
+            "I4: admitted before d ticks"
+        );
+        assert!(
+            self.elected(word, model, t0.wrapping_add(latest)),
+            "I5: not admitted by the latest deadline"
+        );
+        // A rejection's wait lands on the deadline, from every tick of the
+        // open time's first unit and the one before the deadline.
+        let first_unit = (0..u.min(8))
+            .filter(|&i| i < gap)
+            .map(|i| t0.wrapping_add(i));
+        for t in first_unit.chain([at.wrapping_sub(1)]) {
+            self.counts.side_checks += 1;
+            let step = pure::<W>(&self.config, word, Ev::Admit, before_counter::<W>(word), t);
+            let Said::Rejected(r) = step.said else {
+                panic!("admitted at {t}, before the deadline {at}");
+            };
+            assert_eq!(
+                r.retry_after.map(|w| t.wrapping_add(w)),
+                Some(at),
+                "the wait from {t} does not land on the deadline"
+            );
+        }
+        // Gaps below the ring less one unit are measured exactly: the
+        // largest such caller probes.
+        let far = (ring - u128::from(u) - 1) as u64;
+        assert!(
+            self.elected(word, model, t0.wrapping_add(far)),
+            "a caller {far} ticks after the timestamp (the ring less a unit) did not probe"
+        );
+        // I6: a clock that went backwards by a unit or more reads as a long
+        // elapsed time: fails towards probing. By half the ring (the longest
+        // duration's units) too. Less than a unit back may stay in the same
+        // unit: that reads as no time, as the model says.
+        assert!(
+            self.elected(word, model, t0.wrapping_sub(u)),
+            "I6: backwards by a unit did not probe"
+        );
+        assert!(
+            self.elected(word, model, t0.wrapping_sub((ring / 2) as u64)),
+            "I6: backwards by half the ring did not probe"
+        );
+        let back_one = self.elected(word, model, t0.wrapping_sub(1));
+        assert_eq!(
+            back_one,
+            t0 % u == 0,
+            "I6: backwards by 1 tick probes exactly when it crosses into the unit before"
+        );
+        // I6: nobody called for exactly the ring: the breaker rejects again,
+        // and for at most the latest deadline more.
+        let wrapped = t0.wrapping_add(ring as u64);
+        if ring < 1 << 64 {
+            assert!(
+                !self.elected(word, model, wrapped),
+                "I6: documented wrap rejection"
+            );
+            assert!(
+                self.elected(word, model, wrapped.wrapping_add(latest)),
+                "I6: bound exceeded"
+            );
+        }
+        if !open {
+            // A probe that reports at its timeout is stale and half-opens;
+            // one tick before, it counts.
+            self.counts.side_checks += 2;
+            let late = Ev::Release(0, Outcome::Success);
+            let (w, _) = self.edge(word, model, late, at);
+            assert!(
+                matches!(decode::<W>(w).state, State::HalfOpen { .. }),
+                "late probe"
+            );
+            let (w, _) = self.edge(word, model, late, at.wrapping_sub(1));
+            assert_eq!(
+                decode::<W>(w).state,
+                State::Closed { failures: 0 },
+                "probe in time"
+            );
+        }
+        self.sparse_callers(word, model, t0, d, latest);
+    }
+
+    /// Issue 9: callers every `gap` ticks after the timestamp `t0` (after a
+    /// trip, or after a probe that was lost), for gaps around the ring minus
+    /// the open time, multiples of the ring and of the old `2^15` horizon.
+    /// Rejected calls leave the word as it is, so the k-th caller meets this
+    /// node's word. Each is compared with the model (in `edge`); the first
+    /// one admitted is never before `d` ticks, and, when it is below the
+    /// ring less one unit, is the first caller at or after the latest
+    /// deadline or earlier.
+    fn sparse_callers(&mut self, word: W::Raw, model: &Model, t0: u64, d: u64, latest: u64) {
+        let cfg = self.mcfg;
+        let u = cfg.unit() as i128;
+        let ring = cfg.ring() as i128;
+        let mut gaps: Vec<u64> = Vec::new();
+        let bases = [
+            ring - i128::from(d),
+            ring - i128::from(latest),
+            ring,
+            2 * ring,
+            i128::from(OLD_HORIZON),
+            2 * i128::from(OLD_HORIZON),
+            3 * i128::from(OLD_HORIZON),
+            i128::from(latest),
+        ];
+        for base in bases {
+            for delta in [-u, -1, 0, 1, u] {
+                if let Ok(g) = u64::try_from(base + delta)
+                    && g > 0
+                {
+                    gaps.push(g);
+                }
+            }
+        }
+        gaps.sort_unstable();
+        gaps.dedup();
+        const CALLS: u64 = 6;
+        for gap in gaps {
+            for k in 1..=CALLS {
+                self.counts.sparse_callers += 1;
+                let Some(x) = u128::from(gap).checked_mul(u128::from(k)) else {
+                    break;
+                };
+                let t = t0.wrapping_add(x as u64);
+                if self.elected(word, model, t) {
+                    assert!(
+                        x >= u128::from(d),
+                        "sparse caller {k} every {gap} ticks admitted {x} ticks after the timestamp, before {d}"
+                    );
+                    if x + (u as u128) < ring as u128 {
+                        assert!(
+                            k == 1 || x - u128::from(gap) < u128::from(latest),
+                            "sparse caller {k} every {gap} ticks: caller {} at {} ticks was already past the latest deadline {latest}",
+                            k - 1,
+                            x - u128::from(gap)
+                        );
+                    }
+                    break;
+                }
+                assert!(
+                    x + (u as u128) >= ring as u128 || x < u128::from(latest),
+                    "sparse caller {k} every {gap} ticks rejected {x} ticks after the timestamp, past the latest deadline {latest}, below the ring"
+                );
+            }
+        }
+    }
+
     /// SPEC I8: words made corrupt from this reachable one (an unknown tag,
     /// stray bits, a failure count at or over the threshold) decode without
     /// panic, are repaired to `Closed` with the next counter and reported,
-    /// and then the event applies as the model says it does from there.
+    /// and then the event applies as the model says it does from there. A
+    /// status read of a corrupt word reads `Closed` and repairs nothing.
     fn corrupt_checks(&mut self, word: W::Raw, now: u64) {
         let l = W::LAYOUT;
         let raw: u64 = word.into();
-        let counter_field = (self.period() - 1) << TAG_BITS;
+        let counter_field = self.counter_field();
         if !self.corrupt_seen.insert(raw & !counter_field) {
             return;
         }
         let keep = raw & counter_field;
         let payload = TAG_BITS + l.counter_bits;
         let top = 1u64 << (l.word_bits - 1);
-        let threshold = u64::from(self.config.get_failure_threshold());
+        let threshold = u64::from(self.config.failure_threshold());
         let variants = [
             (raw & !7) | 5,
             (raw & !7) | 6,
@@ -543,12 +799,15 @@ impl<W: Word> Explorer<'_, W> {
             let repaired = l.next_counter(Snapshot::counter_bits::<W>(bad_w));
             for ev in events {
                 self.counts.side_checks += 1;
-                let (step, reads) = pure::<W>(
-                    &self.config,
-                    bad_w,
-                    pure_event(ev, repaired, self.period()),
-                    now,
-                );
+                let step = pure::<W>(&self.config, bad_w, ev, repaired, now);
+                if ev == Ev::Status {
+                    assert_eq!(
+                        (step.said, step.reads, step.word),
+                        (Said::Status(Status::Closed), 0, bad_w),
+                        "I8: status of corrupt {bad:#x}"
+                    );
+                    continue;
+                }
                 assert_eq!(
                     step.repaired,
                     Some(bad_w),
@@ -560,15 +819,19 @@ impl<W: Word> Explorer<'_, W> {
                 }
                 let mut m = Model::with_counter(self.mcfg, u64::from(repaired));
                 let want = model_step(&mut m, ev, now);
-                assert_eq!(step.verdict, want, "I8: {bad:#x} {ev:?}");
+                assert_eq!(step.said, want, "I8: {bad:#x} {ev:?}");
                 if let Some(diff) = state_mismatch(&post, &m) {
                     panic!("I8: {bad:#x} {ev:?}: {diff}");
                 }
                 assert!(
-                    transitions_match(&self.mcfg, step.transitions, m.transitions()),
+                    transitions_match(
+                        &self.mcfg,
+                        step.transitions.iter().copied(),
+                        m.transitions()
+                    ),
                     "I8: {bad:#x} {ev:?}"
                 );
-                assert_eq!(reads == 1, m.read_clock(), "I8: {bad:#x} {ev:?} clock");
+                assert_eq!(step.reads == 1, m.read_clock(), "I8: {bad:#x} {ev:?} clock");
             }
         }
     }
@@ -617,97 +880,136 @@ impl<W: Word> Explorer<'_, W> {
     }
 }
 
-/// The finite clock domain: small times and clusters around the interesting
-/// large ones.
-fn clock_domain<W: Word>() -> Vec<u64> {
-    let l = W::LAYOUT;
-    let m = l.max_duration();
-    let p = 1u64 << l.time_bits;
+/// The counter carried by a word.
+fn before_counter<W: Word>(word: W::Raw) -> u32 {
+    Snapshot::counter_bits::<W>(word)
+}
+
+/// The finite clock domain of a config: small times, the edges of the first
+/// units, and clusters around half the ring, the ring, the ring minus the
+/// open time, the old `2^15` horizon and `u64::MAX`.
+fn clock_domain(cfg: &ModelConfig) -> Vec<u64> {
+    let u = cfg.unit();
+    let ring = u64::try_from(cfg.ring()).expect("the rings searched fit a u64");
     let mut v: Vec<u64> = (0..=6).collect();
-    v.extend([
-        m / 2 - 1,
-        m / 2,
-        m / 2 + 1,
-        m - 1,
-        m,
-        m + 1,
-        p - 1,
-        p,
-        p + 1,
-    ]);
+    if u > 1 {
+        v.extend([u - 1, u, u + 1, 2 * u, 3 * u - 1, 3 * u]);
+    }
+    let cluster = |c: u64| [c - 1, c, c + 1];
+    v.extend(cluster(ring / 2));
+    v.extend(cluster(ring));
+    v.extend(cluster(ring - cfg.open_for));
+    v.extend(cluster(OLD_HORIZON));
     v.extend([u64::MAX - 1, u64::MAX]);
     v.sort_unstable();
     v.dedup();
     v
 }
 
+/// One searched config: threshold, open_for, probe_timeout, backoff cap,
+/// horizon, and the time shift it must give.
+type Case = (u32, u64, u64, Option<u64>, Option<u64>, u32);
+
 /// Thresholds 1–3, small durations with and without backoff (the cap
 /// reached after one or two doublings, and not within the clock domain), and
-/// the maximum durations. The threshold only shapes `Closed`, so it is varied
-/// across the timings rather than crossed with them.
-fn configs<W: Word>() -> Vec<Config> {
-    let m = W::LAYOUT.max_duration();
-    let cases: [(u32, u64, u64, Option<u64>); 6] = [
-        (1, 1, 1, None),
-        (2, 2, 3, None),
-        (3, 1, 2, Some(4)),
-        (2, 2, 1, Some(8)),
-        (3, 3, 3, Some(1 << 20)),
-        (1, m / 2, m, Some(m)),
-    ];
-    cases
-        .into_iter()
-        .map(|(n, open_for, probe, cap)| {
-            let c = Config::new()
-                .failure_threshold(n)
-                .open_for(open_for)
-                .probe_timeout(probe);
-            match cap {
-                Some(cap) => c.exponential_backoff(cap.min(m)),
-                None => c,
-            }
-        })
-        .collect()
+/// the longest durations the shift allows. The threshold only shapes
+/// `Closed`, so it is varied across the timings rather than crossed with
+/// them. `W32` is searched in exact ticks (`horizon(0)`, `s = 0`) and in
+/// units of 4 and 8 ticks (`s = 2`, `s = 3`), with probe timeouts of one
+/// tick among them.
+fn configs<W: Word>() -> Vec<Case> {
+    let small = |m: u64, horizon: Option<u64>, s: u32| -> Vec<Case> {
+        vec![
+            (1, 1, 1, None, horizon, s),
+            (2, 2, 3, None, horizon, s),
+            (3, 1, 2, Some(4), horizon, s),
+            (2, 2, 1, Some(8), horizon, s),
+            (3, 3, 3, Some((1 << 20u64).min(m)), horizon, s),
+            (1, m / 2, m, Some(m), horizon, s),
+        ]
+    };
+    if W::LAYOUT.word_bits == 64 {
+        small(1 << 33, None, 0)
+    } else {
+        let mut cases = small(1 << 14, Some(0), 0);
+        cases.extend([
+            (1, 1, 1, None, Some(100_000), 2),
+            (2, 3, 1, Some(12), Some(100_000), 2),
+            (3, 2, 5, Some(20), Some(200_000), 3),
+            (1, 15_528, 31_056, Some(31_056), Some(100_000), 2),
+        ]);
+        cases
+    }
+}
+
+fn config_of<W: Word>(case: &Case) -> ValidConfig<W> {
+    let &(n, open_for, probe, cap, horizon, s) = case;
+    let mut c = Config::new()
+        .failure_threshold(n)
+        .open_for(open_for)
+        .probe_timeout(probe);
+    if let Some(cap) = cap {
+        c = c.exponential_backoff(cap);
+    }
+    if let Some(h) = horizon {
+        c = c.horizon(h);
+    }
+    let valid = c.check::<W>().expect("small configs are in range");
+    assert_eq!(valid.time_shift(), s, "{c:?}: the shift searched");
+    valid
 }
 
 fn run_width<W: Word>(name: &str) -> Counts {
-    let clocks = clock_domain::<W>();
     let mut total = Counts::default();
+    let mut shifts = Vec::new();
     let start = Instant::now();
-    for config in configs::<W>() {
-        let config = config.validate::<W>().expect("small configs are in range");
+    let cases = configs::<W>();
+    for case in &cases {
+        let config = config_of::<W>(case);
+        let mcfg = ModelConfig::for_width(&config);
+        let clocks = clock_domain(&mcfg);
         let mut x = Explorer::<W> {
             config,
-            mcfg: ModelConfig::for_width::<W>(&config),
+            mcfg,
             clocks: &clocks,
             events: all_events(),
             counts: Counts::default(),
             corrupt_seen: HashSet::new(),
+            timed_seen: HashSet::new(),
             compare_model: std::env::var_os("EXHAUSTIVE_WITHOUT_MODEL").is_none(),
-            _w: std::marker::PhantomData,
         };
         x.explore();
         println!(
-            "{name} threshold={} open_for={} probe_timeout={} backoff={:?}: {} states, {} transitions",
-            config.get_failure_threshold(),
-            config.get_open_for(),
-            config.get_probe_timeout(),
-            config.get_backoff_cap(),
+            "{name} threshold={} open_for={} probe_timeout={} backoff={:?} s={} (clock domain of {}): {} states, {} transitions, {} timed states, {} sparse callers",
+            config.failure_threshold(),
+            config.open_for(),
+            config.probe_timeout(),
+            config.backoff_cap(),
+            config.time_shift(),
+            clocks.len(),
             x.counts.states,
-            x.counts.edges
+            x.counts.edges,
+            x.counts.timed_states,
+            x.counts.sparse_callers,
         );
+        shifts.push(config.time_shift());
         total.states += x.counts.states;
         total.edges += x.counts.edges;
         total.side_checks += x.counts.side_checks;
         total.corrupt_words += x.counts.corrupt_words;
+        total.timed_states += x.counts.timed_states;
+        total.sparse_callers += x.counts.sparse_callers;
     }
+    shifts.sort_unstable();
+    shifts.dedup();
     let line = format!(
-        "exhaustive {name}: {} configs, clock domain of {} values, {} states, {} transitions, {} side checks, {} corrupt words, {:.1}s",
-        configs::<W>().len(),
-        clocks.len(),
+        "exhaustive {name}: {} configs (time shifts {shifts:?}), {} states, {} transitions, {} side checks ({} timed states, {} sparse callers), {} corrupt words, {:.1}s",
+        cases.len(),
         total.states,
         total.edges,
         total.side_checks,
+        total.timed_states,
+        total.sparse_callers,
         total.corrupt_words,
         start.elapsed().as_secs_f64()
     );
@@ -738,13 +1040,9 @@ fn exhaustive_w32() {
 /// SPEC I8 beyond the derived words: pseudo-random bit patterns (fully
 /// random, and random payloads under each tag) never panic, are repaired
 /// and reported exactly when they are not a valid state, and valid ones
-/// round-trip.
-fn random_words<W: Word>(seed: u64, count: u64) {
-    let config = Config::new()
-        .failure_threshold(3)
-        .open_for(5)
-        .probe_timeout(5)
-        .exponential_backoff(40);
+/// round-trip. Half the `W32` words run at `s = 7` (the default horizon).
+fn random_words<W: Word>(seed: u64, count: u64, config: Config) {
+    let config = config.check::<W>().expect("in range");
     let mut rng = XorShift::new(seed);
     let events = all_events();
     for i in 0..count {
@@ -761,23 +1059,27 @@ fn random_words<W: Word>(seed: u64, count: u64) {
             Ok(Snapshot {
                 state: State::Closed { failures },
                 ..
-            }) => failures >= config.get_failure_threshold(),
+            }) => failures >= config.failure_threshold(),
             Ok(_) => false,
         };
         if let Ok(s) = decoded {
             assert_eq!(s.encode::<W>(), w, "valid words are canonical");
         }
         let ev = events[rng.below(events.len() as u64) as usize];
-        let (step, _) = pure::<W>(
+        let step = pure::<W>(
             &config,
             w,
-            pure_event(
-                ev,
-                Snapshot::counter_bits::<W>(w),
-                1 << W::LAYOUT.counter_bits,
-            ),
+            ev,
+            Snapshot::counter_bits::<W>(w),
             rng.next_u64(),
         );
+        if ev == Ev::Status {
+            assert!(
+                step.repaired.is_none() && step.word == w,
+                "a status is a read"
+            );
+            continue;
+        }
         assert_eq!(step.repaired.is_some(), corrupt, "I8: {raw:#x}");
         assert!(
             Snapshot::decode::<W>(step.word).is_ok(),
@@ -788,6 +1090,12 @@ fn random_words<W: Word>(seed: u64, count: u64) {
 
 #[test]
 fn random_words_never_panic_and_corrupt_ones_are_repaired() {
-    random_words::<W64>(1, 200_000);
-    random_words::<W32>(2, 200_000);
+    let config = Config::new()
+        .failure_threshold(3)
+        .open_for(5)
+        .probe_timeout(5)
+        .exponential_backoff(40);
+    random_words::<W64>(1, 200_000, config);
+    random_words::<W32>(2, 100_000, config.horizon(0));
+    random_words::<W32>(3, 100_000, config);
 }

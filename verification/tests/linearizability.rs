@@ -6,9 +6,11 @@
 //! (operations linearized, model state, tickets held).
 //!
 //! Operations: acquire, permit (held, then finished or dropped), release of
-//! the thread's own ticket with any outcome, status, force open and close,
-//! and clock moves (advance by 0–3 ticks or far past any duration; in half of
-//! the histories also set backwards by 1–3 ticks). The clock is read slowly
+//! the thread's own ticket with any outcome, status (a read), force open and
+//! close, and clock moves (advance by 0–3 ticks or far past any duration; in
+//! half of the histories also set backwards by 1–3 ticks). A rejection's
+//! result is its cause and wait. `W32` breakers run half the histories in
+//! exact ticks (`horizon(0)`, `s = 0`) and half in 4-tick units (`s = 2`). The clock is read slowly
 //! (a spin, sometimes a yield) so that threads interleave between a
 //! breaker's load and its compare-and-swap.
 //!
@@ -38,8 +40,8 @@ use std::sync::{Arc, Barrier};
 
 use tripword::clock::ManualClock;
 use tripword::{
-    Breaker, Clock, Config, Observer, Outcome, Permit, Release, Status, Ticket, Transition, W32,
-    W64, Word,
+    Breaker, Cause, Clock, Config, Observer, Outcome, Permit, Rejected, Release, Status, Ticket,
+    Transition, W32, W64, Word,
 };
 use tripword_verification::harness::{XorShift, transitions_match};
 use tripword_verification::model::{Model, ModelConfig, ModelState};
@@ -90,6 +92,11 @@ impl Clock for SlowClock<'_> {
     }
 }
 
+/// What a rejection said: its cause and wait.
+fn said(r: &Rejected) -> (Cause, Option<u64>) {
+    (r.cause(), r.retry_after())
+}
+
 fn take_seen() -> Vec<Transition> {
     SEEN.with(|s| std::mem::take(&mut *s.borrow_mut()))
 }
@@ -114,8 +121,8 @@ enum Op {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Res {
     /// Admitted with (counter, probe); the counter is `None` for a permit,
-    /// whose API does not show it.
-    Acquired(Option<(Option<u32>, bool)>),
+    /// whose API does not show it. Or rejected, with the cause and the wait.
+    Acquired(Result<(Option<u32>, bool), (Cause, Option<u64>)>),
     /// Recorded or stale; `None` for a dropped permit (no verdict returned).
     Released(Option<bool>),
     Status(Status),
@@ -202,15 +209,18 @@ fn run_thread<'b, W: Word>(
         } else if !holding && r < 45 {
             if r < 30 {
                 let got = b.acquire();
-                let res =
-                    Res::Acquired(got.as_ref().ok().map(|t| (Some(t.counter()), t.is_probe())));
+                let res = Res::Acquired(
+                    got.as_ref()
+                        .map(|t| (Some(t.counter()), t.is_probe()))
+                        .map_err(said),
+                );
                 if let Ok(t) = got {
                     held = Held::Ticket(t);
                 }
                 (Op::Acquire, res)
             } else {
                 let got = b.permit();
-                let res = Res::Acquired(got.as_ref().ok().map(|p| (None, p.is_probe())));
+                let res = Res::Acquired(got.as_ref().map(|p| (None, p.is_probe())).map_err(said));
                 if let Ok(p) = got {
                     held = Held::Permit(p);
                 }
@@ -226,7 +236,8 @@ fn run_thread<'b, W: Word>(
             (Op::ForceClose, Res::Done)
         } else if r < 96 {
             let d = match rng.below(10) {
-                0 => 1 << 40,
+                // Far past any duration, landing anywhere in the ring.
+                0 => (1 << 40) + rng.below(1 << 20),
                 1..=3 => 0,
                 _ => rng.below(4),
             };
@@ -280,10 +291,10 @@ fn step(s: &mut Search, e: &Entry) -> bool {
     let same = match e.op {
         Op::Acquire | Op::Permit => {
             let got = m.acquire(now);
-            s.held[e.thread] = got.map(|t| t.counter);
+            s.held[e.thread] = got.ok().map(|t| t.counter);
             match (&e.res, got) {
-                (Res::Acquired(None), None) => true,
-                (Res::Acquired(Some((c, probe))), Some(t)) => {
+                (Res::Acquired(Err(said)), Err(r)) => *said == (r.cause, r.retry_after),
+                (Res::Acquired(Ok((c, probe))), Ok(t)) => {
                     *probe == t.probe
                         && c.is_none_or(|c| u64::from(c) == t.counter % cfg.counter_period())
                 }
@@ -378,14 +389,21 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
     for h in 0..histories() {
         let threads = 2 + rng.below(3) as usize;
         let ops = 4 + rng.below(6) as usize;
+        let open_for = 1 + rng.below(4);
         let mut config = Config::new()
             .failure_threshold(1 + rng.below(3) as u32)
-            .open_for(1 + rng.below(4))
+            .open_for(open_for)
             .probe_timeout(1 + rng.below(4))
             .abandon_as(outcome(&mut rng));
         if rng.below(2) == 0 {
-            config = config.exponential_backoff(config.get_open_for() * 4);
+            config = config.exponential_backoff(open_for * 4);
         }
+        // W32: exact ticks (s = 0) or 4-tick units (s = 2); W64 keeps s = 0
+        // at its default horizon.
+        if W::LAYOUT.word_bits == 32 {
+            config = config.horizon(if rng.below(2) == 0 { 0 } else { 100_000 });
+        }
+        let valid = config.check::<W>().expect("small configs are valid");
         let backwards = rng.below(2) == 0;
         let start = match rng.below(3) {
             0 => 0,
@@ -399,7 +417,7 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
         };
         let recorder = ThreadRecorder::default();
         let b: Breaker<&SlowClock<'_>, W, &ThreadRecorder> =
-            Breaker::try_from_parts(config, &slow, &recorder).expect("small configs are valid");
+            Breaker::from_parts(valid, &slow, &recorder);
         let seq = AtomicU64::new(0);
         let barrier = Arc::new(Barrier::new(threads));
         let seeds: Vec<u64> = (0..threads).map(|_| rng.next_u64()).collect();
@@ -422,7 +440,7 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
         });
         history.sort_by_key(|e| e.invoke);
         let search = Search {
-            model: Model::new(ModelConfig::for_width::<W>(&config)),
+            model: Model::new(ModelConfig::for_width(&valid)),
             held: [None; 4],
             monotonic: !backwards,
         };
@@ -504,7 +522,12 @@ fn checker_rejects_a_double_probe() {
         .failure_threshold(1)
         .open_for(5)
         .probe_timeout(5);
-    let t = |from, to, counter| Transition { from, to, counter };
+    let t = |from, to, counter| Transition {
+        from,
+        to,
+        counter,
+        forced: false,
+    };
     let entry = |thread, op, res, transitions, now, invoke| Entry {
         thread,
         op,
@@ -514,12 +537,12 @@ fn checker_rejects_a_double_probe() {
         invoke,
         ret: invoke + 1,
     };
-    use tripword::Phase::{Closed, HalfOpen, Open, Probing};
+    use tripword::Status::{Closed, HalfOpen, Open, Probing};
     let probe = |thread, invoke| {
         entry(
             thread,
             Op::Acquire,
-            Res::Acquired(Some((Some(3), true))),
+            Res::Acquired(Ok((Some(3), true))),
             vec![t(Open, HalfOpen, 2), t(HalfOpen, Probing, 3)],
             Some(10),
             invoke,
@@ -529,7 +552,7 @@ fn checker_rejects_a_double_probe() {
         entry(
             0,
             Op::Acquire,
-            Res::Acquired(Some((Some(0), false))),
+            Res::Acquired(Ok((Some(0), false))),
             vec![],
             None,
             0,
@@ -547,7 +570,9 @@ fn checker_rejects_a_double_probe() {
         probe(1, 4),
     ];
     let search = || Search {
-        model: Model::new(ModelConfig::for_width::<W64>(&config)),
+        model: Model::new(ModelConfig::for_width(
+            &config.check::<W64>().expect("in range"),
+        )),
         held: [None; 4],
         monotonic: true,
     };

@@ -1,18 +1,42 @@
 //! proptest model checking (issue 3, item 2): random operation sequences run
 //! on the real atomic [`Breaker`] (both word widths, a shared manual clock)
 //! and on the reference [model](tripword_verification::model), compared after
-//! every operation: verdicts, status, the transitions the observer saw (each
-//! exactly once, SPEC I7), the decoded word and its counter (I10), and whether
-//! the clock was read (I9).
+//! every operation: verdicts (a rejection's cause and wait included), status,
+//! the transitions the observer saw (each exactly once, SPEC I7), the decoded
+//! word and its counter (I10), and whether the clock was read (I9).
+//!
+//! Configs: both widths; `W64` at its default horizon (`s = 0`) and at a
+//! horizon of `2^40` ticks (`s = 7`); `W32` at its default horizon (`s = 7`
+//! or 8), at `horizon(0)` (`s = 0`, exact ticks) and at horizons that give
+//! `s = 2` and `s = 3` with small durations.
 //!
 //! Operations: acquire (tickets kept, at most 8, the oldest forgotten = a lost
 //! ticket), release of any held ticket (stale ones included) with any
 //! outcome, a permit finished or dropped (the config's abandon outcome), a
 //! ticket of another breaker released here, status, force open and close,
-//! and clock moves: small, exactly to the current deadline (and one before,
-//! one after), huge (the maximum duration, the time field's period, 2^63),
-//! backwards (small and by the maximum duration), and set next to the `u64`
-//! wrap.
+//! clock moves (small, exactly to the current deadline and one before and
+//! after, huge: half the ring, the ring, `2^15`, `2^33`, `2^34`, `2^63`,
+//! backwards small and by half the ring, set next to the `u64` wrap), and the
+//! issue-9 adversaries:
+//!
+//! - **sparse and periodic callers** (`Callers`): 1–6 callers, each `gap`
+//!   ticks after the last, with `gap` around the ring minus the open time,
+//!   around multiples of the ring and of the old `2^15`-tick horizon, or small;
+//!   each admitted caller releases at once with an outcome, or loses its
+//!   ticket (lost probes);
+//! - **the counter driven around its period** (`Churn`): `force_open` and
+//!   `force_close` pairs, on `W32` by up to 1 026 changes, past a full turn of
+//!   its 10-bit counter, with tickets held across.
+//!
+//! Besides the model, every admission and status read from `Open` or
+//! `Probing` is checked against the documented time bounds directly: nothing
+//! is admitted (nor reads as half-open) before `d` ticks have passed since the
+//! timestamp; and a caller between `d + 3 * 2^s - 1` ticks after it and the
+//! ring less one unit is admitted (the deadline is at most that late).
+//! With backoff, the doubled open time `open_for * 2^(k-1)` below the cap
+//! is held to `(open_for + 3 * 2^s) * 2^(k-1)`: the unit count of
+//! `open_for` is doubled, so its rounding is too (`harness::time_bounds`;
+//! `backoff_rounding_doubles` in `tests/sparse_callers.rs`).
 //!
 //! `PROPTEST_CASES` sets the number of sequences per word width (default
 //! 5,000 each, 10,000 in all). Failures are saved under
@@ -29,14 +53,19 @@ use proptest_state_machine::{ReferenceStateMachine, StateMachineTest, prop_state
 
 use tripword::{Breaker, Config, Outcome, Release, Status, Ticket, W32, W64, Word};
 use tripword_verification::harness::{
-    CountingClock, Recorder, SharedClock, SharedRecorder, counter_matches, state_mismatch,
-    transitions_match,
+    CountingClock, Recorder, SharedClock, SharedRecorder, check_time_bounds, counter_matches,
+    rejection_matches, state_mismatch, transitions_match,
 };
-use tripword_verification::model::{Model, ModelConfig, ModelState, ModelTicket, ModelTransition};
+use tripword_verification::model::{
+    Model, ModelConfig, ModelRejected, ModelState, ModelTicket, ModelTransition,
+};
 
 /// Tickets held at once; acquiring past this forgets the oldest (a lost
 /// ticket, never released).
 const MAX_HELD: usize = 8;
+
+/// The old `W32` horizon: `2^15` ticks, the time field's range at `s = 0`.
+const OLD_HORIZON: u64 = 1 << 15;
 
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -71,16 +100,38 @@ enum Op {
     Advance(u64),
     /// Set the clock.
     Set(u64),
+    /// `calls` callers, each `gap` ticks after the one before; an admitted
+    /// caller releases at once with the outcome, or (`None`) loses its
+    /// ticket.
+    Callers {
+        gap: u64,
+        calls: u8,
+        then: Option<Outcome>,
+    },
+    /// `pairs` times `force_open` then `force_close`: drives the counter.
+    Churn(u32),
+}
+
+/// One caller of a `Callers` operation, in the model.
+#[derive(Clone, Debug, PartialEq)]
+struct Call {
+    now: u64,
+    /// The model's state before the call (for the bound checks).
+    before: ModelState,
+    got: Result<ModelTicket, ModelRejected>,
+    /// Whether the release at once counted, if the caller released.
+    released: Option<bool>,
 }
 
 /// What the last operation answered, in the model.
 #[derive(Clone, Debug, PartialEq)]
 enum Answer {
     None,
-    Acquired(Option<ModelTicket>),
+    Acquired(Result<ModelTicket, ModelRejected>),
     Released(bool),
-    Permit(Option<(ModelTicket, bool)>),
+    Permit(Result<(ModelTicket, bool), ModelRejected>),
     Status(Status),
+    Calls(Vec<Call>),
 }
 
 #[derive(Clone, Debug)]
@@ -88,6 +139,8 @@ struct RefState {
     config: Config,
     model: Model,
     now: u64,
+    /// The model's state before the last operation.
+    before: ModelState,
     held: Vec<ModelTicket>,
     answer: Answer,
     transitions: Vec<ModelTransition>,
@@ -95,23 +148,35 @@ struct RefState {
 }
 
 impl RefState {
-    /// Ticks until the current deadline (open time or probe timeout), if the
-    /// state has one that has not passed.
+    /// Ticks until the current deadline (the first clock reading that lapses
+    /// the open time or probe timeout), if the state has one that has not
+    /// passed.
     fn to_deadline(&self) -> Option<u64> {
+        self.model
+            .next_lapse(self.now)
+            .map(|at| at.wrapping_sub(self.now))
+    }
+
+    /// The current timed state's duration in ticks, or the base open time.
+    fn duration(&self) -> u64 {
         let cfg = self.model.config();
-        let (since, limit) = match self.model.state() {
-            ModelState::Open { since, trips } => (since, cfg.open_duration(trips)),
-            ModelState::Probing { since, .. } => (since, cfg.probe_timeout),
-            _ => return None,
-        };
-        let elapsed = cfg.elapsed(since, self.now);
-        (elapsed < limit).then(|| limit - elapsed)
+        match self.model.state() {
+            ModelState::Open { trips, .. } => cfg.open_duration(trips),
+            ModelState::Probing { .. } => cfg.probe_timeout,
+            _ => cfg.open_for,
+        }
     }
 
     fn absorb(&mut self) {
         self.transitions.extend_from_slice(self.model.transitions());
         self.read_clock |= self.model.read_clock();
     }
+}
+
+/// The ring in ticks, as a `u64` (it is at most `2^63` for the configs drawn
+/// here).
+fn ring(cfg: &ModelConfig) -> u64 {
+    u64::try_from(cfg.ring()).expect("rings drawn here fit a u64")
 }
 
 struct Machine<W>(PhantomData<W>);
@@ -135,46 +200,96 @@ fn duration(max: u64) -> impl Strategy<Value = u64> {
     ]
 }
 
+/// The horizons drawn per width, each with the largest duration drawn
+/// with it (small enough that the shift stays the one named).
+fn horizons<W: Word>() -> Vec<(Option<u64>, u64)> {
+    if W::LAYOUT.word_bits == 64 {
+        // s = 0 (default horizon), s = 7.
+        vec![(None, 1 << 33), (Some(1 << 40), 1 << 39)]
+    } else {
+        // s = 7 or 8 (default horizon), s = 0, s = 2, s = 3.
+        vec![
+            (None, 2_000_000),
+            (Some(0), 1 << 14),
+            (Some(100_000), 30_000),
+            (Some(200_000), 60_000),
+        ]
+    }
+}
+
 fn config_strategy<W: Word>() -> BoxedStrategy<Config> {
     let l = W::LAYOUT;
-    let max = l.max_duration();
     let threshold = prop_oneof![
         8 => 1u32..=4,
         1 => 5u32..=20,
         1 => Just(l.max_failures()),
     ];
-    (
-        threshold,
-        duration(max),
-        duration(max),
-        outcome(),
-        any::<bool>(),
-    )
-        .prop_flat_map(move |(n, open_for, probe, abandon, backoff)| {
-            let cap = if backoff {
-                prop_oneof![
-                    Just(Some(open_for)),
-                    Just(Some((open_for.saturating_mul(4)).min(max))),
-                    Just(Some(max)),
-                    (open_for..=max).prop_map(Some),
-                ]
-                .boxed()
-            } else {
-                Just(None).boxed()
-            };
-            cap.prop_map(move |cap| {
-                let c = Config::new()
-                    .failure_threshold(n)
-                    .open_for(open_for)
-                    .probe_timeout(probe)
-                    .abandon_as(abandon);
-                match cap {
-                    Some(cap) => c.exponential_backoff(cap),
-                    None => c,
-                }
+    let horizon = proptest::sample::select(horizons::<W>());
+    (horizon, threshold, outcome(), any::<bool>())
+        .prop_flat_map(move |((horizon, max), n, abandon, backoff)| {
+            (duration(max), duration(max)).prop_flat_map(move |(open_for, probe)| {
+                let reachable = open_for.saturating_mul(1 << (l.max_trips() - 1)).min(max);
+                let cap = if backoff {
+                    prop_oneof![
+                        Just(Some(open_for)),
+                        Just(Some(open_for.saturating_mul(4).min(reachable))),
+                        Just(Some(reachable)),
+                        (open_for..=reachable).prop_map(Some),
+                    ]
+                    .boxed()
+                } else {
+                    Just(None).boxed()
+                };
+                cap.prop_map(move |cap| {
+                    let mut c = Config::new()
+                        .failure_threshold(n)
+                        .open_for(open_for)
+                        .probe_timeout(probe)
+                        .abandon_as(abandon);
+                    if let Some(h) = horizon {
+                        c = c.horizon(h);
+                    }
+                    match cap {
+                        Some(cap) => c.exponential_backoff(cap),
+                        None => c,
+                    }
+                })
             })
         })
+        .prop_filter("in range for the width", |c| c.check::<W>().is_ok())
         .boxed()
+}
+
+/// Gaps between sparse callers: around the ring minus the open time, around
+/// multiples of the ring and of the old `2^15` horizon, around the duration,
+/// and small.
+fn gap_strategy(state: &RefState) -> BoxedStrategy<u64> {
+    let cfg = state.model.config();
+    let u = cfg.unit();
+    let ring = ring(cfg);
+    let d = state.duration();
+    let near = move |base: u64| {
+        let deltas = [
+            0i64,
+            1,
+            -1,
+            u as i64,
+            -(u as i64),
+            3 * u as i64,
+            -3 * (u as i64),
+        ];
+        proptest::sample::select(deltas.to_vec())
+            .prop_map(move |delta| base.wrapping_add_signed(delta).max(1))
+    };
+    prop_oneof![
+        3 => near(ring.saturating_sub(d)),
+        2 => (1u64..=2).prop_flat_map(move |k| near(ring.saturating_mul(k))),
+        2 => (1u64..=3).prop_flat_map(move |k| near(OLD_HORIZON * k)),
+        1 => near(ring / 2),
+        1 => near(d),
+        1 => 1u64..=3 * u + 3,
+    ]
+    .boxed()
 }
 
 impl<W: Word> ReferenceStateMachine for Machine<W> {
@@ -188,29 +303,35 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
             (0u64..64).prop_map(|d| u64::MAX - d),
         ];
         (config_strategy::<W>(), start)
-            .prop_map(|(config, now)| RefState {
-                config,
-                model: Model::new(ModelConfig::for_width::<W>(&config)),
-                now,
-                held: Vec::new(),
-                answer: Answer::None,
-                transitions: Vec::new(),
-                read_clock: false,
+            .prop_map(|(config, now)| {
+                let valid = config.check::<W>().expect("filtered");
+                RefState {
+                    config,
+                    model: Model::new(ModelConfig::for_width(&valid)),
+                    now,
+                    before: ModelState::Closed { failures: 0 },
+                    held: Vec::new(),
+                    answer: Answer::None,
+                    transitions: Vec::new(),
+                    read_clock: false,
+                }
             })
             .boxed()
     }
 
     fn transitions(state: &RefState) -> BoxedStrategy<Op> {
-        let l = W::LAYOUT;
-        let max = l.max_duration();
-        let period = 1u64 << l.time_bits;
+        let cfg = *state.model.config();
+        let ring = ring(&cfg);
+        let half = ring / 2;
         let deadline = state.to_deadline();
         let clock_jump = prop_oneof![
-            Just(max),
-            Just(max - 1),
-            Just(period),
-            Just(period - 1),
-            Just(period + 1),
+            Just(half),
+            Just(half - 1),
+            Just(ring),
+            Just(ring - 1),
+            Just(ring + 1),
+            Just(OLD_HORIZON),
+            Just(OLD_HORIZON + 1),
             Just(1u64 << 33),
             Just(1u64 << 34),
             Just(1u64 << 63),
@@ -219,6 +340,25 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
             Some(d) => prop_oneof![Just(d), Just(d - 1), Just(d + 1)].boxed(),
             None => (0u64..=3).boxed(),
         };
+        let churn = if cfg.counter_bits <= 10 {
+            let half_period = (cfg.counter_period() / 2) as u32;
+            prop_oneof![
+                1u32..=3,
+                Just(half_period - 2),
+                Just(half_period - 1),
+                Just(half_period),
+                Just(half_period + 1),
+            ]
+            .boxed()
+        } else {
+            (1u32..=3).boxed()
+        };
+        let callers = (
+            gap_strategy(state),
+            1u8..=6,
+            proptest::option::weighted(0.75, outcome()),
+        )
+            .prop_map(|(gap, calls, then)| Op::Callers { gap, calls, then });
         let base = prop_oneof![
             6 => Just(Op::Acquire),
             3 => proptest::option::of(outcome()).prop_map(Op::Permit),
@@ -230,8 +370,10 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
             4 => to_deadline.prop_map(Op::Advance),
             1 => clock_jump.prop_map(Op::Advance),
             1 => (1u64..=20).prop_map(|b| Op::Advance(b.wrapping_neg())),
-            1 => Just(Op::Advance(max.wrapping_neg())),
+            1 => Just(Op::Advance(half.wrapping_neg())),
             1 => (0u64..=40).prop_map(|d| Op::Set(u64::MAX - d)),
+            3 => callers,
+            1 => churn.prop_map(Op::Churn),
         ];
         if state.held.is_empty() {
             base.boxed()
@@ -253,12 +395,13 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
         s.transitions.clear();
         s.read_clock = false;
         s.model.clear_last();
+        s.before = s.model.state();
         let now = s.now;
         match *op {
             Op::Acquire => {
                 let t = s.model.acquire(now);
                 s.absorb();
-                if let Some(t) = t {
+                if let Ok(t) = t {
                     s.held.push(t);
                     if s.held.len() > MAX_HELD {
                         s.held.remove(0);
@@ -299,13 +442,47 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
             }
             Op::Advance(d) => s.now = now.wrapping_add(d),
             Op::Set(t) => s.now = t,
+            Op::Callers { gap, calls, then } => {
+                let mut out = Vec::new();
+                for _ in 0..calls {
+                    s.now = s.now.wrapping_add(gap);
+                    let before = s.model.state();
+                    let got = s.model.acquire(s.now);
+                    s.absorb();
+                    let released = match (got, then) {
+                        (Ok(t), Some(o)) => {
+                            let r = s.model.release(t.counter, o, s.now);
+                            s.absorb();
+                            Some(r)
+                        }
+                        _ => None,
+                    };
+                    out.push(Call {
+                        now: s.now,
+                        before,
+                        got,
+                        released,
+                    });
+                }
+                s.answer = Answer::Calls(out);
+            }
+            Op::Churn(pairs) => {
+                for _ in 0..pairs {
+                    s.model.force_open();
+                    s.absorb();
+                    s.model.force_close();
+                    s.absorb();
+                }
+            }
         }
         s
     }
 }
 
-/// Sequences and operations run, per width (W64, W32), for the CI summary.
+/// Sequences and operations run, per width (W64, W32), for the CI summary;
+/// and of the sequences, those whose config has a time shift above 0.
 static SEQUENCES: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static SHIFTED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 static OPERATIONS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 fn width_index<W: Word>() -> usize {
@@ -313,13 +490,18 @@ fn width_index<W: Word>() -> usize {
 }
 
 /// Leaves the counts where the CI stage reads them.
-fn record_counts<W: Word>() {
+fn record_counts<W: Word>(shift: u32) {
     let i = width_index::<W>();
+    if shift > 0 {
+        SHIFTED[i].fetch_add(1, Ordering::Relaxed);
+    }
     let n = SEQUENCES[i].fetch_add(1, Ordering::Relaxed) + 1;
     if n.is_multiple_of(250) || n >= u64::from(cases()) {
+        let shifted = SHIFTED[i].load(Ordering::Relaxed);
         let line = format!(
-            "proptest W{}: {n} sequences, {} operations, each checked against the model",
+            "proptest W{}: {n} sequences ({} at s = 0, {shifted} at s > 0), {} operations, each checked against the model",
             W::LAYOUT.word_bits,
+            n - shifted,
             OPERATIONS[i].load(Ordering::Relaxed)
         );
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("verification-counts");
@@ -349,6 +531,20 @@ fn ticket_matches(cfg: &ModelConfig, core: &Ticket, model: &ModelTicket) -> bool
     counter_matches(cfg, model.counter, core.counter()) && core.is_probe() == model.probe
 }
 
+/// The core's admission against the model's: the same ticket, or the same
+/// rejection (cause and wait).
+fn admission_matches(
+    cfg: &ModelConfig,
+    got: &Result<Ticket, tripword::Rejected>,
+    want: &Result<ModelTicket, ModelRejected>,
+) -> bool {
+    match (got, want) {
+        (Ok(t), Ok(m)) => ticket_matches(cfg, t, m),
+        (Err(r), Err(m)) => rejection_matches(r, m),
+        _ => false,
+    }
+}
+
 impl<W: Word> StateMachineTest for Sut<W> {
     type SystemUnderTest = Self;
     type Reference = Machine<W>;
@@ -356,14 +552,14 @@ impl<W: Word> StateMachineTest for Sut<W> {
     fn init_test(r: &RefState) -> Self {
         let clock = SharedClock(Arc::new(CountingClock::new(r.now)));
         let recorder = Arc::new(Recorder::default());
+        let valid = r.config.check::<W>().expect("drawn configs are in range");
         Sut {
-            breaker: Box::new(
-                Breaker::try_from_parts(r.config, clock.clone(), SharedRecorder(recorder.clone()))
-                    .expect("drawn configs are in range"),
-            ),
-            other: Box::new(
-                Breaker::try_from_parts(r.config, clock.clone(), ()).expect("in range"),
-            ),
+            breaker: Box::new(Breaker::from_parts(
+                valid,
+                clock.clone(),
+                SharedRecorder(recorder.clone()),
+            )),
+            other: Box::new(Breaker::from_parts(valid, clock.clone(), ())),
             clock,
             recorder,
             held: Vec::new(),
@@ -374,25 +570,24 @@ impl<W: Word> StateMachineTest for Sut<W> {
     fn apply(mut sut: Self, r: &RefState, op: Op) -> Self {
         OPERATIONS[width_index::<W>()].fetch_add(1, Ordering::Relaxed);
         let reads = sut.clock.reads();
-        let word_before = sut.breaker.load_word();
+        let word_before = tripword::__verification::load_word(&*sut.breaker);
         let before = sut
             .breaker
             .snapshot()
             .expect("the word is never corrupt here");
         let cfg = sut.config;
+        let now = sut.clock.peek();
         match op {
             Op::Acquire => {
                 let got = sut.breaker.acquire();
                 let Answer::Acquired(want) = &r.answer else {
                     unreachable!()
                 };
-                match (&got, want) {
-                    (Ok(t), Some(m)) => {
-                        assert!(ticket_matches(&cfg, t, m), "ticket {t:?} vs model {m:?}")
-                    }
-                    (Err(_), None) => {}
-                    _ => panic!("acquire: core {got:?}, model {want:?}"),
-                }
+                assert!(
+                    admission_matches(&cfg, &got, want),
+                    "acquire: core {got:?}, model {want:?}"
+                );
+                check_time_bounds(&cfg, &r.before, now, got.is_ok(), "acquire");
                 if let Ok(t) = got {
                     sut.held.push(t);
                     if sut.held.len() > MAX_HELD {
@@ -407,7 +602,7 @@ impl<W: Word> StateMachineTest for Sut<W> {
                         "I9: admission in Closed read the clock"
                     );
                     assert_eq!(
-                        sut.breaker.load_word(),
+                        tripword::__verification::load_word(&*sut.breaker),
                         word_before,
                         "I9: admission in Closed wrote"
                     );
@@ -427,8 +622,9 @@ impl<W: Word> StateMachineTest for Sut<W> {
                 let Answer::Permit(want) = &r.answer else {
                     unreachable!()
                 };
+                check_time_bounds(&cfg, &r.before, now, got.is_ok(), "permit");
                 match (got, want) {
-                    (Ok(p), Some((m, recorded))) => {
+                    (Ok(p), Ok((m, recorded))) => {
                         assert_eq!(p.is_probe(), m.probe, "permit probe flag");
                         match finish {
                             Some(o) => {
@@ -438,7 +634,12 @@ impl<W: Word> StateMachineTest for Sut<W> {
                             None => drop(p),
                         }
                     }
-                    (Err(_), None) => {}
+                    (Err(got), Err(m)) => {
+                        assert!(
+                            rejection_matches(&got, m),
+                            "permit rejected: core {got:?}, model {m:?}"
+                        );
+                    }
                     (got, want) => panic!("permit: core ok={}, model {want:?}", got.is_ok()),
                 }
             }
@@ -450,7 +651,7 @@ impl<W: Word> StateMachineTest for Sut<W> {
                     "I2: foreign ticket"
                 );
                 assert_eq!(
-                    sut.breaker.load_word(),
+                    tripword::__verification::load_word(&*sut.breaker),
                     word_before,
                     "I2: foreign ticket changed the word"
                 );
@@ -458,11 +659,51 @@ impl<W: Word> StateMachineTest for Sut<W> {
             Op::Status => {
                 let got = sut.breaker.status();
                 assert_eq!(r.answer, Answer::Status(got), "status");
+                // A status is a read: it stores nothing.
+                assert_eq!(
+                    tripword::__verification::load_word(&*sut.breaker),
+                    word_before,
+                    "status wrote"
+                );
+                check_time_bounds(&cfg, &r.before, now, got == Status::HalfOpen, "status");
             }
             Op::ForceOpen => sut.breaker.force_open(),
             Op::ForceClose => sut.breaker.force_close(),
             Op::Advance(d) => sut.clock.advance(d),
             Op::Set(t) => sut.clock.set(t),
+            Op::Callers { gap, calls, then } => {
+                let Answer::Calls(want) = &r.answer else {
+                    unreachable!()
+                };
+                assert_eq!(want.len(), usize::from(calls));
+                for (i, call) in want.iter().enumerate() {
+                    sut.clock.advance(gap);
+                    assert_eq!(sut.clock.peek(), call.now, "the clocks agree");
+                    let got = sut.breaker.acquire();
+                    assert!(
+                        admission_matches(&cfg, &got, &call.got),
+                        "caller {i} of {calls}, {gap} ticks apart: core {got:?}, model {:?} (before {:?})",
+                        call.got,
+                        call.before
+                    );
+                    check_time_bounds(&cfg, &call.before, call.now, got.is_ok(), "sparse caller");
+                    if let (Ok(t), Some(o)) = (got, then) {
+                        let rel = sut.breaker.release(t, o);
+                        assert_eq!(
+                            Some(rel == Release::Recorded),
+                            call.released,
+                            "sparse caller's release"
+                        );
+                    }
+                    // Tickets not released are lost.
+                }
+            }
+            Op::Churn(pairs) => {
+                for _ in 0..pairs {
+                    sut.breaker.force_open();
+                    sut.breaker.force_close();
+                }
+            }
         }
         // SPEC I7: every transition reported exactly once, in order.
         let seen = sut.recorder.take();
@@ -503,8 +744,8 @@ impl<W: Word> StateMachineTest for Sut<W> {
         sut
     }
 
-    fn teardown(_sut: Self, _r: RefState) {
-        record_counts::<W>();
+    fn teardown(_sut: Self, r: RefState) {
+        record_counts::<W>(r.model.config().time_shift);
     }
 }
 

@@ -54,7 +54,10 @@ macro_rules! measured {
             #[allow(unused_imports)]
             use super::{CONFIG, Ticks};
             #[allow(unused_imports)]
-            use tripword::{Breaker, Breaker32, Config, W32, W64};
+            use tripword::{
+                Breaker, Breaker32, Config, Const, ConstBreaker, StaticBreaker, ValidConfig, W32,
+                W64,
+            };
             use tripword::{Outcome, Rejected, Release, Status, Ticket};
 
             #[unsafe(no_mangle)]
@@ -81,27 +84,31 @@ macro_rules! measured {
     };
 }
 
-/// The config of the `*-static` breakers: a `static`, so in flash.
-#[cfg(any(feature = "w32-static", feature = "w64-static"))]
-static STATIC_CONFIG: tripword::Config = CONFIG;
+/// The validated configs of the `*-static` breakers: `static`s, so in flash.
+#[cfg(feature = "w32-static")]
+static STATIC_CONFIG_W32: tripword::ValidConfig<tripword::W32> = tripword::ValidConfig::new(CONFIG);
+#[cfg(feature = "w64-static")]
+static STATIC_CONFIG_W64: tripword::ValidConfig<tripword::W64> = tripword::ValidConfig::new(CONFIG);
 
-// Config inline (the default `P = Config`): the whole breaker is in RAM.
+// Config inline (the default `P = ValidConfig<W>`): the whole breaker is in
+// RAM.
 #[cfg(feature = "w32")]
-measured!(w32, BREAKER_W32: Breaker32<Ticks> = Breaker32::from_parts(CONFIG, Ticks, ());
+measured!(w32, BREAKER_W32: Breaker32<Ticks> =
+    Breaker32::from_parts(ValidConfig::new(CONFIG), Ticks, ());
     w32_acquire, w32_release, w32_status);
 #[cfg(feature = "w64")]
 measured!(w64, BREAKER_W64: Breaker<Ticks> = Breaker::new(CONFIG, Ticks);
     w64_acquire, w64_release, w64_status);
-// Config in a `static` (`from_static`): RAM holds the word and a pointer.
+// Config in a `static` (`StaticBreaker`): RAM holds the word and a pointer.
 #[cfg(feature = "w32-static")]
-measured!(w32s, BREAKER_W32S: Breaker<Ticks, W32, (), &'static Config> =
-    Breaker::from_static(&super::STATIC_CONFIG, Ticks, ());
+measured!(w32s, BREAKER_W32S: StaticBreaker<Ticks, W32> =
+    StaticBreaker::from_parts(&super::STATIC_CONFIG_W32, Ticks, ());
     w32s_acquire, w32s_release, w32s_status);
 #[cfg(feature = "w64-static")]
-measured!(w64s, BREAKER_W64S: Breaker<Ticks, W64, (), &'static Config> =
-    Breaker::from_static(&super::STATIC_CONFIG, Ticks, ());
+measured!(w64s, BREAKER_W64S: StaticBreaker<Ticks, W64> =
+    StaticBreaker::from_parts(&super::STATIC_CONFIG_W64, Ticks, ());
     w64s_acquire, w64s_release, w64s_status);
-// Config a compile-time constant (`from_const`): RAM holds the word alone.
+// Config a compile-time constant (`ConstBreaker`): RAM holds the word alone.
 #[cfg(any(feature = "w32-const", feature = "w64-const"))]
 struct Fixed;
 #[cfg(any(feature = "w32-const", feature = "w64-const"))]
@@ -109,12 +116,12 @@ impl tripword::ConstConfig for Fixed {
     const CONFIG: tripword::Config = CONFIG;
 }
 #[cfg(feature = "w32-const")]
-measured!(w32k, BREAKER_W32K: Breaker<Ticks, W32, (), tripword::config::Const<super::Fixed>> =
-    Breaker::from_const(Ticks, ());
+measured!(w32k, BREAKER_W32K: ConstBreaker<super::Fixed, Ticks, W32> =
+    ConstBreaker::from_parts(Const::new(), Ticks, ());
     w32k_acquire, w32k_release, w32k_status);
 #[cfg(feature = "w64-const")]
-measured!(w64k, BREAKER_W64K: Breaker<Ticks, W64, (), tripword::config::Const<super::Fixed>> =
-    Breaker::from_const(Ticks, ());
+measured!(w64k, BREAKER_W64K: ConstBreaker<super::Fixed, Ticks, W64> =
+    ConstBreaker::from_parts(Const::new(), Ticks, ());
     w64k_acquire, w64k_release, w64k_status);
 
 /// acquire, release if admitted, status.

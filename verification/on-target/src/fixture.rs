@@ -2,14 +2,16 @@
 
 use crate::recorder::Recorder;
 use tripword::clock::ManualClock;
-use tripword::{Breaker, Config, Word};
+use tripword::{Breaker, ValidConfig, Word};
 
 /// A breaker on a `ManualClock` that records its transitions. `P` is where
-/// its config lives: inline (`Config`) or in a `static` (`&'static Config`).
-pub type TestBreaker<W, P = Config> = Breaker<&'static ManualClock, W, &'static Recorder, P>;
+/// its config lives: inline (`ValidConfig<W>`) or in a `static`
+/// (`&'static ValidConfig<W>`).
+pub type TestBreaker<W, P = ValidConfig<W>> =
+    Breaker<&'static ManualClock, W, &'static Recorder, P>;
 
 /// A `static` breaker, its clock and its transition log.
-pub struct Fixture<W: Word, P: 'static = Config> {
+pub struct Fixture<W: Word, P: 'static = ValidConfig<W>> {
     pub b: &'static TestBreaker<W, P>,
     pub clock: &'static ManualClock,
     pub log: &'static Recorder,
@@ -24,17 +26,18 @@ impl<W: Word, P> Clone for Fixture<W, P> {
 impl<W: Word, P> Copy for Fixture<W, P> {}
 
 /// New `static`s for one scenario (each expansion is its own set):
-/// `fresh!(W32, config)` keeps the config inline (`Breaker::from_parts`),
-/// `fresh!(W32, static config)` keeps it in a `static` of its own
-/// (`Breaker::from_static`, the config in flash).
+/// `fresh!(W32, config)` keeps the validated config inline
+/// (`Breaker::from_parts(ValidConfig::new(config), ..)`), `fresh!(W32,
+/// static config)` keeps it in a `static` of its own
+/// (`StaticBreaker::from_parts(&CONFIG, ..)`, the config in flash).
 macro_rules! fresh {
     ($w:ty, static $config:expr) => {{
-        static CONFIG: tripword::Config = $config;
+        static CONFIG: tripword::ValidConfig<$w> = tripword::ValidConfig::new($config);
         static CLOCK: tripword::clock::ManualClock = tripword::clock::ManualClock::new(0);
         static LOG: $crate::recorder::Recorder = $crate::recorder::Recorder::new();
-        static B: $crate::fixture::TestBreaker<$w, &'static tripword::Config> =
-            tripword::Breaker::from_static(&CONFIG, &CLOCK, &LOG);
-        $crate::fixture::Fixture::<$w, &'static tripword::Config> {
+        static B: $crate::fixture::TestBreaker<$w, &'static tripword::ValidConfig<$w>> =
+            tripword::Breaker::from_parts(&CONFIG, &CLOCK, &LOG);
+        $crate::fixture::Fixture::<$w, &'static tripword::ValidConfig<$w>> {
             b: &B,
             clock: &CLOCK,
             log: &LOG,
@@ -44,7 +47,7 @@ macro_rules! fresh {
         static CLOCK: tripword::clock::ManualClock = tripword::clock::ManualClock::new(0);
         static LOG: $crate::recorder::Recorder = $crate::recorder::Recorder::new();
         static B: $crate::fixture::TestBreaker<$w> =
-            tripword::Breaker::from_parts($config, &CLOCK, &LOG);
+            tripword::Breaker::from_parts(tripword::ValidConfig::new($config), &CLOCK, &LOG);
         $crate::fixture::Fixture::<$w> {
             b: &B,
             clock: &CLOCK,

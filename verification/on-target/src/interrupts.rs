@@ -25,8 +25,11 @@ use crate::HwClock;
 use crate::check::Checks;
 use crate::prng::XorShift;
 use portable_atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
-use tripword::word::{Phase, W32};
-use tripword::{Breaker, Clock, Config, Observer, Outcome, Release, Status, Transition, Word};
+use tripword::__verification::load_word;
+use tripword::word::W32;
+use tripword::{
+    Breaker, Clock, Config, Observer, Outcome, Release, Status, Transition, ValidConfig, Word,
+};
 
 /// Timer interrupts the main loop runs alongside, per breaker.
 const HANDLER_RUNS: u32 = 1_500;
@@ -40,11 +43,16 @@ const _: () =
 const HANDLER_OPS: u32 = 3;
 
 /// Durations in clock ticks (256 core cycles on Cortex-M, 1024 `mtime` counts
-/// on RISC-V); a timer period is [`HANDLER_PERIOD`] (16) ticks.
-static CONFIG: Config = Config::new()
+/// on RISC-V); a timer period is [`HANDLER_PERIOD`] (16) ticks. The default
+/// horizon: `W32` keeps time in 128-tick units (`s = 7`), so an open time
+/// lasts from 160 up to `160 + 3 * 128` ticks; `W64` keeps whole ticks.
+const CONFIG: Config = Config::new()
     .failure_threshold(3)
     .open_for(160)
     .probe_timeout(64);
+static CONFIG_W32: ValidConfig<W32> = ValidConfig::new(CONFIG);
+#[cfg(cs_atomics)]
+static CONFIG_W64: ValidConfig<tripword::W64> = ValidConfig::new(CONFIG);
 
 /// Counts what the breaker reports.
 pub struct Tally {
@@ -74,11 +82,14 @@ impl Observer for Tally {
         self.transitions.fetch_add(1, Ordering::Relaxed);
         self.counter_sum.fetch_add(t.counter, Ordering::Relaxed);
         match (t.from, t.to) {
-            (_, Phase::Probing) => self.into_probing.fetch_add(1, Ordering::Relaxed),
-            (Phase::Probing, Phase::Closed) => {
+            (_, Status::Probing) => self.into_probing.fetch_add(1, Ordering::Relaxed),
+            (Status::Probing, Status::Closed) => {
                 self.probing_to_closed.fetch_add(1, Ordering::Relaxed)
             }
-            (Phase::Probing, Phase::Open) => self.probing_to_open.fetch_add(1, Ordering::Relaxed),
+            // Not the operator-held open (`force_open`), which reads as Open.
+            (Status::Probing, Status::Open) if !t.forced => {
+                self.probing_to_open.fetch_add(1, Ordering::Relaxed)
+            }
             _ => 0,
         };
     }
@@ -115,10 +126,10 @@ impl Stats {
 }
 
 /// A breaker on the hardware clock whose config stays in flash.
-pub type HwBreaker<W> = Breaker<HwClock, W, Tally, &'static Config>;
+pub type HwBreaker<W> = Breaker<HwClock, W, Tally, &'static ValidConfig<W>>;
 
 /// The breakers the handler and the main loop share.
-pub static SHARED_W32: HwBreaker<W32> = Breaker::from_static(&CONFIG, HwClock, Tally::new());
+pub static SHARED_W32: HwBreaker<W32> = Breaker::from_parts(&CONFIG_W32, HwClock, Tally::new());
 /// With atomics from a critical section (Cortex-M0) the 64-bit word is as
 /// interrupt-safe as the 32-bit one. On Cortex-M3/M4 and on riscv32imac
 /// (32-bit atomics only, no `zacas`) it uses portable-atomic's global-lock
@@ -127,7 +138,7 @@ pub static SHARED_W32: HwBreaker<W32> = Breaker::from_static(&CONFIG, HwClock, T
 /// is not shared with the handler there.
 #[cfg(cs_atomics)]
 pub static SHARED_W64: HwBreaker<tripword::W64> =
-    Breaker::from_static(&CONFIG, HwClock, Tally::new());
+    Breaker::from_parts(&CONFIG_W64, HwClock, Tally::new());
 
 /// Which breaker the handler exercises: 0 none, 32 or 64.
 static HANDLER_TARGET: AtomicU8 = AtomicU8::new(0);
@@ -164,9 +175,9 @@ pub fn on_timer_interrupt(rng: &mut XorShift) {
 
 /// The handler's share; whether it changed the word.
 fn handler_ops<W: Word>(b: &HwBreaker<W>, rng: &mut XorShift, stats: &Stats) -> bool {
-    let before = b.load_word();
+    let before = load_word(b);
     (0..HANDLER_OPS).for_each(|_| exercise(b, rng, stats, None));
-    b.load_word() != before
+    load_word(b) != before
 }
 
 /// One call through the breaker with a random outcome. `hold` is how long the
@@ -239,12 +250,15 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
     let mut last = HwClock.now();
     let mut backwards = 0u32;
     let mut calls = 0u32;
+    // The documented bounds: a duration of d ticks lasts at least d and
+    // less than d + 3 * 2^s ticks.
+    let unit = 1u64 << b.config().time_shift();
 
     HANDLER_TARGET.store(target, Ordering::SeqCst);
     while HANDLER_RUNS_SEEN.load(Ordering::Relaxed) - runs_before < HANDLER_RUNS {
-        // One call in 64 outlives the probe timeout.
+        // One call in 64 outlives the probe timeout, rounding included.
         let hold = if rng.below(64) == 0 {
-            Some(CONFIG.get_probe_timeout() + 8)
+            Some(b.config().probe_timeout() + 3 * unit + 8)
         } else {
             None
         };
@@ -337,7 +351,7 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
     // Liveness on the real clock, handler quiet.
     b.force_close();
     let before = HwClock.now();
-    for _ in 0..CONFIG.get_failure_threshold() {
+    for _ in 0..b.config().failure_threshold() {
         if let Ok(t) = b.acquire() {
             let _ = b.release(t, Outcome::Failure);
         }
@@ -347,16 +361,17 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
     // The trip happened in [before, after]; each poll's status read happened
     // in [read_from, read_to]. Those brackets make the checks sound however
     // long the host stalls the emulator between two reads.
-    let open_for = CONFIG.get_open_for();
+    let open_for = b.config().open_for();
+    let latest = open_for + 3 * unit - 1;
     let mut open_too_long = 0u32;
     let (status, read_to) = loop {
         let read_from = HwClock.now();
         let status = b.status();
         let read_to = HwClock.now();
-        if status != Status::Open || read_from > after + 4 * open_for {
+        if status != Status::Open || read_from > after + 4 * latest {
             break (status, read_to);
         }
-        if read_from - after >= open_for {
+        if read_from - after >= latest {
             open_too_long += 1;
         }
     };
@@ -372,7 +387,7 @@ fn shared<W: Word>(c: &mut Checks, b: &'static HwBreaker<W>, target: u8) {
     c.eq(
         open_too_long,
         0,
-        "never read as open once the open time was surely up (I5)",
+        "never read as open once the open time was surely up, rounding included (I5)",
     );
     let probe = b.acquire();
     c.check(

@@ -2,10 +2,12 @@
 
 use crate::check::Checks;
 use core::mem::size_of;
-use tripword::config::Const;
-use tripword::{Breaker, Breaker32, Config, ConstConfig, W32, W64, Word};
+use tripword::{
+    Breaker, Breaker32, Config, ConstBreaker, ConstConfig, StaticBreaker, ValidConfig, W32, W64,
+    Word,
+};
 
-/// A compile-time config, for the size of a `from_const` breaker.
+/// A compile-time config, for the size of a `ConstBreaker`.
 struct Fixed;
 impl ConstConfig for Fixed {
     const CONFIG: Config = Config::new();
@@ -52,18 +54,23 @@ pub fn run(c: &mut Checks) {
     // RAM per breaker with a zero-sized clock and no observer.
     type Clock = crate::HwClock;
     crate::out!(
-        "  RAM per breaker: config inline: W32 {} B, W64 {} B (Config is {} B); config in a static: W32 {} B, W64 {} B; config a const: W32 {} B, W64 {} B",
+        "  RAM per breaker: config inline: W32 {} B, W64 {} B (ValidConfig is {} B); config in a static: W32 {} B, W64 {} B; config a const: W32 {} B, W64 {} B",
         size_of::<Breaker32<Clock>>(),
         size_of::<Breaker<Clock>>(),
-        size_of::<Config>(),
-        size_of::<Breaker<Clock, W32, (), &'static Config>>(),
-        size_of::<Breaker<Clock, W64, (), &'static Config>>(),
-        size_of::<Breaker<Clock, W32, (), Const<Fixed>>>(),
-        size_of::<Breaker<Clock, W64, (), Const<Fixed>>>(),
+        size_of::<ValidConfig<W32>>(),
+        size_of::<StaticBreaker<Clock, W32>>(),
+        size_of::<StaticBreaker<Clock, W64>>(),
+        size_of::<ConstBreaker<Fixed, Clock, W32>>(),
+        size_of::<ConstBreaker<Fixed, Clock, W64>>(),
     );
     c.eq(
-        size_of::<Breaker<Clock, W32, (), Const<Fixed>>>(),
+        size_of::<ConstBreaker<Fixed, Clock, W32>>(),
         4,
         "a W32 breaker with a const config is its word",
+    );
+    c.eq(
+        size_of::<StaticBreaker<Clock, W32>>(),
+        8,
+        "a W32 breaker with its config in a static is its word and a pointer",
     );
 }

@@ -5,10 +5,11 @@
 //! `cargo run --release --target thumbv7m-none-eabi` (or `thumbv6m-none-eabi`,
 //! `thumbv7em-none-eabihf`, `riscv32imac-unknown-none-elf`) from this
 //! directory builds it and runs it on the QEMU machine named in
-//! `.cargo/config.toml`. Both architectures run the same suites; the
-//! interrupt suite (`interrupts.rs`) shares a breaker with the SysTick
-//! exception on Cortex-M and with the machine-timer interrupt on RISC-V (see
-//! `riscv.rs`).
+//! `.cargo/config.toml`. Both architectures run the same suites (lock
+//! freedom, scenarios, a random run against a model, the issue-9 sparse and
+//! periodic callers, interrupts); the interrupt suite (`interrupts.rs`)
+//! shares a breaker with the SysTick exception on Cortex-M and with the
+//! machine-timer interrupt on RISC-V (see `riscv.rs`).
 
 #![no_std]
 #![no_main]
@@ -37,6 +38,7 @@ mod recorder;
 #[cfg(target_arch = "riscv32")]
 mod riscv;
 mod scenarios;
+mod sparse;
 
 #[cfg(target_arch = "arm")]
 use check::Checks;
@@ -69,6 +71,7 @@ fn main() -> ! {
     lock_free::run(&mut checks);
     scenarios::run(&mut checks);
     random_run::run(&mut checks);
+    sparse::run(&mut checks);
     SysTickClock::start(&mut peripherals.SYST);
     interrupts::run(&mut checks);
 

@@ -1,15 +1,40 @@
-//! A reference model of the breaker, written from `SPEC.md` and the core's
-//! documented time semantics, not from its code: no word, no packing, no
-//! wrapping counter. Time is a full `u64`, the counter is a `u64` that never
-//! wraps, and a state keeps the exact instant it began.
+//! A reference model of the breaker, written from `docs/spec.md` and the
+//! core's documented time semantics, not from its code: no word, no packing,
+//! no wrapping counter. Time is a full `u64`, the counter is a `u64` that
+//! never wraps, and a state keeps the exact instant it began.
 //!
-//! The one thing it borrows from the word is the documented reading of time:
-//! elapsed time is measured modulo the width of the word's time field
-//! (`2^time_bits`), so a clock that jumps or runs backwards reads here as it
-//! does on the breaker (`core/src/clock.rs`).
+//! What it borrows from the word is the documented reading of time
+//! (`docs/spec.md`, "Time"): a timestamp is kept in units of `2^s` ticks
+//! (`s` = `ValidConfig::time_shift()`), `units(t) = (t >> s) mod
+//! 2^time_bits`; elapsed time is the difference of two such readings modulo
+//! `2^time_bits` units; a duration of `d` ticks is `need(d) = (d + 2 (2^s -
+//! 1)) >> s` units, and with backoff the open time after `k` trips is
+//! `min(need(cap), need(open_for) * 2^(k-1))` units. So a clock that jumps or
+//! runs backwards reads here as it does on the breaker.
 
-use tripword::word::Phase;
-use tripword::{Config, Outcome, Status};
+use tripword::{Cause, Outcome, Status, ValidConfig, Word};
+
+/// A state's name, for transitions: what `Transition::from`/`to` report
+/// (a status) and whether it is the operator-held open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Closed,
+    Open,
+    HalfOpen,
+    Probing,
+    ForcedOpen,
+}
+
+impl Phase {
+    pub fn status(self) -> Status {
+        match self {
+            Phase::Closed => Status::Closed,
+            Phase::Open | Phase::ForcedOpen => Status::Open,
+            Phase::HalfOpen => Status::HalfOpen,
+            Phase::Probing => Status::Probing,
+        }
+    }
+}
 
 /// A state with what it needs to decide, in full precision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,8 +61,16 @@ impl State {
 /// What the model says an event did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Answer {
-    Admitted { counter: u64, probe: bool },
-    Rejected,
+    Admitted {
+        counter: u64,
+        probe: bool,
+    },
+    /// Why, and the ticks until an admission could succeed (`None` when
+    /// forced open).
+    Rejected {
+        cause: Cause,
+        retry_after: Option<u64>,
+    },
     Recorded,
     Stale,
     Status(Status),
@@ -55,28 +88,36 @@ pub struct Model {
     backoff_cap: Option<u64>,
     probe_timeout: u64,
     max_trips: u32,
-    time_range: u64,
+    time_bits: u32,
+    shift: u32,
     /// The changes made since the last `take_changes`.
     changes: [Option<Change>; 8],
     n_changes: usize,
 }
 
 impl Model {
-    /// A closed breaker with counter 0. `time_bits` and `max_trips` are the
-    /// word's documented field widths (`Layout`).
-    pub fn new(config: &Config, time_bits: u32, max_trips: u32) -> Self {
+    /// A closed breaker with counter 0, for `config` on word width `W`
+    /// (the time field's width and the largest trip count are the word's
+    /// documented `Layout`).
+    pub fn new<W: Word>(config: &ValidConfig<W>) -> Self {
         Model {
             state: State::Closed { failures: 0 },
             counter: 0,
-            threshold: config.get_failure_threshold(),
-            open_for: config.get_open_for(),
-            backoff_cap: config.get_backoff_cap(),
-            probe_timeout: config.get_probe_timeout(),
-            max_trips,
-            time_range: 1u64 << time_bits,
+            threshold: config.failure_threshold(),
+            open_for: config.open_for(),
+            backoff_cap: config.backoff_cap(),
+            probe_timeout: config.probe_timeout(),
+            max_trips: W::LAYOUT.max_trips(),
+            time_bits: W::LAYOUT.time_bits,
+            shift: config.time_shift(),
             changes: [None; 8],
             n_changes: 0,
         }
+    }
+
+    /// Ticks per unit, `2^s`.
+    pub fn unit(&self) -> u64 {
+        1 << self.shift
     }
 
     /// The changes made since the last call, in order (the first eight), and
@@ -88,17 +129,30 @@ impl Model {
         out
     }
 
-    fn elapsed(&self, since: u64, now: u64) -> u64 {
-        now.wrapping_sub(since) % self.time_range
+    /// A clock reading as the word keeps it: `(t >> s) mod 2^time_bits`.
+    pub fn units(&self, t: u64) -> u64 {
+        (t >> self.shift) % (1u64 << self.time_bits)
     }
 
-    /// Open time after the `trips`-th consecutive trip: the base, doubled per
-    /// earlier trip, never above the cap.
-    fn open_time(&self, trips: u32) -> u64 {
+    /// Units elapsed from `since` to `now`, modulo the time field.
+    fn elapsed(&self, since: u64, now: u64) -> u64 {
+        self.units(now).wrapping_sub(self.units(since)) % (1u64 << self.time_bits)
+    }
+
+    /// The units a duration of `ticks` must see elapse.
+    fn need(&self, ticks: u64) -> u64 {
+        (ticks + 2 * (self.unit() - 1)) >> self.shift
+    }
+
+    /// Open time after the `trips`-th consecutive trip, in units: the base,
+    /// doubled per earlier trip, never above the cap.
+    fn open_units(&self, trips: u32) -> u64 {
+        let base = self.need(self.open_for);
         match self.backoff_cap {
-            None => self.open_for,
+            None => base,
             Some(cap) => {
-                let mut d = self.open_for;
+                let cap = self.need(cap);
+                let mut d = base;
                 for _ in 1..trips {
                     d = d.saturating_mul(2);
                     if d >= cap {
@@ -110,14 +164,33 @@ impl Model {
         }
     }
 
-    /// When the current state's time runs out (Open: its open time; Probing:
-    /// the probe timeout), if it has one. Lets a test land on the boundary.
-    pub fn deadline(&self) -> Option<u64> {
+    /// Open time after the `trips`-th consecutive trip, in ticks as set:
+    /// the base, doubled per earlier trip, never above the cap.
+    pub fn open_time(&self, trips: u32) -> u64 {
+        match self.backoff_cap {
+            None => self.open_for,
+            Some(cap) => (self.open_for << (trips.max(1) - 1).min(40)).min(cap),
+        }
+    }
+
+    /// The current timed state's start and the units it lasts.
+    fn timed(&self) -> Option<(u64, u64)> {
         match self.state {
-            State::Open { since, trips } => Some(since.wrapping_add(self.open_time(trips))),
-            State::Probing { since, .. } => Some(since.wrapping_add(self.probe_timeout)),
+            State::Open { since, trips } => Some((since, self.open_units(trips))),
+            State::Probing { since, .. } => Some((since, self.need(self.probe_timeout))),
             _ => None,
         }
+    }
+
+    /// The first clock reading at or after `now` that lapses the current
+    /// state's time (Open: its open time; Probing: the probe timeout), if it
+    /// has one that has not run out at `now`: the start of unit `units(now)
+    /// + need - elapsed`. Lets a test land on the boundary.
+    pub fn deadline(&self, now: u64) -> Option<u64> {
+        let (since, need) = self.timed()?;
+        let elapsed = self.elapsed(since, now);
+        (elapsed < need)
+            .then(|| ((now >> self.shift).wrapping_add(need - elapsed)).wrapping_shl(self.shift))
     }
 
     fn go(&mut self, to: State) {
@@ -130,16 +203,18 @@ impl Model {
         self.state = to;
     }
 
+    /// Whether the Open or Probing state's time is up at `now`.
+    fn lapsed(&self, now: u64) -> bool {
+        self.timed()
+            .is_some_and(|(since, need)| self.elapsed(since, now) >= need)
+    }
+
     /// Open whose time is up, or Probing whose probe timed out: HalfOpen.
     fn lapse(&mut self, now: u64) {
-        match self.state {
-            State::Open { since, trips } if self.elapsed(since, now) >= self.open_time(trips) => {
-                self.go(State::HalfOpen { trips })
-            }
-            State::Probing { since, trips } if self.elapsed(since, now) >= self.probe_timeout => {
-                self.go(State::HalfOpen { trips })
-            }
-            _ => {}
+        if self.lapsed(now)
+            && let State::Open { trips, .. } | State::Probing { trips, .. } = self.state
+        {
+            self.go(State::HalfOpen { trips })
         }
     }
 
@@ -157,7 +232,18 @@ impl Model {
                     probe: true,
                 }
             }
-            _ => Answer::Rejected,
+            State::ForcedOpen => Answer::Rejected {
+                cause: Cause::ForcedOpen,
+                retry_after: None,
+            },
+            State::Open { .. } | State::Probing { .. } => Answer::Rejected {
+                cause: if matches!(self.state, State::Open { .. }) {
+                    Cause::Open
+                } else {
+                    Cause::Probing
+                },
+                retry_after: self.deadline(now).map(|at| at.wrapping_sub(now)),
+            },
         }
     }
 
@@ -182,8 +268,8 @@ impl Model {
                 }
                 Answer::Recorded
             }
-            State::Probing { since, trips } => {
-                if self.elapsed(since, now) >= self.probe_timeout {
+            State::Probing { trips, .. } => {
+                if self.lapsed(now) {
                     self.go(State::HalfOpen { trips });
                     return Answer::Stale;
                 }
@@ -203,8 +289,12 @@ impl Model {
         }
     }
 
-    pub fn status(&mut self, now: u64) -> Answer {
-        self.lapse(now);
+    /// A read: changes nothing. An Open whose time is up, or a Probing
+    /// whose probe timed out, reads as half-open.
+    pub fn status(&self, now: u64) -> Answer {
+        if self.lapsed(now) {
+            return Answer::Status(Status::HalfOpen);
+        }
         Answer::Status(match self.state {
             State::Closed { .. } => Status::Closed,
             State::Open { .. } | State::ForcedOpen => Status::Open,

@@ -1,6 +1,9 @@
 //! A fixed-seed random run: thousands of operations applied to a static
-//! breaker and to the reference model; after each one the verdict, the
-//! transitions reported and the decoded word must agree.
+//! breaker and to the reference model; after each one the verdict (a
+//! rejection's cause and wait included), the transitions reported and the
+//! decoded word must agree. `W32` runs once at its default horizon (time in
+//! 128-tick units, `s = 7`) and once in whole ticks (`horizon(0)`); `W64`
+//! keeps whole ticks at its default horizon.
 //!
 //! The clock moves forwards in small and huge steps and sometimes backwards,
 //! and starts either at 0 or just below `u64::MAX`, so wraps are covered.
@@ -11,11 +14,10 @@
 
 use crate::check::Checks;
 use crate::fixture::{Fixture, fresh};
-use crate::model::{Answer, Model, State};
+use crate::model::{Answer, Model, Phase, State};
 use crate::prng::XorShift;
-use core::borrow::Borrow;
-use tripword::word::{self, Phase, Snapshot, W32, W64};
-use tripword::{Clock, Config, Outcome, Release, Ticket, Word};
+use tripword::word::{self, Snapshot, W32, W64};
+use tripword::{Clock, Config, ConfigSource, Outcome, Release, Ticket, Word};
 
 /// Operations per run.
 pub const OPS: u32 = 5_000;
@@ -35,10 +37,12 @@ const BACKOFF: Config = Config::new()
 
 pub fn run(c: &mut Checks) {
     c.suite("random run vs model, W32");
+    // The default horizon: 128-tick units.
     compare(c, fresh!(W32, FIXED), 0x0000_2E67, 0);
+    // Whole ticks.
     compare(
         c,
-        fresh!(W32, static BACKOFF),
+        fresh!(W32, static BACKOFF.horizon(0)),
         0x3BAF_E28C,
         u64::MAX - 2_000,
     );
@@ -66,12 +70,13 @@ fn outcome(rng: &mut XorShift) -> Outcome {
     }
 }
 
-fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u32, origin: u64) {
+fn compare<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, seed: u32, origin: u64) {
     let layout = W::LAYOUT;
     let mut rng = XorShift::new(seed);
-    let mut model = Model::new(f.b.config(), layout.time_bits, layout.max_trips());
+    let mut model = Model::new(f.b.config());
     let mut held: [Option<Held>; SLOTS] = [const { None }; SLOTS];
-    let open_for = f.b.config().get_open_for() as u32;
+    // Clock steps scale with the duration, at least a few units.
+    let open_for = (f.b.config().open_for() as u32).max(8 * model.unit() as u32);
     f.clock.set(origin);
     let mut bad_ops = 0u32;
     let mut tally = Tally::default();
@@ -92,12 +97,12 @@ fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u
                         counter: u64::from(p.counter()),
                         probe: p.is_probe(),
                     },
-                    Err(_) => Answer::Rejected,
+                    Err(r) => rejected(r),
                 };
                 c.eq(answer, want, "permit agrees with the model");
                 if let Ok(p) = &permit {
                     tally.probes += u32::from(p.is_probe());
-                    let abandon = f.b.config().get_abandon();
+                    let abandon = f.b.config().abandon();
                     let _ = model.release(model.counter, abandon, now);
                 }
                 drop(permit);
@@ -110,7 +115,7 @@ fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u
                         counter: u64::from(t.counter()),
                         probe: t.is_probe(),
                     },
-                    Err(_) => Answer::Rejected,
+                    Err(r) => rejected(r),
                 };
                 c.eq(answer, want, "admission agrees with the model");
                 if let Ok(ticket) = got {
@@ -159,7 +164,7 @@ fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u
             }
             // Time: small steps, steps onto the deadline (one tick before, at,
             // or one after), sometimes huge jumps or backwards.
-            170..=195 => match (rng.below(32), model.deadline()) {
+            170..=195 => match (rng.below(32), model.deadline(now)) {
                 (0, _) => f.clock.advance(u64::from(rng.next()) << rng.below(33)),
                 (1, _) => f
                     .clock
@@ -223,9 +228,15 @@ fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u
             "as many transitions reported as the model made",
         );
         for (got, want) in log.transitions().zip(changes.iter().flatten()) {
-            let want = (want.0, want.1, want.2 & u64::from(layout.max_counter()));
+            let forced = want.0 == Phase::ForcedOpen || want.1 == Phase::ForcedOpen;
+            let want = (
+                want.0.status(),
+                want.1.status(),
+                forced,
+                want.2 & u64::from(layout.max_counter()),
+            );
             c.eq(
-                (got.from, got.to, u64::from(got.counter)),
+                (got.from, got.to, got.forced, u64::from(got.counter)),
                 want,
                 "transition reported as the model made it",
             );
@@ -272,8 +283,16 @@ fn compare<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, seed: u
     );
 }
 
+/// A rejection as the model says it: cause and wait.
+fn rejected(r: &tripword::Rejected) -> Answer {
+    Answer::Rejected {
+        cause: r.cause(),
+        retry_after: r.retry_after(),
+    }
+}
+
 /// Releases `h` on both and compares the answers.
-fn release<W: Word, P: Borrow<Config>>(
+fn release<W: Word, P: ConfigSource<W>>(
     c: &mut Checks,
     f: Fixture<W, P>,
     model: &mut Model,
@@ -317,7 +336,7 @@ fn mask_admitted(answer: Answer, layout: &word::Layout) -> Answer {
 /// The word the model's state should decode to.
 fn expected<W: Word>(m: &Model) -> Snapshot {
     let l = W::LAYOUT;
-    let time = |t: u64| t & l.time_mask();
+    let time = |t: u64| m.units(t);
     let state = match m.state {
         State::Closed { failures } => word::State::Closed { failures },
         State::Open { since, trips } => word::State::Open {

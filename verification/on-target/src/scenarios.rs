@@ -5,24 +5,29 @@
 
 use crate::check::Checks;
 use crate::fixture::{Fixture, fresh};
-use core::borrow::Borrow;
-use tripword::transition::{Event, Verdict, apply};
-use tripword::word::{Phase, Snapshot, W32, W64};
-use tripword::{Config, Outcome, Release, Status, Word};
+use tripword::__verification::load_word;
+use tripword::transition::{Event, Verdict, apply, status_at};
+use tripword::word::{Snapshot, W32, W64};
+use tripword::{Config, ConfigSource, Outcome, Release, Status, ValidConfig, Word};
 
-/// The seed's demo: threshold 3, cooldown 100.
+/// The seed's demo: threshold 3, cooldown 100. The scenarios count single
+/// ticks, so the horizon is 0: time in whole ticks (`time_shift() == 0`) on
+/// both widths (`W32` would otherwise keep 128-tick units).
 const SEED: Config = Config::new()
     .failure_threshold(3)
     .open_for(100)
-    .probe_timeout(50);
+    .probe_timeout(50)
+    .horizon(0);
 const BACKOFF: Config = Config::new()
     .failure_threshold(1)
     .open_for(100)
     .exponential_backoff(350)
-    .probe_timeout(50);
+    .probe_timeout(50)
+    .horizon(0);
 
 /// Runs a scenario on four fresh breakers: `W32` and `W64`, each with its
-/// config inline (`from_parts`) and in a `static` (`from_static`).
+/// config inline (`Breaker::from_parts`) and in a `static`
+/// (`StaticBreaker::from_parts`).
 macro_rules! on_each {
     ($scenario:ident, $c:expr, $config:expr) => {
         $scenario($c, fresh!(W32, $config));
@@ -64,7 +69,7 @@ struct Service {
 
 /// Runs one call through the breaker: `None` if rejected (the service is not
 /// called), else whether it worked.
-fn call<W: Word, P: Borrow<Config>>(f: Fixture<W, P>, service: &mut Service) -> Option<bool> {
+fn call<W: Word, P: ConfigSource<W>>(f: Fixture<W, P>, service: &mut Service) -> Option<bool> {
     let permit = f.b.permit().ok()?;
     service.calls += 1;
     if service.up {
@@ -76,15 +81,15 @@ fn call<W: Word, P: Borrow<Config>>(f: Fixture<W, P>, service: &mut Service) -> 
 }
 
 /// Trips a closed breaker with `failure_threshold` failures.
-fn trip<W: Word, P: Borrow<Config>>(f: Fixture<W, P>) {
-    for _ in 0..f.b.config().get_failure_threshold() {
+fn trip<W: Word, P: ConfigSource<W>>(f: Fixture<W, P>) {
+    for _ in 0..f.b.config().failure_threshold() {
         if let Ok(t) = f.b.acquire() {
             let _ = f.b.release(t, Outcome::Failure);
         }
     }
 }
 
-fn seed_000<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
+fn seed_000<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>) {
     let mut service = Service { up: true, calls: 0 };
     c.eq(
         call(f, &mut service),
@@ -131,7 +136,7 @@ fn seed_000<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     );
     c.eq(service.calls, 7, "service calls: 4 + 1 trial + 1 trial + 1");
 
-    use Phase::*;
+    use Status::*;
     let want = [
         (Closed, Open),
         (Open, HalfOpen),
@@ -156,9 +161,9 @@ fn seed_000<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     }
 }
 
-fn single_probe<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
-    let open_for = f.b.config().get_open_for();
-    let probe_timeout = f.b.config().get_probe_timeout();
+fn single_probe<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>) {
+    let open_for = f.b.config().open_for();
+    let probe_timeout = f.b.config().probe_timeout();
 
     // Many callers after the open time: exactly one is admitted.
     trip(f);
@@ -177,16 +182,16 @@ fn single_probe<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     c.eq(admitted, 0, "everyone else is rejected while probing (I1)");
     c.eq(f.b.status(), Status::Probing, "status: probing");
     let log = f.log.take();
-    let phases: [Option<(Phase, Phase)>; 3] = {
+    let phases: [Option<(Status, Status)>; 3] = {
         let mut it = log.transitions().map(|t| (t.from, t.to));
         [it.next(), it.next(), it.next()]
     };
     c.eq(
         phases,
         [
-            Some((Phase::Closed, Phase::Open)),
-            Some((Phase::Open, Phase::HalfOpen)),
-            Some((Phase::HalfOpen, Phase::Probing)),
+            Some((Status::Closed, Status::Open)),
+            Some((Status::Open, Status::HalfOpen)),
+            Some((Status::HalfOpen, Status::Probing)),
         ],
         "the election passes through half-open, both reported",
     );
@@ -239,9 +244,22 @@ fn single_probe<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     }
     c.eq(f.b.status(), Status::Open, "failed probe: open");
 
-    // status() makes an elapsed breaker half-open; the next caller probes.
+    // status() reads an elapsed breaker as half-open, storing nothing; the
+    // next caller probes.
     f.clock.advance(open_for);
-    c.eq(f.b.status(), Status::HalfOpen, "lazy move on status()");
+    let word = load_word(f.b);
+    let _ = f.log.take();
+    c.eq(
+        f.b.status(),
+        Status::HalfOpen,
+        "elapsed: status() reads half-open",
+    );
+    c.eq(
+        load_word(f.b),
+        word,
+        "status() is a read: it stored nothing",
+    );
+    c.eq(f.log.take().len(), 0, "and reported nothing");
     let probe = f.b.permit();
     c.check(
         probe.as_ref().is_ok_and(|p| p.is_probe()),
@@ -264,9 +282,9 @@ fn single_probe<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     );
 }
 
-fn stale<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, other: Fixture<W, P>) {
-    let open_for = f.b.config().get_open_for();
-    let probe_timeout = f.b.config().get_probe_timeout();
+fn stale<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, other: Fixture<W, P>) {
+    let open_for = f.b.config().open_for();
+    let probe_timeout = f.b.config().probe_timeout();
 
     // I3: a success resets the run; the N-th consecutive failure trips once.
     for outcome in [
@@ -299,7 +317,7 @@ fn stale<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, other: Fi
     let slow = f.b.acquire();
     f.clock.advance(10);
     trip(f);
-    let word = f.b.load_word();
+    let word = load_word(f.b);
     f.clock.advance(open_for / 2);
     if let Ok(t) = slow {
         c.eq(
@@ -308,7 +326,7 @@ fn stale<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, other: Fi
             "slow closed-state failure is stale (I2)",
         );
     }
-    c.eq(f.b.load_word(), word, "the stale failure wrote nothing");
+    c.eq(load_word(f.b), word, "the stale failure wrote nothing");
     f.clock.advance(open_for - open_for / 2);
     c.eq(
         f.b.status(),
@@ -359,7 +377,7 @@ fn stale<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, other: Fi
 
     // A ticket from another breaker changes nothing, even with a matching counter.
     let foreign = other.b.acquire();
-    let word = f.b.load_word();
+    let word = load_word(f.b);
     if let Ok(t) = foreign {
         c.eq(
             f.b.release(t, Outcome::Failure),
@@ -367,17 +385,17 @@ fn stale<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, other: Fi
             "another breaker's ticket is stale",
         );
     }
-    c.eq(f.b.load_word(), word, "and wrote nothing");
+    c.eq(load_word(f.b), word, "and wrote nothing");
 }
 
-fn force<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
-    let open_for = f.b.config().get_open_for();
+fn force<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>) {
+    let open_for = f.b.config().open_for();
     let _ = f.log.take();
     f.b.force_open();
     f.b.force_open();
     c.eq(f.b.status(), Status::Open, "forced open reads as open");
     c.check(f.b.acquire().is_err(), "forced open rejects");
-    f.clock.advance(W::LAYOUT.max_duration() * 3);
+    f.clock.advance(f.b.config().ring() * 3 + open_for);
     c.eq(
         f.b.status(),
         Status::Open,
@@ -387,8 +405,8 @@ fn force<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     let log = f.log.take();
     c.eq(log.len(), 1, "a second force_open changes nothing");
     c.check(
-        log.transitions().all(|t| t.to == Phase::ForcedOpen),
-        "the change is to ForcedOpen",
+        log.transitions().all(|t| t.to == Status::Open && t.forced),
+        "the change is to the operator-held open",
     );
 
     f.b.force_close();
@@ -442,7 +460,7 @@ fn force<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     c.eq(f.b.status(), Status::Closed, "force_close from forced open");
 }
 
-fn backoff<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
+fn backoff<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>) {
     trip(f);
     // Open times after trips 1, 2, 3, 4: 100, doubled, then capped at 350.
     for open_time in [100u64, 200, 350, 350] {
@@ -468,7 +486,7 @@ fn backoff<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>) {
     c.eq(f.b.status(), Status::HalfOpen, "closing reset the backoff");
 }
 
-fn time_faults<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, g: Fixture<W, P>) {
+fn time_faults<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, g: Fixture<W, P>) {
     // Backwards: fails towards probing.
     f.clock.set(1_000);
     trip(f);
@@ -515,14 +533,14 @@ fn time_faults<W: Word, P: Borrow<Config>>(c: &mut Checks, f: Fixture<W, P>, g: 
 }
 
 /// From half-open or probing, makes the breaker open again.
-fn trip_from_probe<W: Word, P: Borrow<Config>>(f: Fixture<W, P>) {
+fn trip_from_probe<W: Word, P: ConfigSource<W>>(f: Fixture<W, P>) {
     if let Ok(t) = f.b.acquire() {
         let _ = f.b.release(t, Outcome::Failure);
     }
 }
 
 fn corrupt<W: Word>(c: &mut Checks) {
-    let config = SEED.validate::<W>().unwrap_or(SEED);
+    let config = ValidConfig::<W>::new(SEED);
     // Tags 5, 6, 7 are no state: fail open, reported as repaired.
     for tag in 5u64..8 {
         let step = apply::<W>(&config, W::from_u64(tag | 0x50), Event::Admit, || 0);
@@ -547,9 +565,12 @@ fn corrupt<W: Word>(c: &mut Checks) {
     for _ in 0..2_000 {
         let raw = (u64::from(rng.next()) << 32) | u64::from(rng.next());
         let _ = Snapshot::decode::<W>(W::from_u64(raw));
+        let status = status_at::<W>(&config, W::from_u64(raw), || u64::from(rng.next()));
+        if Snapshot::decode::<W>(W::from_u64(raw)).is_err() && status != Status::Closed {
+            c.check(false, "a corrupt word reads as closed");
+        }
         for event in [
             Event::Admit,
-            Event::Status,
             Event::ForceOpen,
             Event::Release {
                 counter: rng.next() & 0x3FF,
@@ -564,6 +585,6 @@ fn corrupt<W: Word>(c: &mut Checks) {
     }
     c.check(
         true,
-        "2000 random words x 4 events: no panic, valid results",
+        "2000 random words x (status + 3 events): no panic, valid results",
     );
 }

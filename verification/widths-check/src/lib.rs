@@ -5,7 +5,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-use tripword::{Breaker, Clock, Config, Outcome, Status, W32, W64};
+use tripword::{Breaker, Clock, Config, Outcome, Status, ValidConfig, W32, W64};
 
 /// A stand-in hardware clock.
 pub struct Ticks;
@@ -23,9 +23,9 @@ const CONFIG: Config = Config::new()
     .probe_timeout(50);
 
 /// A 64-bit breaker in a `static`.
-pub static WIDE: Breaker<Ticks, W64> = Breaker::from_parts(CONFIG, Ticks, ());
-/// A 32-bit breaker in a `static`.
-pub static NARROW: Breaker<Ticks, W32> = Breaker::from_parts(CONFIG, Ticks, ());
+pub static WIDE: Breaker<Ticks, W64> = Breaker::from_parts(ValidConfig::new(CONFIG), Ticks, ());
+/// A 32-bit breaker in a `static` (the default horizon: 128-tick units).
+pub static NARROW: Breaker<Ticks, W32> = Breaker::from_parts(ValidConfig::new(CONFIG), Ticks, ());
 
 /// Acquire, release, status, force open and close on the 64-bit breaker.
 pub fn exercise_w64(outcome: Outcome) -> Status {
