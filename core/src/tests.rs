@@ -1781,7 +1781,7 @@ fn force_open_for_from_every_state<W: Word>() {
             |b, c| {
                 trip(b);
                 c.advance(100);
-                core::mem::forget(b.acquire().unwrap());
+                let _lost = b.acquire().unwrap(); // a probe never released
             },
             1,
         ),
