@@ -21,7 +21,7 @@ use crate::status::Status;
 use crate::transition::{self, Decision, Event};
 use crate::word::{Corruption, Layout, Snapshot, TAG_BITS, TAG_PROBING, W32, W64, Word, tag_of};
 #[cfg(target_pointer_width = "64")]
-use crate::word::{TAG_FORCED_OPEN, TAG_OPEN, closed_failures};
+use crate::word::{TAG_FORCED_OPEN, closed_failures, is_timed};
 use core::num::NonZeroUsize;
 
 /// A circuit breaker in one atomic word.
@@ -352,7 +352,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
             let raw: u64 = word.into();
             let l = &W::LAYOUT;
             let tag = tag_of(raw);
-            if tag == TAG_OPEN || tag == TAG_PROBING {
+            if is_timed(tag) {
                 // Every bit pattern of these tags is a valid word. The clock
                 // is read after the load, as the general loop would.
                 let now = self.clock.now();
@@ -454,6 +454,41 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
         }
     }
 
+    /// Reports a failure that says how long to stay open (a `Retry-After`,
+    /// a rate limit's reset time): if it trips the breaker, or is the
+    /// probe's failure, the breaker stays open until `open_for` ticks from
+    /// now instead of for the configured open time, then half-opens as
+    /// after a trip. `open_for` is clamped to
+    /// [`ValidConfig::longest_hint`] (half the word's ring). A failure that
+    /// does not trip counts as any failure; a stale ticket changes nothing.
+    ///
+    /// ```
+    /// use tripword::{Breaker, Cause, Config, Status};
+    /// use tripword::clock::ManualClock;
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let b = Breaker::new(Config::new().failure_threshold(1).open_for(100), &clock);
+    /// let t = b.acquire().unwrap();
+    /// b.release_failure_for(t, 5_000); // "503, Retry-After: 5 s" on a 1 ms tick
+    /// clock.advance(100); // the configured open time: still open
+    /// assert_eq!(b.acquire().unwrap_err().retry_after(), Some(4_900));
+    /// clock.advance(4_900);
+    /// assert!(b.acquire().unwrap().is_probe());
+    /// ```
+    pub fn release_failure_for(&self, ticket: Ticket, open_for: u64) -> Release {
+        if ticket.issuer() != self.origin().get() {
+            return Release::Stale;
+        }
+        let event = Event::FailureFor {
+            counter: ticket.counter(),
+            open_for,
+        };
+        match self.run_from(self.load(), event, None).decision {
+            Decision::Recorded => Release::Recorded,
+            _ => Release::Stale,
+        }
+    }
+
     /// Asks to make a call and returns a guard that releases on drop.
     /// Drop it without an outcome and it records the configured abandon
     /// outcome ([`Config::abandon_as`], failure by default).
@@ -480,6 +515,15 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// admitted before are ignored.
     pub fn force_open(&self) {
         self.run_from(self.load(), Event::ForceOpen, None);
+    }
+
+    /// Opens the breaker now for `open_for` ticks (clamped to
+    /// [`ValidConfig::longest_hint`]), from any state; then it becomes
+    /// half-open as after a trip. Every ticket issued before is stale. For a
+    /// `429` that arrives outside any admitted call, or maintenance with an
+    /// end. Transitions report it as `Open` (not `forced`: a timer ends it).
+    pub fn force_open_for(&self, open_for: u64) {
+        self.run_from(self.load(), Event::ForceOpenFor { open_for }, None);
     }
 
     /// Closes the breaker from any state, resets the failure count and the
@@ -532,6 +576,15 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Permit<'_, C, W, O, P> 
     /// Records a failure.
     pub fn failure(self) -> Release {
         self.finish(Outcome::Failure)
+    }
+
+    /// Records a failure that says how long to stay open if it opens the
+    /// breaker: see [`Breaker::release_failure_for`].
+    pub fn failure_for(mut self, open_for: u64) -> Release {
+        match self.ticket.take() {
+            Some(ticket) => self.breaker.release_failure_for(ticket, open_for),
+            None => Release::Stale,
+        }
     }
 
     /// Records an outcome that says nothing about the dependency.

@@ -483,6 +483,28 @@ impl<W: Word> ValidConfig<W> {
         }
     }
 
+    /// A time given at run time (`failure_for`, `force_open_for`) in units,
+    /// clamped to half the ring: the longest wait the word can hold with a
+    /// backwards clock still bounded (`docs/design.md`, "Open until").
+    #[inline]
+    pub(crate) const fn hint_units(&self, ticks: u64) -> u64 {
+        let max = W::LAYOUT.max_units();
+        if ticks >= max << self.shift {
+            max
+        } else {
+            let u = units(ticks, self.shift);
+            if u < max { u } else { max }
+        }
+    }
+
+    /// The longest open time `failure_for` and `force_open_for` can set, in
+    /// ticks: half the ring (longer ones are clamped to it). `W32` at 1 kHz
+    /// with the default horizon: 2^21 ticks, 35 minutes; `W64` at 1 µs:
+    /// 2^33 ticks, 2.4 hours.
+    pub const fn longest_hint(&self) -> u64 {
+        W::LAYOUT.max_units() << self.shift
+    }
+
     /// The open time in units, without backoff.
     #[inline(always)]
     pub(crate) const fn open_units(&self) -> u64 {

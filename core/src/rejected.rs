@@ -2,7 +2,7 @@
 
 use crate::config::ValidConfig;
 use crate::transition::{lapsed, open_units};
-use crate::word::{Layout, Word, tag, tag_of};
+use crate::word::{Layout, Word, is_timed, tag, tag_of};
 
 /// Why a call was not admitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -94,22 +94,26 @@ impl Rejected {
     pub fn at<W: Word>(config: &ValidConfig<W>, word: u64, now: u64) -> Rejected {
         let l = &W::LAYOUT;
         let t = tag_of(word);
-        if t != tag::OPEN && t != tag::PROBING {
+        if !is_timed(t) {
             return Self::from_word(l, word);
         }
         if lapsed(l, config, word, now) {
             return Rejected::new(Self::cause_of(t), 0);
         }
-        let need = if t == tag::OPEN {
-            open_units(l, config, word)
-        } else {
-            config.probe_units()
-        };
         let shift = config.time_shift();
-        let elapsed = l.elapsed(l.since_of(word), l.units_of(now, shift));
-        // The first tick whose unit count reaches `need`: the start of unit
-        // `now_units + (need - elapsed)`.
-        let units_left = need - elapsed;
+        let now_units = l.units_of(now, shift);
+        let units_left = if t == tag::OPEN_UNTIL {
+            l.elapsed(now_units, l.since_of(word))
+        } else {
+            let need = if t == tag::OPEN {
+                open_units(l, config, word)
+            } else {
+                config.probe_units()
+            };
+            need - l.elapsed(l.since_of(word), now_units)
+        };
+        // The first tick whose unit count reaches the deadline: the start of
+        // unit `now_units + units_left`.
         let into_unit = now & ((1u64 << shift) - 1);
         let wait = (units_left << shift) - into_unit;
         Rejected::new(Self::cause_of(t), wait)
@@ -124,7 +128,7 @@ impl Rejected {
 
     #[inline(always)]
     const fn cause_of(t: u64) -> Cause {
-        if t == tag::OPEN {
+        if t == tag::OPEN || t == tag::OPEN_UNTIL {
             Cause::Open
         } else if t == tag::PROBING {
             Cause::Probing

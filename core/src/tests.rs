@@ -1609,3 +1609,226 @@ fn issue_9_retry_after_is_never_early_w32() {
 fn issue_9_retry_after_is_never_early_w64() {
     issue_9_retry_after_is_never_early::<W64>(1 << 40);
 }
+
+// Issue 11, items 1 and 2: the failure decides how long to stay open
+// (`failure_for`, a Retry-After), and `force_open_for`.
+
+mod issue_11 {
+    use super::*;
+    both_widths!(
+        failure_for_trips_until_the_hint,
+        failure_for_on_a_probe_reopens_until_the_hint,
+        failure_for_without_a_trip_is_a_plain_failure,
+        failure_for_with_a_stale_ticket_changes_nothing,
+        failure_for_is_clamped_to_half_the_ring,
+        force_open_for_opens_now_then_half_opens,
+        force_open_for_from_every_state,
+        open_until_with_a_backward_clock_is_bounded,
+    );
+}
+
+fn failure_for_trips_until_the_hint<W: Word>() {
+    let clock = ManualClock::new(1_000);
+    let b = breaker::<W>(&clock, seed_config().failure_threshold(1));
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release_failure_for(t, 700), Release::Recorded);
+    assert_eq!(b.status(), Status::Open);
+    assert!(matches!(
+        b.snapshot().unwrap().state,
+        State::OpenUntil { trips: 1, .. }
+    ));
+    // Past the configured open time (100): still open, for the hint.
+    clock.advance(100);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(600)));
+    clock.advance(599);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(1)));
+    assert_eq!(b.status(), Status::Open);
+    clock.advance(1);
+    assert_eq!(b.status(), Status::HalfOpen);
+    let probe = b.acquire().unwrap();
+    assert!(probe.is_probe());
+    assert_eq!(
+        b.observer().phases(),
+        [
+            (Status::Closed, Status::Open),
+            (Status::Open, Status::HalfOpen),
+            (Status::HalfOpen, Status::Probing)
+        ]
+    );
+    // A plain probe failure after a hinted open backs off as after a trip:
+    // trips counted on.
+    b.release(probe, Outcome::Failure);
+    assert!(matches!(
+        b.snapshot().unwrap().state,
+        State::Open { trips: 2, .. }
+    ));
+}
+
+fn failure_for_on_a_probe_reopens_until_the_hint<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config().failure_threshold(1));
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    clock.advance(100);
+    let probe = b.permit().unwrap();
+    assert!(probe.is_probe());
+    assert_eq!(probe.failure_for(2_000), Release::Recorded);
+    assert!(matches!(
+        b.snapshot().unwrap().state,
+        State::OpenUntil { trips: 2, .. }
+    ));
+    clock.advance(1_999);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(1)));
+    clock.advance(1);
+    assert!(b.acquire().unwrap().is_probe());
+}
+
+fn failure_for_without_a_trip_is_a_plain_failure<W: Word>() {
+    let clock = ManualClock::new(0);
+    let hinted = breaker::<W>(&clock, seed_config());
+    let plain = breaker::<W>(&clock, seed_config());
+    hinted.release_failure_for(hinted.acquire().unwrap(), 9_999);
+    plain.release(plain.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(
+        crate::__verification::load_word(&hinted),
+        crate::__verification::load_word(&plain)
+    );
+    assert_eq!(
+        hinted.snapshot().unwrap().state,
+        State::Closed { failures: 1 }
+    );
+    assert!(hinted.observer().phases().is_empty());
+}
+
+fn failure_for_with_a_stale_ticket_changes_nothing<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config().failure_threshold(1));
+    let old = b.acquire().unwrap();
+    b.force_close();
+    let before = crate::__verification::load_word(&b);
+    assert_eq!(b.release_failure_for(old, 500), Release::Stale);
+    assert_eq!(crate::__verification::load_word(&b), before);
+    // Another breaker's ticket too.
+    let other = breaker::<W>(&clock, seed_config().failure_threshold(1));
+    assert_eq!(
+        b.release_failure_for(other.acquire().unwrap(), 500),
+        Release::Stale
+    );
+    assert_eq!(crate::__verification::load_word(&b), before);
+    assert_eq!(b.status(), Status::Closed);
+}
+
+fn failure_for_is_clamped_to_half_the_ring<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config().failure_threshold(1));
+    let longest = b.config().longest_hint();
+    assert_eq!(longest, W::LAYOUT.max_units() << b.config().time_shift());
+    b.release_failure_for(b.acquire().unwrap(), u64::MAX);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(longest)));
+    clock.advance(longest - 1);
+    assert_eq!(b.status(), Status::Open);
+    clock.advance(1);
+    assert_eq!(b.status(), Status::HalfOpen);
+    // A hint of zero: the next caller probes.
+    b.force_close();
+    b.release_failure_for(b.acquire().unwrap(), 0);
+    assert!(b.acquire().unwrap().is_probe());
+}
+
+fn force_open_for_opens_now_then_half_opens<W: Word>() {
+    let clock = ManualClock::new(5);
+    let b = breaker::<W>(&clock, seed_config());
+    let held = b.acquire().unwrap();
+    b.force_open_for(300);
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(300)));
+    // Every ticket issued before is stale.
+    assert_eq!(b.release(held, Outcome::Success), Release::Stale);
+    clock.advance(299);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(1)));
+    clock.advance(1);
+    let probe = b.acquire().unwrap();
+    assert!(probe.is_probe());
+    b.release(probe, Outcome::Success);
+    assert_eq!(b.status(), Status::Closed);
+    assert_eq!(
+        b.observer().phases(),
+        [
+            (Status::Closed, Status::Open),
+            (Status::Open, Status::HalfOpen),
+            (Status::HalfOpen, Status::Probing),
+            (Status::Probing, Status::Closed)
+        ]
+    );
+    assert!(b.observer().forced().iter().all(|f| !f));
+}
+
+fn force_open_for_from_every_state<W: Word>() {
+    // (how to reach the state, the trips kept)
+    type Setup<W> = fn(&Breaker<&ManualClock, W, Log>, &ManualClock);
+    let setups: [(&str, Setup<W>, u32); 6] = [
+        ("closed", |_, _| {}, 1),
+        ("open", |b, _| trip(b), 1),
+        (
+            "half-open (elapsed open)",
+            |b, c| {
+                trip(b);
+                c.advance(100);
+            },
+            1,
+        ),
+        (
+            "probing",
+            |b, c| {
+                trip(b);
+                c.advance(100);
+                let _lost = b.acquire().unwrap(); // a probe never released
+            },
+            1,
+        ),
+        ("forced open", |b, _| b.force_open(), 1),
+        (
+            "open until",
+            |b, _| {
+                b.force_open_for(10);
+            },
+            1,
+        ),
+    ];
+    for (name, setup, trips) in setups {
+        let clock = ManualClock::new(0);
+        let b = breaker::<W>(&clock, seed_config());
+        setup(&b, &clock);
+        let before = Snapshot::counter_bits::<W>(crate::__verification::load_word(&b));
+        b.force_open_for(1_000);
+        let snap = b.snapshot().unwrap();
+        assert!(
+            matches!(snap.state, State::OpenUntil { trips: t, .. } if t == trips),
+            "{name}: {snap:?}"
+        );
+        assert!(snap.counter != before, "{name}: the counter moved");
+        assert_eq!(refusal(b.acquire()).0, Cause::Open, "{name}");
+        clock.advance(1_000);
+        assert_eq!(b.status(), Status::HalfOpen, "{name}");
+    }
+}
+
+/// The documented cost of keeping a deadline: a clock that steps back by
+/// `b` delays the end of an `OpenUntil` by `b` (the word cannot tell "before
+/// the deadline" from "the clock went back"), never by more; a step back by
+/// more than half the ring reads as past the deadline.
+fn open_until_with_a_backward_clock_is_bounded<W: Word>() {
+    let clock = ManualClock::new(10_000);
+    let b = breaker::<W>(&clock, seed_config());
+    b.force_open_for(200);
+    clock.set(10_000 - 50); // back 50
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(250)));
+    clock.advance(250);
+    assert!(b.acquire().unwrap().is_probe());
+    // Back by more than half the ring: elapsed.
+    let v = *b.config();
+    b.force_close();
+    clock.set(10_000);
+    b.force_open_for(200);
+    clock.set(10_000u64.wrapping_sub(v.longest_hint() + 1));
+    assert!(b.acquire().unwrap().is_probe());
+}

@@ -37,7 +37,7 @@ use crate::config::ValidConfig;
 use crate::outcome::Outcome;
 use crate::rejected::Rejected;
 use crate::status::Status;
-use crate::word::{Layout, Phase, Word, counter_of, tag, tag_of};
+use crate::word::{Layout, Phase, Word, counter_of, is_timed, tag, tag_of};
 
 /// Something that happens to a breaker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -51,8 +51,26 @@ pub enum Event {
         /// How the call went.
         outcome: Outcome,
     },
+    /// An admitted call failed and says how long the breaker should stay
+    /// open if this failure opens it (a `Retry-After`): as a failure, except
+    /// that a trip or a probe's failure opens the breaker until `open_for`
+    /// ticks from now instead of for the configured open time.
+    FailureFor {
+        /// The counter from [`Verdict::Admitted`].
+        counter: u32,
+        /// How long to stay open, in ticks; clamped to half the word's ring
+        /// ([`ValidConfig::longest_hint`]).
+        open_for: u64,
+    },
     /// An operator holds the breaker open.
     ForceOpen,
+    /// An operator opens the breaker now for `open_for` ticks (clamped as
+    /// for [`Event::FailureFor`]); then it becomes half-open as after a
+    /// trip.
+    ForceOpenFor {
+        /// How long to stay open, in ticks.
+        open_for: u64,
+    },
     /// An operator closes the breaker and resets its policy.
     ForceClose,
 }
@@ -251,7 +269,7 @@ pub fn status_at<W: Word>(
         return Status::Closed;
     }
     let tag = tag_of(w);
-    if (tag == tag::OPEN || tag == tag::PROBING) && lapsed(l, config, w, now()) {
+    if is_timed(tag) && lapsed(l, config, w, now()) {
         return Status::HalfOpen;
     }
     Layout::phase_of(w).status()
@@ -368,7 +386,13 @@ pub(crate) fn open_units<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64) -
 #[inline(always)]
 pub(crate) fn lapsed<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> bool {
     let elapsed = l.elapsed(l.since_of(w), l.units_of(now, config.time_shift()));
-    if tag_of(w) != tag::OPEN {
+    let tag = tag_of(w);
+    if tag == tag::OPEN_UNTIL {
+        // The stamp is the deadline: "elapsed" since it is the time past
+        // it, and a reading before it wraps to at least half the ring.
+        return elapsed < l.max_units();
+    }
+    if tag != tag::OPEN {
         return elapsed >= config.probe_units();
     }
     let cap = config.cap_units();
@@ -403,18 +427,19 @@ fn decide_valid<W: Word>(
     now: impl FnOnce() -> u64,
 ) -> (u64, Decision) {
     let tag = tag_of(w);
-    let timed = tag == tag::OPEN || tag == tag::PROBING;
+    let timed = is_timed(tag);
     let current = |ticket: u32| ticket == counter_of(l, w);
+    let trips_now = |outcome: Outcome| {
+        tag == tag::PROBING
+            || (tag == tag::CLOSED
+                && outcome == Outcome::Failure
+                && (l.payload_of(w) as u32).saturating_add(1) >= config.failure_threshold())
+    };
     let needs_time = match event {
         Event::Admit => timed || tag == tag::HALF_OPEN,
-        Event::Release { counter, outcome } => {
-            current(counter)
-                && (tag == tag::PROBING
-                    || (tag == tag::CLOSED
-                        && outcome == Outcome::Failure
-                        && (l.payload_of(w) as u32).saturating_add(1)
-                            >= config.failure_threshold()))
-        }
+        Event::Release { counter, outcome } => current(counter) && trips_now(outcome),
+        Event::FailureFor { counter, .. } => current(counter) && trips_now(Outcome::Failure),
+        Event::ForceOpenFor { .. } => true,
         Event::ForceOpen | Event::ForceClose => false,
     };
     let now = if needs_time { now() } else { 0 };
@@ -434,26 +459,35 @@ fn decide_valid<W: Word>(
             tag::HALF_OPEN => (l.probing(next, stamp, trips), Decision::Admitted),
             _ => (w, Decision::Rejected),
         },
-        Event::Release {
-            counter: ticket,
-            outcome,
-        } => {
+        Event::Release { .. } | Event::FailureFor { .. } => {
+            let (ticket, outcome, hint) = match event {
+                Event::Release { counter, outcome } => (counter, outcome, None),
+                Event::FailureFor { counter, open_for } => {
+                    (counter, Outcome::Failure, Some(config.hint_units(open_for)))
+                }
+                _ => return (w, Decision::Stale),
+            };
             if ticket != counter {
                 return (w, Decision::Stale);
             }
+            // A trip: Open since now, or, with a hint, open until now + hint.
+            let open = |trips: u32| match hint {
+                None => l.open(next, stamp, trips),
+                Some(units) => l.open_until(next, stamp.wrapping_add(units), trips),
+            };
             let word = match (tag, outcome) {
                 (tag::CLOSED, Outcome::Success) => l.closed(counter, 0),
                 (tag::CLOSED, Outcome::Ignored) => w,
                 (tag::CLOSED, Outcome::Failure) => {
                     let failures = (l.payload_of(w) as u32).saturating_add(1);
                     if failures >= config.failure_threshold() {
-                        l.open(next, stamp, 1)
+                        open(1)
                     } else {
                         l.closed(counter, failures)
                     }
                 }
                 (tag::PROBING, Outcome::Success) => l.closed(next, 0),
-                (tag::PROBING, Outcome::Failure) => l.open(next, stamp, trips.saturating_add(1)),
+                (tag::PROBING, Outcome::Failure) => open(trips.saturating_add(1)),
                 (tag::PROBING, Outcome::Ignored) => l.half_open(next, trips),
                 // No ticket is ever issued with the counter of Open, HalfOpen
                 // or ForcedOpen: a release that matches one is a ticket that
@@ -469,6 +503,17 @@ fn decide_valid<W: Word>(
                 l.forced_open(next)
             };
             (word, Decision::Done)
+        }
+        Event::ForceOpenFor { open_for } => {
+            // As after a trip: the trips so far (at least one) are kept for
+            // the backoff of the next open time.
+            let trips = if timed || tag == tag::HALF_OPEN {
+                trips.max(1)
+            } else {
+                1
+            };
+            let until = stamp.wrapping_add(config.hint_units(open_for));
+            (l.open_until(next, until, trips), Decision::Done)
         }
         Event::ForceClose => (l.closed(next, 0), Decision::Done),
     }

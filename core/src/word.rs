@@ -4,9 +4,9 @@
 //! meaning depends on the state (see `docs/design.md` for the bit diagrams):
 //!
 //! ```text
-//! W64:  | time (34) | trips (5) | counter (22) | tag (3) |    Open, Probing
+//! W64:  | time (34) | trips (5) | counter (22) | tag (3) |    Open, Probing, OpenUntil
 //!       |        0        | failures (16) | counter (22) | tag (3) |  Closed
-//! W32:  | time (15) | trips (4) | counter (10) | tag (3) |    Open, Probing
+//! W32:  | time (15) | trips (4) | counter (10) | tag (3) |    Open, Probing, OpenUntil
 //!       |     0     | failures (12) | counter (10) | tag (3) |    Closed
 //! ```
 //!
@@ -60,6 +60,7 @@ pub(crate) const TAG_OPEN: u64 = 1;
 pub(crate) const TAG_HALF_OPEN: u64 = 2;
 pub(crate) const TAG_PROBING: u64 = 3;
 pub(crate) const TAG_FORCED_OPEN: u64 = 4;
+pub(crate) const TAG_OPEN_UNTIL: u64 = 5;
 
 const fn mask(bits: u32) -> u64 {
     if bits >= 64 {
@@ -316,6 +317,17 @@ pub enum State {
     },
     /// Held open by an operator (`force_open`) until `force_close`.
     ForcedOpen,
+    /// Open until a given time rather than for the configured open time: a
+    /// failure said how long (`failure_for`, a `Retry-After`), or an operator
+    /// opened it for a while (`force_open_for`). Reads as `Open`; when the
+    /// time comes it becomes `HalfOpen` as after a trip.
+    OpenUntil {
+        /// When it may become half-open, in units of `2^s` ticks modulo the
+        /// time field's range.
+        until: u64,
+        /// Trips since the breaker was last closed.
+        trips: u32,
+    },
 }
 
 /// The name of a state, without its payload.
@@ -365,6 +377,7 @@ impl State {
             State::HalfOpen { .. } => Phase::HalfOpen,
             State::Probing { .. } => Phase::Probing,
             State::ForcedOpen => Phase::ForcedOpen,
+            State::OpenUntil { .. } => Phase::Open,
         }
     }
 }
@@ -372,7 +385,7 @@ impl State {
 /// Why a word did not decode (spec I8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Corruption {
-    /// The tag is not one of the five states.
+    /// The tag is not one of the six states.
     UnknownTag(u8),
     /// Bits the state does not use are set.
     StrayBits,
@@ -433,6 +446,13 @@ impl Snapshot {
 #[inline(always)]
 pub(crate) const fn tag_of(raw: u64) -> u64 {
     raw & mask(TAG_BITS)
+}
+
+/// Whether a tag keeps a timestamp (`Open`, `Probing`, `OpenUntil`: the odd
+/// tags but 7). Every bit pattern of these tags is a valid word.
+#[inline(always)]
+pub(crate) const fn is_timed(tag: u64) -> bool {
+    tag & 1 == 1 && tag != 7
 }
 
 #[inline(always)]
@@ -508,6 +528,11 @@ impl Layout {
         let time = (since & self.time_mask()) << self.trips_bits;
         self.pack(tag, counter, Self::clamp(trips, self.max_trips()) | time)
     }
+    /// `OpenUntil` the time `until` (in units), after `trips` trips.
+    #[inline(always)]
+    pub(crate) const fn open_until(&self, counter: u32, until: u64, trips: u32) -> u64 {
+        self.stamped(TAG_OPEN_UNTIL, counter, until, trips)
+    }
     /// `HalfOpen` after `trips` trips.
     #[inline(always)]
     pub(crate) const fn half_open(&self, counter: u32, trips: u32) -> u64 {
@@ -527,7 +552,7 @@ impl Layout {
         match tag_of(raw) {
             TAG_CLOSED => payload <= mask(self.failure_bits) && payload < threshold as u64,
             // Their fields fill the word: every bit pattern is a state.
-            TAG_OPEN | TAG_PROBING => true,
+            TAG_OPEN | TAG_PROBING | TAG_OPEN_UNTIL => true,
             TAG_HALF_OPEN => raw >> self.time_shift() == 0,
             TAG_FORCED_OPEN => payload == 0,
             _ => false,
@@ -537,7 +562,7 @@ impl Layout {
     #[inline(always)]
     pub(crate) const fn phase_of(raw: u64) -> Phase {
         match tag_of(raw) {
-            TAG_OPEN => Phase::Open,
+            TAG_OPEN | TAG_OPEN_UNTIL => Phase::Open,
             TAG_HALF_OPEN => Phase::HalfOpen,
             TAG_PROBING => Phase::Probing,
             TAG_FORCED_OPEN => Phase::ForcedOpen,
@@ -548,6 +573,7 @@ impl Layout {
 
 /// The tag values, for the kernel's matches.
 pub(crate) mod tag {
+    pub(crate) use super::TAG_OPEN_UNTIL as OPEN_UNTIL;
     pub(crate) use super::{TAG_CLOSED as CLOSED, TAG_FORCED_OPEN as FORCED_OPEN};
     pub(crate) use super::{TAG_HALF_OPEN as HALF_OPEN, TAG_OPEN as OPEN, TAG_PROBING as PROBING};
 }
@@ -575,6 +601,10 @@ pub(crate) fn decode_u64(layout: &Layout, raw: u64) -> Result<Snapshot, Corrupti
             State::HalfOpen { trips }
         }
         TAG_PROBING => State::Probing { since, trips },
+        TAG_OPEN_UNTIL => State::OpenUntil {
+            until: since,
+            trips,
+        },
         TAG_FORCED_OPEN => {
             if payload != 0 {
                 return Err(Corruption::StrayBits);
@@ -597,6 +627,7 @@ pub(crate) fn encode_u64(layout: &Layout, snap: &Snapshot) -> u64 {
         State::HalfOpen { trips } => layout.half_open(c, trips),
         State::Probing { since, trips } => layout.probing(c, since, trips),
         State::ForcedOpen => layout.forced_open(c),
+        State::OpenUntil { until, trips } => layout.open_until(c, until, trips),
     }
 }
 
@@ -690,7 +721,7 @@ mod tests {
 
     #[test]
     fn corrupt_words_are_named() {
-        assert_eq!(Snapshot::decode::<W64>(5), Err(Corruption::UnknownTag(5)));
+        assert_eq!(Snapshot::decode::<W64>(6), Err(Corruption::UnknownTag(6)));
         assert_eq!(Snapshot::decode::<W32>(7), Err(Corruption::UnknownTag(7)));
         assert_eq!(
             Snapshot::decode::<W64>(u64::MAX),

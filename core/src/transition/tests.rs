@@ -705,8 +705,8 @@ fn status_elsewhere_writes_nothing<W: Word>() {
 }
 
 fn corrupt_words_fail_open_and_are_reported<W: Word>() {
-    // Tag 5, 6 and 7 with counter 30 are corrupt.
-    for tag in 5u64..=7 {
+    // Tags 6 and 7 with counter 30 are corrupt (5 is `OpenUntil`).
+    for tag in 6u64..=7 {
         let raw = W::from_u64(tag | (30 << 3));
         assert_eq!(
             Snapshot::decode::<W>(raw),
@@ -1274,4 +1274,182 @@ fn backoff_deadline_beyond_32_bits_of_elapsed_time() {
         (Status::Open, 1)
     );
     assert_eq!(status::<W64>(&config, open, 1 << 33), (Status::HalfOpen, 1));
+}
+
+// Issue 11: the rows of `Event::FailureFor`, `Event::ForceOpenFor` and the
+// `OpenUntil` state.
+
+mod open_until_rows {
+    use super::*;
+    both_widths!(
+        failure_for_at_threshold_opens_until_now_plus_hint,
+        failure_for_below_threshold_counts_as_a_failure,
+        failure_for_stale_reads_no_clock,
+        failure_for_on_a_probe_keeps_counting_trips,
+        open_until_rejects_until_its_deadline,
+        open_until_elapsed_elects_the_probe,
+        open_until_release_is_stale,
+        force_open_for_from_closed,
+    );
+}
+
+fn failure_for_at_threshold_opens_until_now_plus_hint<W: Word>() {
+    let raw = word::<W>(State::Closed { failures: N - 1 }, 4);
+    let (s, reads) = step::<W>(
+        &config(),
+        raw,
+        Event::FailureFor {
+            counter: 4,
+            open_for: 250,
+        },
+        1_000,
+    );
+    assert_eq!(reads, 1);
+    assert_eq!(s.verdict, Verdict::Recorded);
+    assert_eq!(
+        snap::<W>(s.word),
+        Snapshot {
+            state: State::OpenUntil {
+                until: 1_250,
+                trips: 1
+            },
+            counter: 5
+        }
+    );
+    assert_eq!(
+        transitions(&s),
+        [Some(t(Phase::Closed, Phase::Open, 5)), None]
+    );
+}
+
+fn failure_for_below_threshold_counts_as_a_failure<W: Word>() {
+    let raw = word::<W>(State::Closed { failures: 0 }, 4);
+    let event = Event::FailureFor {
+        counter: 4,
+        open_for: 250,
+    };
+    let (s, reads) = step::<W>(&config(), raw, event, 1_000);
+    let plain = Event::Release {
+        counter: 4,
+        outcome: Outcome::Failure,
+    };
+    let (p, _) = step::<W>(&config(), raw, plain, 1_000);
+    assert_eq!((s.word, s.verdict, reads), (p.word, p.verdict, 0));
+}
+
+fn failure_for_stale_reads_no_clock<W: Word>() {
+    let raw = word::<W>(State::Closed { failures: N - 1 }, 4);
+    let event = Event::FailureFor {
+        counter: 3,
+        open_for: 250,
+    };
+    let (s, reads) = step::<W>(&config(), raw, event, 1_000);
+    assert_eq!((s.word, s.verdict, reads), (raw, Verdict::Stale, 0));
+}
+
+fn failure_for_on_a_probe_keeps_counting_trips<W: Word>() {
+    let raw = word::<W>(
+        State::Probing {
+            since: 990,
+            trips: 2,
+        },
+        8,
+    );
+    let event = Event::FailureFor {
+        counter: 8,
+        open_for: 40,
+    };
+    let (s, _) = step::<W>(&config(), raw, event, 1_000);
+    assert_eq!(
+        snap::<W>(s.word).state,
+        State::OpenUntil {
+            until: 1_040,
+            trips: 3
+        }
+    );
+}
+
+fn open_until_rejects_until_its_deadline<W: Word>() {
+    let raw = word::<W>(
+        State::OpenUntil {
+            until: 1_250,
+            trips: 1,
+        },
+        5,
+    );
+    for now in [1_000, 1_100, 1_249] {
+        let (s, reads) = step::<W>(&config(), raw, Event::Admit, now);
+        assert_eq!((s.word, reads), (raw, 1));
+        assert_eq!(rejection(s.verdict), (Cause::Open, Some(1_250 - now)));
+        assert_eq!(status::<W>(&config(), raw, now), (Status::Open, 1));
+    }
+    assert_eq!(status::<W>(&config(), raw, 1_250), (Status::HalfOpen, 1));
+}
+
+fn open_until_elapsed_elects_the_probe<W: Word>() {
+    let raw = word::<W>(
+        State::OpenUntil {
+            until: 1_250,
+            trips: 2,
+        },
+        5,
+    );
+    let (s, reads) = step::<W>(&config(), raw, Event::Admit, 1_260);
+    assert_eq!(reads, 1);
+    assert!(is_probe(s.verdict));
+    assert_eq!(
+        snap::<W>(s.word),
+        Snapshot {
+            state: State::Probing {
+                since: 1_260,
+                trips: 2
+            },
+            counter: 7
+        }
+    );
+    assert_eq!(
+        transitions(&s),
+        [
+            Some(t(Phase::Open, Phase::HalfOpen, 6)),
+            Some(t(Phase::HalfOpen, Phase::Probing, 7))
+        ]
+    );
+}
+
+fn open_until_release_is_stale<W: Word>() {
+    let raw = word::<W>(
+        State::OpenUntil {
+            until: 1_250,
+            trips: 1,
+        },
+        5,
+    );
+    for outcome in [Outcome::Success, Outcome::Failure, Outcome::Ignored] {
+        let (s, _) = step::<W>(
+            &config(),
+            raw,
+            Event::Release {
+                counter: 5,
+                outcome,
+            },
+            1_000,
+        );
+        assert_eq!((s.word, s.verdict), (raw, Verdict::Stale));
+    }
+}
+
+fn force_open_for_from_closed<W: Word>() {
+    let raw = word::<W>(State::Closed { failures: 2 }, 9);
+    let (s, reads) = step::<W>(&config(), raw, Event::ForceOpenFor { open_for: 70 }, 500);
+    assert_eq!((reads, s.verdict), (1, Verdict::Done));
+    assert_eq!(
+        snap::<W>(s.word),
+        Snapshot {
+            state: State::OpenUntil {
+                until: 570,
+                trips: 1
+            },
+            counter: 10
+        }
+    );
 }
