@@ -182,6 +182,15 @@ impl core::fmt::Debug for Ticket {
     }
 }
 
+/// The events of [`Breaker::run_common`].
+#[derive(Clone, Copy)]
+enum Common {
+    Admit,
+    Release { counter: u32, outcome: Outcome },
+    ForceOpen,
+    ForceClose,
+}
+
 /// What a release did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Release {
@@ -296,10 +305,12 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// it, after loading `current`, used for the first attempt only, so the
     /// clock is read once. Returns the word the decision left (stored, or
     /// found unchanged), the decision, and the clock reading it rested on
-    /// (for a rejection's wait). One shared function for every event, not inlined:
-    /// on a 32-bit MCU that is the smaller code (`docs/design.md`, "The
-    /// kernel works on raw bits").
-    #[inline(never)]
+    /// (for a rejection's wait). Inlined into one out-of-line entry per
+    /// kind of event (`acquire_from`, `release_from`, the force methods),
+    /// where the event is a constant: each keeps only its own arms of the
+    /// state machine, and an event a program never raises costs it no code
+    /// (`docs/design.md`, "The kernel works on raw bits").
+    #[inline(always)]
     fn run_from(&self, current: W::Raw, event: Event, now: Option<u64>) -> cell::Applied<W> {
         cell::update_local(
             &self.word,
@@ -317,6 +328,24 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
                 swap.transitions().each(|t| self.observer.on_transition(t));
             },
         )
+    }
+
+    /// The one out-of-line CAS loop for the common events (admission,
+    /// release, force open and close): the event arrives as a [`Common`], so
+    /// the state machine's arms for the rare events (`failure_for`,
+    /// `force_open_for`) are not in it, and a program that never raises
+    /// those carries no code for them. One loop shared by the common events
+    /// is the smaller code on an MCU (`docs/design.md`, "The kernel works on
+    /// raw bits").
+    #[inline(never)]
+    fn run_common(&self, current: W::Raw, event: Common, now: Option<u64>) -> cell::Applied<W> {
+        let event = match event {
+            Common::Admit => Event::Admit,
+            Common::Release { counter, outcome } => Event::Release { counter, outcome },
+            Common::ForceOpen => Event::ForceOpen,
+            Common::ForceClose => Event::ForceClose,
+        };
+        self.run_from(current, event, now)
     }
 
     /// Asks to make a call. `Ok(ticket)` when admitted (in `Closed`, or as the
@@ -356,15 +385,17 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
                 // Every bit pattern of these tags is a valid word. The clock
                 // is read after the load, as the general loop would.
                 let now = self.clock.now();
-                if !transition::lapsed(l, self.config(), raw, now) {
-                    return Err(Rejected::at(self.config(), raw, now));
+                let left = transition::units_left(l, self.config(), raw, now);
+                if left != 0 {
+                    let shift = self.config().time_shift();
+                    return Err(Rejected::of_word::<W>(raw, left, shift, now));
                 }
                 // Time is up: the general loop elects the probe with this
                 // `now`, so the clock is read once.
                 return self.acquire_from(word, Some(now));
             }
             if tag == TAG_FORCED_OPEN && l.payload_of(raw) == 0 {
-                return Err(Rejected::at(self.config(), raw, 0));
+                return Err(Rejected::of_word::<W>(raw, 0, 0, 0));
             }
         }
         self.acquire_from(word, None)
@@ -372,14 +403,14 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
 
     #[inline]
     fn acquire_from(&self, word: W::Raw, now: Option<u64>) -> Result<Ticket, Rejected> {
-        let applied = self.run_from(word, Event::Admit, now);
+        let applied = self.run_common(word, Common::Admit, now);
         let raw: u64 = applied.word.into();
         match applied.decision {
             Decision::Admitted if tag_of(raw) == TAG_PROBING => {
                 Ok(Ticket::probe(self.origin(), &W::LAYOUT, raw))
             }
             Decision::Admitted => Ok(Ticket::admitted(self.origin(), &W::LAYOUT, raw)),
-            _ => Err(Rejected::at(self.config(), raw, applied.now.unwrap_or(0))),
+            _ => Err(applied.rejected(self.config())),
         }
     }
 
@@ -444,11 +475,11 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
 
     #[inline]
     fn release_from(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
-        let event = Event::Release {
+        let event = Common::Release {
             counter: ticket.counter(),
             outcome,
         };
-        match self.run_from(word, event, None).decision {
+        match self.run_common(word, event, None).decision {
             Decision::Recorded => Release::Recorded,
             _ => Release::Stale,
         }
@@ -514,7 +545,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// timer makes it half-open, no probe goes through, and results of calls
     /// admitted before are ignored.
     pub fn force_open(&self) {
-        self.run_from(self.load(), Event::ForceOpen, None);
+        self.run_common(self.load(), Common::ForceOpen, None);
     }
 
     /// Opens the breaker now for `open_for` ticks (clamped to
@@ -529,7 +560,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// Closes the breaker from any state, resets the failure count and the
     /// backoff, and makes every ticket issued before it stale.
     pub fn force_close(&self) {
-        self.run_from(self.load(), Event::ForceClose, None);
+        self.run_common(self.load(), Common::ForceClose, None);
     }
 }
 

@@ -188,6 +188,8 @@ pub struct Applied<W: Word> {
     /// The clock reading of the attempt that decided, `None` when the
     /// decision needed no time.
     pub now: Option<u64>,
+    /// A rejection's units left to wait.
+    left: u64,
 }
 
 impl<W: Word> Applied<W> {
@@ -196,13 +198,18 @@ impl<W: Word> Applied<W> {
     /// reading the decision made.
     #[inline]
     pub fn verdict(&self, config: &ValidConfig<W>) -> Verdict {
-        let word: u64 = self.word.into();
         match self.decision {
-            Decision::Rejected => {
-                Verdict::Rejected(Rejected::at(config, word, self.now.unwrap_or(0)))
-            }
+            Decision::Rejected => Verdict::Rejected(self.rejected(config)),
             d => d.verdict::<W>(self.word),
         }
+    }
+
+    /// The rejection, when the decision is [`Decision::Rejected`]: its cause
+    /// from the word, its wait from the units the decision found left.
+    #[inline(always)]
+    pub fn rejected(&self, config: &ValidConfig<W>) -> Rejected {
+        let now = self.now.unwrap_or(0);
+        Rejected::of_word::<W>(self.word.into(), self.left, config.time_shift(), now)
     }
 }
 
@@ -241,6 +248,7 @@ pub fn update<W: Word, K: Cell<W> + ?Sized>(
             word,
             decision,
             repaired,
+            left,
         } = transition::next_word(&W::LAYOUT, config, current.into(), event, || {
             let t = first.unwrap_or_else(&mut now);
             read = Some(t);
@@ -251,6 +259,7 @@ pub fn update<W: Word, K: Cell<W> + ?Sized>(
             word: new,
             decision,
             now: read,
+            left,
         };
         if new == current {
             return Ok(applied);

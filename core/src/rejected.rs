@@ -1,7 +1,7 @@
 //! Why a call was not admitted, and for how long.
 
 use crate::config::ValidConfig;
-use crate::transition::{lapsed, open_units};
+use crate::transition::units_left;
 use crate::word::{Layout, Word, is_timed, tag, tag_of};
 
 /// Why a call was not admitted.
@@ -31,7 +31,8 @@ impl core::fmt::Display for Cause {
 /// The protected function must not run.
 ///
 /// One machine word (the cause in two bits, the wait in the rest), so that
-/// `Result<Ticket, Rejected>` comes back in two registers.
+/// `Result<Ticket, Rejected>` comes back in two registers; built from the
+/// units the decision found left, so a rejection costs a few instructions.
 ///
 /// ```
 /// use tripword::{Breaker, Cause, Config, Outcome};
@@ -64,6 +65,25 @@ impl Rejected {
         Rejected(((wait as usize) << Self::CAUSE_BITS) | cause as usize)
     }
 
+    /// The rejection of an admission by the timed or forced word `word` at
+    /// `now` (ticks), with `left` units of `2^shift` ticks before it lapses:
+    /// the wait is to the first tick of the unit where it does, `left <<
+    /// shift` ticks from the start of the current unit. In 32 bits for a
+    /// 32-bit word (left <= 2^14, shift <= 17).
+    #[inline(always)]
+    pub(crate) fn of_word<W: Word>(word: u64, left: u64, shift: u32, now: u64) -> Rejected {
+        let wait = if left == 0 {
+            0
+        } else if W::LAYOUT.word_bits <= 32 {
+            let into_unit = (now as u32) & ((1u32 << shift) - 1);
+            u64::from(((left as u32) << shift) - into_unit)
+        } else {
+            let into_unit = now & ((1u64 << shift) - 1);
+            (left << shift) - into_unit
+        };
+        Rejected::new(Self::cause_of(tag_of(word)), wait)
+    }
+
     /// Why the call was not admitted.
     pub const fn cause(&self) -> Cause {
         match self.0 & 3 {
@@ -77,10 +97,11 @@ impl Rejected {
     /// open time ends (`Open`; the first caller from then on is elected
     /// probe) or the running probe times out (`Probing`; it may report
     /// sooner). `None` when forced open: no timer ends that. Computed from
-    /// the clock reading the rejection made; exact where the config's
-    /// [`time_shift`](crate::ValidConfig::time_shift) is 0, and never early
-    /// otherwise. Saturates at `2^62 - 1` ticks (`2^30 - 1` on 32-bit
-    /// targets).
+    /// the clock reading the rejection made: the first tick at which an
+    /// admission succeeds, whatever the config's
+    /// [`time_shift`](crate::ValidConfig::time_shift). Saturates at `2^62 -
+    /// 1` ticks (`2^30 - 1` on 32-bit targets, which only a `W64` word there
+    /// reaches).
     pub const fn retry_after(&self) -> Option<u64> {
         match self.cause() {
             Cause::ForcedOpen => None,
@@ -97,26 +118,7 @@ impl Rejected {
         if !is_timed(t) {
             return Self::from_word(l, word);
         }
-        if lapsed(l, config, word, now) {
-            return Rejected::new(Self::cause_of(t), 0);
-        }
-        let shift = config.time_shift();
-        let now_units = l.units_of(now, shift);
-        let units_left = if t == tag::OPEN_UNTIL {
-            l.elapsed(now_units, l.since_of(word))
-        } else {
-            let need = if t == tag::OPEN {
-                open_units(l, config, word)
-            } else {
-                config.probe_units()
-            };
-            need - l.elapsed(l.since_of(word), now_units)
-        };
-        // The first tick whose unit count reaches the deadline: the start of
-        // unit `now_units + units_left`.
-        let into_unit = now & ((1u64 << shift) - 1);
-        let wait = (units_left << shift) - into_unit;
-        Rejected::new(Self::cause_of(t), wait)
+        Rejected::of_word::<W>(word, units_left(l, config, word, now), config.time_shift(), now)
     }
 
     /// The rejection `word` makes when the wait is not known (no clock

@@ -232,16 +232,18 @@ pub fn apply<W: Word>(
     now: impl FnOnce() -> u64,
 ) -> Step<W::Raw> {
     let old: u64 = word.into();
-    let mut read = None;
-    let mut now = Some(now);
-    let mut clock = || {
-        let t = now.take().map_or(0, |f| f());
-        read = Some(t);
-        t
-    };
-    let out = next_word(&W::LAYOUT, config, old, event, &mut clock);
+    let mut read = 0;
+    let out = next_word(&W::LAYOUT, config, old, event, || {
+        read = now();
+        read
+    });
     let verdict = match out.decision {
-        Decision::Rejected => Verdict::Rejected(Rejected::at(config, out.word, read.unwrap_or(0))),
+        Decision::Rejected => Verdict::Rejected(Rejected::of_word::<W>(
+            out.word,
+            out.left,
+            config.time_shift(),
+            read,
+        )),
         d => d.verdict::<W>(W::from_u64(out.word)),
     };
     Step {
@@ -282,6 +284,9 @@ pub(crate) struct RawStep {
     pub(crate) word: u64,
     pub(crate) decision: Decision,
     pub(crate) repaired: bool,
+    /// For a rejected admission of a timed word: the units left before it
+    /// lapses (what the rejection's wait is made of); 0 otherwise.
+    pub(crate) left: u64,
 }
 
 /// A [`Verdict`] without its payload, which the word after the event
@@ -350,63 +355,86 @@ pub(crate) fn next_word<W: Word>(
     } else {
         word
     };
-    let (word, decision) = decide_valid(l, config, w, event, now);
+    let (word, decision, left) = decide_valid(l, config, w, event, now);
     RawStep {
         word,
         decision,
         repaired,
+        left,
     }
 }
 
-/// The units an `Open` word with `trips` trips must see elapse:
-/// `min(cap, open_for * 2^(trips - 1))` in units.
-#[inline(always)]
-pub(crate) fn open_units<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64) -> u64 {
-    let cap = config.cap_units();
-    if cap == 0 {
-        return config.open_units();
-    }
-    let doublings = l.trips_of(w).saturating_sub(1);
-    let doubled = config
-        .open_units()
-        .checked_shl(doublings)
-        .unwrap_or(u64::MAX);
-    if doubled < cap { doubled } else { cap }
-}
-
-/// Whether an `Open` word's time is up or a `Probing` word's probe has timed
-/// out at `now` (ticks).
+/// Units left, at `now` (ticks), before a timed word lapses: before an
+/// `Open` word's open time is up, a `Probing` word's probe times out, or an
+/// `OpenUntil` word's deadline comes; 0 once it has. `w` must be a timed
+/// word (`Open`, `Probing`, `OpenUntil`).
 ///
 /// Time is compared in units of `2^s` ticks (`docs/design.md`, "Time in
-/// units"). With backoff the open time is `min(cap, open_for << (trips -
-/// 1))` units; rather than build that limit, this tests `elapsed >= cap ||
-/// elapsed >> (trips - 1) >= open_for`, which is the same condition (`x >=
-/// a * 2^d` iff `x >> d >= a` for integers) and shifts only the narrow
-/// elapsed time: on a 32-bit MCU it saves a 64-bit variable shift.
+/// units"). With backoff an `Open` word needs `min(cap, open_for << (trips -
+/// 1))` units, which fits the word's integer: `open_for` is at most half the
+/// time field (2^14 units for `W32`, 2^33 for `W64`) and the doublings at
+/// most 14 or 30. For a 32-bit word everything is computed in 32 bits, so an
+/// MCU does no 64-bit arithmetic here; and there the function is shared out
+/// of line by every caller (the CAS loop, the status read, the rejection's
+/// wait), which is the smaller code.
+#[cfg_attr(target_pointer_width = "64", inline(always))]
+#[cfg_attr(not(target_pointer_width = "64"), inline(never))]
+pub(crate) fn units_left<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> u64 {
+    let tag = tag_of(w);
+    let now = l.units_of(now, config.time_shift());
+    let stamp = l.since_of(w);
+    let doublings = l.trips_of(w).saturating_sub(1);
+    if l.time_bits <= 32 {
+        let mask = l.time_mask() as u32;
+        let (now, stamp) = (now as u32, stamp as u32);
+        if tag == tag::OPEN_UNTIL {
+            // The stamp is the deadline: a reading up to half the ring
+            // before it waits, anything else has passed it.
+            let left = stamp.wrapping_sub(now) & mask;
+            return u64::from(if left > l.max_units() as u32 { 0 } else { left });
+        }
+        let need = if tag == tag::PROBING {
+            config.probe_units() as u32
+        } else {
+            let open = config.open_units() as u32;
+            let cap = config.cap_units() as u32;
+            // Without backoff (cap 0) the open time does not double.
+            if cap == 0 {
+                open
+            } else {
+                let doubled = open << doublings;
+                if cap < doubled { cap } else { doubled }
+            }
+        };
+        u64::from(need.saturating_sub(now.wrapping_sub(stamp) & mask))
+    } else {
+        let mask = l.time_mask();
+        if tag == tag::OPEN_UNTIL {
+            let left = stamp.wrapping_sub(now) & mask;
+            return if left > l.max_units() { 0 } else { left };
+        }
+        let need = if tag == tag::PROBING {
+            config.probe_units()
+        } else {
+            let open = config.open_units();
+            let cap = config.cap_units();
+            if cap == 0 {
+                open
+            } else {
+                let doubled = open << doublings;
+                if cap < doubled { cap } else { doubled }
+            }
+        };
+        need.saturating_sub(now.wrapping_sub(stamp) & mask)
+    }
+}
+
+/// Whether a timed word has lapsed at `now`: an `Open` word's time is up, a
+/// `Probing` word's probe has timed out, an `OpenUntil` word's deadline has
+/// come.
 #[inline(always)]
 pub(crate) fn lapsed<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> bool {
-    let elapsed = l.elapsed(l.since_of(w), l.units_of(now, config.time_shift()));
-    let tag = tag_of(w);
-    if tag == tag::OPEN_UNTIL {
-        // The stamp is the deadline: "elapsed" since it is the time past
-        // it, and a reading before it wraps to at least half the ring.
-        return elapsed < l.max_units();
-    }
-    if tag != tag::OPEN {
-        return elapsed >= config.probe_units();
-    }
-    let cap = config.cap_units();
-    if cap == 0 {
-        return elapsed >= config.open_units();
-    }
-    // trips <= 31 (the widest trips field), so the shift is in range.
-    let doublings = l.trips_of(w).saturating_sub(1);
-    let scaled = if l.time_bits <= 32 {
-        u64::from((elapsed as u32).checked_shr(doublings).unwrap_or(0))
-    } else {
-        elapsed.checked_shr(doublings).unwrap_or(0)
-    };
-    elapsed >= cap || scaled >= config.open_units()
+    units_left(l, config, w, now) == 0
 }
 
 /// `event` on the valid word `w`. Each arm is a row of the transition table
@@ -425,7 +453,7 @@ fn decide_valid<W: Word>(
     mut w: u64,
     event: Event,
     now: impl FnOnce() -> u64,
-) -> (u64, Decision) {
+) -> (u64, Decision, u64) {
     let tag = tag_of(w);
     let timed = is_timed(tag);
     let current = |ticket: u32| ticket == counter_of(l, w);
@@ -443,80 +471,89 @@ fn decide_valid<W: Word>(
         Event::ForceOpen | Event::ForceClose => false,
     };
     let now = if needs_time { now() } else { 0 };
-    if timed && needs_time && lapsed(l, config, w, now) {
+    let left = if timed && needs_time {
+        units_left(l, config, w, now)
+    } else {
+        0
+    };
+    if timed && needs_time && left == 0 {
         w = l.half_open(l.next_counter(counter_of(l, w)), l.trips_of(w));
     }
     let stamp = l.units_of(now, config.time_shift());
 
+    let (word, decision) = (|| -> (u64, Decision) {
     let tag = tag_of(w);
-    let counter = counter_of(l, w);
-    let next = l.next_counter(counter);
-    let trips = l.trips_of(w);
-    match event {
-        Event::Admit => match tag {
-            tag::CLOSED => (w, Decision::Admitted),
-            // The single probe is elected: Probing since now.
-            tag::HALF_OPEN => (l.probing(next, stamp, trips), Decision::Admitted),
-            _ => (w, Decision::Rejected),
-        },
-        Event::Release { .. } | Event::FailureFor { .. } => {
-            let (ticket, outcome, hint) = match event {
-                Event::Release { counter, outcome } => (counter, outcome, None),
-                Event::FailureFor { counter, open_for } => {
-                    (counter, Outcome::Failure, Some(config.hint_units(open_for)))
-                }
-                _ => return (w, Decision::Stale),
-            };
-            if ticket != counter {
-                return (w, Decision::Stale);
-            }
-            // A trip: Open since now, or, with a hint, open until now + hint.
-            let open = |trips: u32| match hint {
-                None => l.open(next, stamp, trips),
-                Some(units) => l.open_until(next, stamp.wrapping_add(units), trips),
-            };
-            let word = match (tag, outcome) {
-                (tag::CLOSED, Outcome::Success) => l.closed(counter, 0),
-                (tag::CLOSED, Outcome::Ignored) => w,
-                (tag::CLOSED, Outcome::Failure) => {
-                    let failures = (l.payload_of(w) as u32).saturating_add(1);
-                    if failures >= config.failure_threshold() {
-                        open(1)
-                    } else {
-                        l.closed(counter, failures)
+        let counter = counter_of(l, w);
+        let next = l.next_counter(counter);
+        let trips = l.trips_of(w);
+        match event {
+            Event::Admit => match tag {
+                tag::CLOSED => (w, Decision::Admitted),
+                // The single probe is elected: Probing since now.
+                tag::HALF_OPEN => (l.probing(next, stamp, trips), Decision::Admitted),
+                _ => (w, Decision::Rejected),
+            },
+            Event::Release { .. } | Event::FailureFor { .. } => {
+                let (ticket, outcome, hint) = match event {
+                    Event::Release { counter, outcome } => (counter, outcome, None),
+                    Event::FailureFor { counter, open_for } => {
+                        (counter, Outcome::Failure, Some(config.hint_units(open_for)))
                     }
+                    _ => return (w, Decision::Stale),
+                };
+                if ticket != counter {
+                    return (w, Decision::Stale);
                 }
-                (tag::PROBING, Outcome::Success) => l.closed(next, 0),
-                (tag::PROBING, Outcome::Failure) => open(trips.saturating_add(1)),
-                (tag::PROBING, Outcome::Ignored) => l.half_open(next, trips),
-                // No ticket is ever issued with the counter of Open, HalfOpen
-                // or ForcedOpen: a release that matches one is a ticket that
-                // survived a full counter wrap, and must not act.
-                _ => return (w, Decision::Stale),
-            };
-            (word, Decision::Recorded)
+                // A trip: Open since now, or, with a hint, open until now + hint.
+                let open = |trips: u32| match hint {
+                    None => l.open(next, stamp, trips),
+                    Some(units) => l.open_until(next, stamp.wrapping_add(units), trips),
+                };
+                let word = match (tag, outcome) {
+                    (tag::CLOSED, Outcome::Success) => l.closed(counter, 0),
+                    (tag::CLOSED, Outcome::Ignored) => w,
+                    (tag::CLOSED, Outcome::Failure) => {
+                        let failures = (l.payload_of(w) as u32).saturating_add(1);
+                        if failures >= config.failure_threshold() {
+                            open(1)
+                        } else {
+                            l.closed(counter, failures)
+                        }
+                    }
+                    (tag::PROBING, Outcome::Success) => l.closed(next, 0),
+                    (tag::PROBING, Outcome::Failure) => open(trips.saturating_add(1)),
+                    (tag::PROBING, Outcome::Ignored) => l.half_open(next, trips),
+                    // No ticket is ever issued with the counter of Open, HalfOpen
+                    // or ForcedOpen: a release that matches one is a ticket that
+                    // survived a full counter wrap, and must not act.
+                    _ => return (w, Decision::Stale),
+                };
+                (word, Decision::Recorded)
+            }
+            Event::ForceOpen => {
+                let word = if tag == tag::FORCED_OPEN {
+                    w
+                } else {
+                    l.forced_open(next)
+                };
+                (word, Decision::Done)
+            }
+            Event::ForceOpenFor { open_for } => {
+                // As after a trip: the trips so far (at least one) are kept for
+                // the backoff of the next open time.
+                let trips = if timed || tag == tag::HALF_OPEN {
+                    trips.max(1)
+                } else {
+                    1
+                };
+                let until = stamp.wrapping_add(config.hint_units(open_for));
+                (l.open_until(next, until, trips), Decision::Done)
+            }
+            Event::ForceClose => (l.closed(next, 0), Decision::Done),
         }
-        Event::ForceOpen => {
-            let word = if tag == tag::FORCED_OPEN {
-                w
-            } else {
-                l.forced_open(next)
-            };
-            (word, Decision::Done)
-        }
-        Event::ForceOpenFor { open_for } => {
-            // As after a trip: the trips so far (at least one) are kept for
-            // the backoff of the next open time.
-            let trips = if timed || tag == tag::HALF_OPEN {
-                trips.max(1)
-            } else {
-                1
-            };
-            let until = stamp.wrapping_add(config.hint_units(open_for));
-            (l.open_until(next, until, trips), Decision::Done)
-        }
-        Event::ForceClose => (l.closed(next, 0), Decision::Done),
-    }
+    })();
+    let left = if decision == Decision::Rejected { left } else { 0 };
+    (word, decision, left)
 }
 
 /// The transitions from `old` to `new`, derived from the two words: every
