@@ -1,0 +1,933 @@
+//! [`RedisBreaker`]: one breaker for a fleet, its word under a Redis key.
+
+use crate::observer::{Mode, Observer, Scope};
+use crate::remote::RemoteCell;
+use crate::time::{Estimate, LocalClock, Monotonic};
+use crate::watch;
+use redis::{Connection, RedisError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+use tripword::cell::{self, Swap};
+use tripword::transition::{self, Decision, Event, Verdict};
+use tripword::word::{Snapshot, State};
+use tripword::{Breaker, Clock, Config, Outcome, Rejected, Status, ValidConfig, W64, Word};
+
+/// The most connections an instance keeps open for calls (more are opened
+/// when more threads go to Redis at once, and closed after).
+const POOL: usize = 16;
+
+/// Why a [`Builder`] could not build, or an operation that must reach Redis
+/// ([`RedisBreaker::sync`], [`RedisBreaker::force_open`]) failed.
+#[derive(Debug)]
+pub enum Error {
+    /// The connection URL is not one the `redis` crate accepts.
+    Url(RedisError),
+    /// Redis did not answer (or answered with an error) within the
+    /// operation timeout.
+    Redis(RedisError),
+    /// The watcher thread could not be started.
+    Thread(std::io::Error),
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Error::Url(e) => write!(f, "tripword-redis: bad connection URL: {e}"),
+            Error::Redis(e) => write!(f, "tripword-redis: Redis did not answer: {e}"),
+            Error::Thread(e) => write!(f, "tripword-redis: cannot start the watcher: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// What a release did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Release {
+    /// The outcome counted (in the shared word, or in the local breaker for
+    /// a ticket the local breaker issued).
+    Recorded,
+    /// The ticket was stale (its state had passed, the probe timed out, or
+    /// it came from another breaker): nothing changed.
+    Stale,
+    /// Redis did not answer: the outcome could not reach the shared word. It
+    /// was recorded in the local breaker instead (when that is closed), and
+    /// the instance switched to [`Mode::Local`].
+    Unreported,
+}
+
+/// Proof of admission: release it exactly once with
+/// [`RedisBreaker::release`] (or use a [`Permit`]).
+#[must_use = "a ticket must be released; a lost probe ticket blocks the fleet until the probe timeout"]
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct Ticket {
+    origin: usize,
+    kind: Kind,
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum Kind {
+    /// Issued from the shared word, under this counter.
+    Shared { counter: u32, probe: bool },
+    /// Issued by the local breaker.
+    Local(tripword::Ticket),
+}
+
+impl Ticket {
+    /// The state counter the ticket was issued under (of the shared word, or
+    /// of the local breaker).
+    pub fn counter(&self) -> u32 {
+        match &self.kind {
+            Kind::Shared { counter, .. } => *counter,
+            Kind::Local(t) => t.counter(),
+        }
+    }
+
+    /// Whether this ticket is the probe: with [`Scope::Shared`], the single
+    /// probe of the whole fleet.
+    pub fn is_probe(&self) -> bool {
+        match &self.kind {
+            Kind::Shared { probe, .. } => *probe,
+            Kind::Local(t) => t.is_probe(),
+        }
+    }
+
+    /// Which breaker issued it: the shared word or the local one.
+    pub fn scope(&self) -> Scope {
+        match self.kind {
+            Kind::Shared { .. } => Scope::Shared,
+            Kind::Local(_) => Scope::Local,
+        }
+    }
+}
+
+/// Counters of an instance's work, for measurements and tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Round trips to Redis made by calls (`acquire`, `release`, `force_*`,
+    /// `sync`), not by the watcher.
+    pub call_round_trips: u64,
+    /// Operations of calls that went to Redis.
+    pub remote_calls: u64,
+    /// Refreshes of the mirror by the watcher (loads, not published
+    /// changes).
+    pub refreshes: u64,
+    /// Published changes the watcher applied to the mirror.
+    pub published: u64,
+}
+
+/// Timeouts and periods of an instance.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Timing {
+    pub(crate) op_timeout: Duration,
+    pub(crate) refresh: Duration,
+    pub(crate) retry: Duration,
+    pub(crate) pubsub: bool,
+}
+
+/// Builds a [`RedisBreaker`].
+pub struct Builder {
+    url: String,
+    key: String,
+    config: ValidConfig<W64>,
+    timing: Timing,
+    clock: Arc<dyn LocalClock>,
+    observer: Arc<dyn Observer>,
+}
+
+impl core::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Builder")
+            .field("url", &self.url)
+            .field("key", &self.key)
+            .field("config", &self.config)
+            .field("timing", &self.timing)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default config: 5 failures in a row trip the fleet, open for 1 s,
+/// probe timeout 5 s (in microseconds of the server's clock).
+pub const DEFAULT_CONFIG: Config = Config::new()
+    .failure_threshold(5)
+    .open_for(1_000_000)
+    .probe_timeout(5_000_000);
+
+impl Builder {
+    /// The config, in microseconds of the Redis server's clock (see
+    /// [`crate::time`]): `open_for(1_000_000)` is one second. Default
+    /// [`DEFAULT_CONFIG`]. Every instance of a fleet must use the same
+    /// config (the word is interpreted with it).
+    pub fn config(mut self, config: ValidConfig<W64>) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The longest an operation that goes to Redis may take, round trips,
+    /// retries and connecting included; past it the instance falls back to
+    /// its local breaker. Default 100 ms.
+    pub fn op_timeout(mut self, timeout: Duration) -> Self {
+        self.timing.op_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How often the watcher reads the word to refresh the mirror (and the
+    /// server-time sample), whatever pub/sub delivers. The mirror's
+    /// staleness bound without pub/sub. Default 1 s.
+    pub fn refresh(mut self, period: Duration) -> Self {
+        self.timing.refresh = period.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long the watcher waits before trying Redis again after a
+    /// failure. Default 200 ms.
+    pub fn retry(mut self, period: Duration) -> Self {
+        self.timing.retry = period.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Whether the watcher subscribes to the key's channel, on which every
+    /// change is published (default `true`). Without it the mirror learns of
+    /// other instances' changes only by refreshing.
+    pub fn pubsub(mut self, on: bool) -> Self {
+        self.timing.pubsub = on;
+        self
+    }
+
+    /// The instance's own monotonic clock, used only to estimate the
+    /// server's time between round trips. Default [`Monotonic`].
+    pub fn local_clock(mut self, clock: impl LocalClock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Receives the instance's reports.
+    pub fn observer(mut self, observer: impl Observer) -> Self {
+        self.observer = Arc::new(observer);
+        self
+    }
+
+    /// Builds the instance and starts its watcher thread. Reads the word once
+    /// (within the operation timeout): if Redis answers the instance starts
+    /// in [`Mode::Shared`], otherwise in [`Mode::Local`], and joins the
+    /// shared word when Redis answers. Fails only for a bad URL or when the
+    /// thread cannot start: an unreachable Redis is not an error.
+    ///
+    /// # Errors
+    /// [`Error::Url`], [`Error::Thread`].
+    pub fn build(self) -> Result<RedisBreaker, Error> {
+        let client = redis::Client::open(self.url.as_str()).map_err(Error::Url)?;
+        let local = Breaker::from_parts(
+            self.config,
+            LocalTicks(self.clock.clone()),
+            LocalEvents(self.observer.clone()),
+        );
+        let channel = format!("tripword:{}", self.key);
+        let inner = Arc::new(Inner {
+            config: self.config,
+            key: self.key,
+            channel,
+            client,
+            pool: Mutex::new(Vec::new()),
+            mirror: AtomicU64::new(0),
+            attached: AtomicBool::new(false),
+            estimate: Estimate::new(),
+            local,
+            clock: self.clock,
+            observer: self.observer,
+            timing: self.timing,
+            stop: AtomicBool::new(false),
+            stats: AtomicStats::default(),
+        });
+        let _ = inner.refresh(false);
+        let watcher = watch::spawn(inner.clone()).map_err(Error::Thread)?;
+        Ok(RedisBreaker { inner, watcher })
+    }
+}
+
+/// One circuit breaker shared by every instance that names the same key on
+/// the same Redis: the word lives under the key and changes only by an
+/// atomic compare-and-set there, applied by the core's
+/// [`cell::update`](tripword::cell::update); each instance keeps a mirror
+/// of it so that calls in `Closed` never touch the network.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use tripword::Config;
+/// use tripword_redis::{CallError, RedisBreaker};
+///
+/// let breaker = RedisBreaker::builder("redis://127.0.0.1:6379/", "breaker:payments")
+///     .config(Config::new().failure_threshold(5).open_for(2_000_000).probe_timeout(5_000_000).check()?)
+///     .op_timeout(Duration::from_millis(50))
+///     .build()?;
+/// match breaker.call(|| Ok::<_, std::io::Error>("paid")) {
+///     Ok(v) => println!("{v}"),
+///     Err(CallError::Open(why)) => println!("payments are down fleet-wide: {why}"),
+///     Err(CallError::Inner(e)) => println!("the call failed: {e}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RedisBreaker {
+    inner: Arc<Inner>,
+    watcher: Thread,
+}
+
+impl core::fmt::Debug for RedisBreaker {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RedisBreaker")
+            .field("key", &self.inner.key)
+            .field("mode", &self.mode())
+            .field("mirror", &Snapshot::decode::<W64>(self.word()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A call's error: not admitted, or the call's own error.
+#[derive(Debug)]
+pub enum CallError<E> {
+    /// Not admitted: the call was not made.
+    Open(Rejected),
+    /// The call was made and failed.
+    Inner(E),
+}
+
+impl<E: core::fmt::Display> core::fmt::Display for CallError<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            CallError::Open(r) => r.fmt(f),
+            CallError::Inner(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: std::error::Error> std::error::Error for CallError<E> {}
+
+impl RedisBreaker {
+    /// A builder for the breaker under `key` on the Redis at `url`
+    /// (`redis://host:port/db`).
+    pub fn builder(url: impl Into<String>, key: impl Into<String>) -> Builder {
+        Builder {
+            url: url.into(),
+            key: key.into(),
+            config: ValidConfig::new(DEFAULT_CONFIG),
+            timing: Timing {
+                op_timeout: Duration::from_millis(100),
+                refresh: Duration::from_secs(1),
+                retry: Duration::from_millis(200),
+                pubsub: true,
+            },
+            clock: Arc::new(Monotonic),
+            observer: Arc::new(()),
+        }
+    }
+
+    /// Asks to make a call. In `Closed` (as the mirror says) this is two
+    /// atomic loads: no network, no clock. While the mirror says `Open` or
+    /// `Probing` and the server's time (estimated) is before the deadline,
+    /// it rejects locally. Otherwise (the deadline passed, the mirror is
+    /// stale or corrupt) it goes to Redis, where at most one instance of the
+    /// fleet is elected probe. In [`Mode::Local`] the local breaker decides.
+    ///
+    /// # Errors
+    /// [`Rejected`]: not admitted, with the cause and the wait.
+    #[inline]
+    pub fn acquire(&self) -> Result<Ticket, Rejected> {
+        let inner = &*self.inner;
+        if inner.attached.load(Ordering::Acquire) {
+            let word = inner.mirror.load(Ordering::Acquire);
+            let mut estimated = true;
+            let step = transition::apply(&inner.config, word, Event::Admit, || {
+                inner.estimate().unwrap_or_else(|| {
+                    estimated = false;
+                    0
+                })
+            });
+            match step.verdict {
+                Verdict::Admitted {
+                    counter,
+                    probe: false,
+                } if step.word == word => return Ok(inner.ticket(counter, false)),
+                Verdict::Rejected(why) if estimated => return Err(why),
+                _ => {}
+            }
+            return self.acquire_remote(word);
+        }
+        self.acquire_local()
+    }
+
+    #[inline(never)]
+    fn acquire_remote(&self, base: u64) -> Result<Ticket, Rejected> {
+        let inner = &*self.inner;
+        let config = &inner.config;
+        let done = inner.remote(true, |cell| {
+            let (seen, at) = cell.fetch()?;
+            let applied = cell::update(
+                cell,
+                config,
+                seen,
+                Event::Admit,
+                Some(at),
+                || cell.now(),
+                |swap| inner.report(swap),
+            )?;
+            // The server time the deciding attempt read: that of the last
+            // reply.
+            Ok((applied, cell.latest().map_or(at, |(t, _)| t)))
+        });
+        match done {
+            Ok((applied, at)) => {
+                inner.mirror_moved(base, applied.word);
+                match applied.decision {
+                    Decision::Admitted => {
+                        let probe = matches!(
+                            Snapshot::decode::<W64>(applied.word),
+                            Ok(Snapshot {
+                                state: State::Probing { .. },
+                                ..
+                            })
+                        );
+                        let counter = Snapshot::counter_bits::<W64>(applied.word);
+                        Ok(inner.ticket(counter, probe))
+                    }
+                    // The rejection (cause and wait) the word makes at the
+                    // server time the decision read: the pure layer again.
+                    _ => match transition::apply(config, applied.word, Event::Admit, || at).verdict
+                    {
+                        Verdict::Rejected(why) => Err(why),
+                        _ => self.acquire_local(),
+                    },
+                }
+            }
+            Err(_) => {
+                inner.detach();
+                self.acquire_local()
+            }
+        }
+    }
+
+    fn acquire_local(&self) -> Result<Ticket, Rejected> {
+        let inner = &*self.inner;
+        inner.local.acquire().map(|t| Ticket {
+            origin: inner.origin(),
+            kind: Kind::Local(t),
+        })
+    }
+
+    /// Reports how an admitted call went. A release settles locally, with
+    /// no network, only when the mirror shows it changes nothing (a success
+    /// with no failures counted, an ignored outcome, a ticket whose state has
+    /// passed); a failure, a success after failures and every probe result go
+    /// to Redis.
+    pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
+        let inner = &*self.inner;
+        if ticket.origin != inner.origin() {
+            return Release::Stale;
+        }
+        let (counter, probe) = match ticket.kind {
+            Kind::Local(t) => {
+                return match inner.local.release(t, outcome) {
+                    tripword::Release::Recorded => Release::Recorded,
+                    tripword::Release::Stale => Release::Stale,
+                };
+            }
+            Kind::Shared { counter, probe } => (counter, probe),
+        };
+        if !inner.attached.load(Ordering::Acquire) {
+            return inner.unreported(outcome);
+        }
+        let event = Event::Release { counter, outcome };
+        let word = inner.mirror.load(Ordering::Acquire);
+        if !probe {
+            let step = transition::apply(&inner.config, word, event, || 0);
+            if step.word == word {
+                match step.verdict {
+                    Verdict::Recorded => return Release::Recorded,
+                    Verdict::Stale if mirror_ahead(word, counter) => return Release::Stale,
+                    _ => {}
+                }
+            }
+        }
+        self.release_remote(word, event, outcome)
+    }
+
+    #[inline(never)]
+    fn release_remote(&self, word: u64, event: Event, outcome: Outcome) -> Release {
+        let inner = &*self.inner;
+        let done = inner.remote(true, |cell| {
+            cell::update(
+                cell,
+                &inner.config,
+                word,
+                event,
+                None,
+                || cell.now(),
+                |swap| inner.report(swap),
+            )
+        });
+        match done {
+            Ok(applied) => {
+                inner.mirror_moved(word, applied.word);
+                match applied.decision {
+                    Decision::Recorded => Release::Recorded,
+                    _ => Release::Stale,
+                }
+            }
+            Err(_) => {
+                inner.detach();
+                inner.unreported(outcome)
+            }
+        }
+    }
+
+    /// Asks to make a call and returns a guard that releases on drop (with
+    /// the config's abandon outcome, a failure by default).
+    ///
+    /// # Errors
+    /// [`Rejected`]: not admitted.
+    pub fn permit(&self) -> Result<Permit<'_>, Rejected> {
+        self.acquire().map(|ticket| Permit {
+            breaker: self,
+            ticket: Some(ticket),
+        })
+    }
+
+    /// Runs `f` if admitted; `Ok` is a success, `Err` a failure, a panic a
+    /// failure (and keeps unwinding).
+    ///
+    /// # Errors
+    /// [`CallError::Open`] when not admitted (`f` did not run),
+    /// [`CallError::Inner`] with `f`'s error.
+    pub fn call<T, E>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, CallError<E>> {
+        let permit = self.permit().map_err(CallError::Open)?;
+        let guard = PanicIsFailure(Some(permit));
+        let result = f();
+        let mut guard = guard;
+        if let Some(permit) = guard.0.take() {
+            match &result {
+                Ok(_) => permit.success(),
+                Err(_) => permit.failure(),
+            };
+        }
+        result.map_err(CallError::Inner)
+    }
+
+    /// The status: of the mirror (at the estimated server time) in
+    /// [`Mode::Shared`], of the local breaker in [`Mode::Local`]. A read: no
+    /// network, stores nothing.
+    pub fn status(&self) -> Status {
+        let inner = &*self.inner;
+        if inner.attached.load(Ordering::Acquire) {
+            let word = inner.mirror.load(Ordering::Acquire);
+            transition::status_at(&inner.config, word, || inner.estimate().unwrap_or(0))
+        } else {
+            inner.local.status()
+        }
+    }
+
+    /// Whether the instance uses the shared word or its local breaker.
+    pub fn mode(&self) -> Mode {
+        if self.inner.attached.load(Ordering::Acquire) {
+            Mode::Shared
+        } else {
+            Mode::Local
+        }
+    }
+
+    /// The mirror: the shared word as this instance last saw it.
+    pub fn word(&self) -> u64 {
+        self.inner.mirror.load(Ordering::Acquire)
+    }
+
+    /// The server's time now as this instance estimates it (microseconds),
+    /// if it has a recent sample.
+    pub fn fleet_now(&self) -> Option<u64> {
+        self.inner.estimate()
+    }
+
+    /// Reads the word from Redis into the mirror now (repairing a corrupt
+    /// word, spec I8), and joins the shared word if the instance was local.
+    /// The watcher does this every refresh period.
+    ///
+    /// # Errors
+    /// [`Error::Redis`] when Redis did not answer in time (the instance then
+    /// switches to [`Mode::Local`]).
+    pub fn sync(&self) -> Result<Status, Error> {
+        self.inner.refresh(true).map_err(|e| {
+            self.inner.detach();
+            Error::Redis(e)
+        })?;
+        Ok(self.status())
+    }
+
+    /// Holds the whole fleet open until [`force_close`](Self::force_close).
+    ///
+    /// # Errors
+    /// [`Error::Redis`] when Redis did not answer in time.
+    pub fn force_open(&self) -> Result<(), Error> {
+        self.force(Event::ForceOpen)
+    }
+
+    /// Closes the whole fleet's breaker and makes every ticket issued before
+    /// stale.
+    ///
+    /// # Errors
+    /// [`Error::Redis`] when Redis did not answer in time.
+    pub fn force_close(&self) -> Result<(), Error> {
+        self.force(Event::ForceClose)
+    }
+
+    fn force(&self, event: Event) -> Result<(), Error> {
+        let inner = &*self.inner;
+        let base = inner.mirror.load(Ordering::Acquire);
+        let done = inner.remote(true, |cell| {
+            let (seen, at) = cell.fetch()?;
+            cell::update(
+                cell,
+                &inner.config,
+                seen,
+                event,
+                Some(at),
+                || cell.now(),
+                |swap| inner.report(swap),
+            )
+        });
+        match done {
+            Ok(applied) => {
+                inner.mirror_moved(base, applied.word);
+                Ok(())
+            }
+            Err(e) => {
+                inner.detach();
+                Err(Error::Redis(e))
+            }
+        }
+    }
+
+    /// The validated config (microseconds of the server's clock).
+    pub fn config(&self) -> &ValidConfig<W64> {
+        &self.inner.config
+    }
+
+    /// The key the word lives under.
+    pub fn key(&self) -> &str {
+        &self.inner.key
+    }
+
+    /// The channel every change is published on.
+    pub fn channel(&self) -> &str {
+        &self.inner.channel
+    }
+
+    /// Counters of the instance's work.
+    pub fn stats(&self) -> Stats {
+        let s = &self.inner.stats;
+        Stats {
+            call_round_trips: s.call_round_trips.load(Ordering::Relaxed),
+            remote_calls: s.remote_calls.load(Ordering::Relaxed),
+            refreshes: s.refreshes.load(Ordering::Relaxed),
+            published: s.published.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Drop for RedisBreaker {
+    fn drop(&mut self) {
+        self.inner.stop.store(true, Ordering::Release);
+        self.watcher.unpark();
+    }
+}
+
+/// Records a failure if the call it guards unwinds.
+struct PanicIsFailure<'b>(Option<Permit<'b>>);
+
+impl Drop for PanicIsFailure<'_> {
+    fn drop(&mut self) {
+        if let Some(permit) = self.0.take() {
+            permit.failure();
+        }
+    }
+}
+
+/// A guard over an admitted call: report with [`success`](Permit::success),
+/// [`failure`](Permit::failure) or [`ignore`](Permit::ignore); dropped
+/// without one it records the config's abandon outcome.
+#[must_use = "dropping a permit at once records the abandon outcome (a failure by default)"]
+#[derive(Debug)]
+pub struct Permit<'b> {
+    breaker: &'b RedisBreaker,
+    ticket: Option<Ticket>,
+}
+
+impl Permit<'_> {
+    /// Whether this permit is the probe (of the fleet, in [`Mode::Shared`]).
+    pub fn is_probe(&self) -> bool {
+        self.ticket.as_ref().is_some_and(Ticket::is_probe)
+    }
+    /// Records a success.
+    pub fn success(self) -> Release {
+        self.finish(Outcome::Success)
+    }
+    /// Records a failure.
+    pub fn failure(self) -> Release {
+        self.finish(Outcome::Failure)
+    }
+    /// Records an outcome that says nothing about the dependency.
+    pub fn ignore(self) -> Release {
+        self.finish(Outcome::Ignored)
+    }
+    /// Records `outcome`.
+    pub fn finish(mut self, outcome: Outcome) -> Release {
+        self.settle(outcome)
+    }
+    fn settle(&mut self, outcome: Outcome) -> Release {
+        match self.ticket.take() {
+            Some(t) => self.breaker.release(t, outcome),
+            None => Release::Stale,
+        }
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        let abandon = self.breaker.inner.config.abandon();
+        self.settle(abandon);
+    }
+}
+
+/// Whether the mirror's counter is past `counter` (within half the counter
+/// period): then a ticket of `counter` is stale in Redis too, since the word
+/// there is at least as new as the mirror.
+fn mirror_ahead(word: u64, counter: u32) -> bool {
+    let max = W64::LAYOUT.max_counter();
+    let d = Snapshot::counter_bits::<W64>(word).wrapping_sub(counter) & max;
+    d != 0 && d <= max / 2
+}
+
+/// The local breaker's clock: the instance's own.
+struct LocalTicks(Arc<dyn LocalClock>);
+
+impl Clock for LocalTicks {
+    fn now(&self) -> u64 {
+        self.0.micros()
+    }
+}
+
+/// The local breaker's reports, forwarded with [`Scope::Local`].
+struct LocalEvents(Arc<dyn Observer>);
+
+impl tripword::Observer for LocalEvents {
+    fn on_transition(&self, t: tripword::Transition) {
+        self.0.on_transition(t, Scope::Local);
+    }
+}
+
+#[derive(Default)]
+struct AtomicStats {
+    call_round_trips: AtomicU64,
+    remote_calls: AtomicU64,
+    refreshes: AtomicU64,
+    published: AtomicU64,
+}
+
+/// What an instance and its watcher share.
+pub(crate) struct Inner {
+    config: ValidConfig<W64>,
+    key: String,
+    pub(crate) channel: String,
+    client: redis::Client,
+    /// Connections for calls and refreshes; the lock is held only to take or
+    /// return one, never across a round trip.
+    pool: Mutex<Vec<Connection>>,
+    /// The shared word as last seen.
+    mirror: AtomicU64,
+    /// Whether decisions rest on the shared word ([`Mode::Shared`]).
+    attached: AtomicBool,
+    estimate: Estimate,
+    local: Breaker<LocalTicks, W64, LocalEvents>,
+    clock: Arc<dyn LocalClock>,
+    observer: Arc<dyn Observer>,
+    pub(crate) timing: Timing,
+    stop: AtomicBool,
+    stats: AtomicStats,
+}
+
+impl Inner {
+    fn origin(&self) -> usize {
+        core::ptr::from_ref(self).addr()
+    }
+
+    fn ticket(&self, counter: u32, probe: bool) -> Ticket {
+        Ticket {
+            origin: self.origin(),
+            kind: Kind::Shared { counter, probe },
+        }
+    }
+
+    pub(crate) fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    /// The estimate of the server's time, trusted for a refresh period and
+    /// an operation timeout after its sample.
+    fn estimate(&self) -> Option<u64> {
+        let max_age = self.timing.refresh + self.timing.op_timeout;
+        let max_age = u64::try_from(max_age.as_micros()).unwrap_or(u64::MAX);
+        self.estimate.at(self.clock.micros(), max_age)
+    }
+
+    /// A connection, opened within what is left before `deadline`.
+    pub(crate) fn connect(&self, deadline: Instant) -> Result<Connection, RedisError> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left < Duration::from_micros(100) {
+            return Err(crate::remote::deadline_passed());
+        }
+        self.client.get_connection_with_timeout(left)
+    }
+
+    /// Runs `op` on the key with a pooled connection, every round trip
+    /// within the operation timeout. A connection that saw an error is
+    /// dropped (a late reply must not be read as the next one's).
+    fn remote<T>(
+        &self,
+        call: bool,
+        op: impl FnOnce(&RemoteCell<'_>) -> Result<T, RedisError>,
+    ) -> Result<T, RedisError> {
+        let deadline = Instant::now() + self.timing.op_timeout;
+        let pooled = self
+            .pool
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let mut con = match pooled {
+            Some(con) => con,
+            None => self.connect(deadline)?,
+        };
+        let cell = RemoteCell::new(&mut con, &self.key, &self.channel, deadline, &*self.clock);
+        let out = op(&cell).and_then(|v| match cell.take_failure() {
+            Some(e) => Err(e),
+            None => Ok(v),
+        });
+        if let Some((server, local)) = cell.latest() {
+            self.estimate.sample(server, local);
+        }
+        if call {
+            let trips = u64::from(cell.round_trips());
+            self.stats
+                .call_round_trips
+                .fetch_add(trips, Ordering::Relaxed);
+            self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+        }
+        drop(cell);
+        if out.is_ok() {
+            let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+            if pool.len() < POOL {
+                pool.push(con);
+            }
+        }
+        out
+    }
+
+    /// Reads the word into the mirror, repairing it first if it is corrupt
+    /// (spec I8: one admission through the kit replaces it by `Closed` with
+    /// the next counter), and joins the shared word.
+    pub(crate) fn refresh(&self, call: bool) -> Result<u64, RedisError> {
+        let word = self.remote(call, |cell| {
+            let (seen, at) = cell.fetch()?;
+            if Snapshot::decode::<W64>(seen).is_ok() {
+                return Ok(seen);
+            }
+            let applied = cell::update(
+                cell,
+                &self.config,
+                seen,
+                Event::Admit,
+                Some(at),
+                || cell.now(),
+                |swap| self.report(swap),
+            )?;
+            Ok(applied.word)
+        })?;
+        self.mirror.store(word, Ordering::Release);
+        if !call {
+            self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
+        }
+        self.attach();
+        Ok(word)
+    }
+
+    /// A change published by some instance's compare-and-set.
+    pub(crate) fn published(&self, word: u64, server_time: u64) {
+        self.mirror.store(word, Ordering::Release);
+        self.estimate.sample(server_time, self.clock.micros());
+        self.stats.published.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The mirror moves from `base` (read before an operation) to `word`
+    /// (the word the operation left in Redis), unless it moved meanwhile
+    /// (a published change may be newer).
+    fn mirror_moved(&self, base: u64, word: u64) {
+        let _ = self
+            .mirror
+            .compare_exchange(base, word, Ordering::AcqRel, Ordering::Relaxed);
+    }
+
+    /// Reports a change this instance's compare-and-set made.
+    fn report(&self, swap: Swap<W64>) {
+        if let Some(raw) = swap.repaired() {
+            let counter = W64::LAYOUT.next_counter(Snapshot::counter_bits::<W64>(raw));
+            self.observer.on_corrupt_word(raw, counter);
+        }
+        for t in swap.transitions() {
+            self.observer.on_transition(t, Scope::Shared);
+        }
+    }
+
+    fn attach(&self) {
+        if !self.attached.swap(true, Ordering::AcqRel) {
+            self.observer.on_mode(Mode::Shared);
+        }
+    }
+
+    /// Falls back to the local breaker. If the shared word said the
+    /// dependency is down (anything but `Closed`) and the local breaker is
+    /// closed, the local breaker is tripped (with `failure_threshold`
+    /// failures recorded through its API), so an instance that loses Redis
+    /// while the fleet is open stays open for an open time and then probes
+    /// on its own.
+    pub(crate) fn detach(&self) {
+        if !self.attached.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let shared_down = matches!(
+            Snapshot::decode::<W64>(self.mirror.load(Ordering::Acquire)),
+            Ok(s) if s.state.status() != Status::Closed
+        );
+        if shared_down && self.local.status() == Status::Closed {
+            for _ in 0..self.config.failure_threshold() {
+                if let Ok(t) = self.local.acquire() {
+                    self.local.release(t, Outcome::Failure);
+                }
+            }
+        }
+        self.observer.on_mode(Mode::Local);
+    }
+
+    /// An outcome that could not reach Redis: recorded in the local breaker
+    /// while that is closed (an outcome of a call it did not admit must not
+    /// settle its probe).
+    fn unreported(&self, outcome: Outcome) -> Release {
+        if self.local.status() == Status::Closed
+            && let Ok(t) = self.local.acquire()
+        {
+            let outcome = if t.is_probe() {
+                Outcome::Ignored
+            } else {
+                outcome
+            };
+            self.local.release(t, outcome);
+        }
+        Release::Unreported
+    }
+}

@@ -1,0 +1,56 @@
+//! One [`tripword`] circuit breaker for a whole fleet of processes: the
+//! breaker's word lives under a Redis key and changes only by an atomic
+//! compare-and-set there (one Lua script: if `GET` is the word expected,
+//! `SET` the new one), applied by the core's own compare-and-swap loop,
+//! [`tripword::cell::update`]. There is no second state machine and no lock
+//! is held during calls: the fleet trips once, elects exactly one probe, and
+//! ignores stale results from every instance, because the state counter is
+//! in the shared word.
+//!
+//! - **The closed path never touches the network.** Each instance keeps a
+//!   mirror of the word; an admission in `Closed` reads it (two atomic
+//!   loads). Failures, probe elections and probe results go to Redis.
+//! - **The mirror** learns of other instances' changes by pub/sub (every
+//!   compare-and-set publishes the word it stored) and, whatever pub/sub
+//!   delivers, by reading the word every refresh period ([`watch`](Builder::refresh)).
+//! - **One time base**: the Redis server's clock, read in the same script as
+//!   the word ([`time`]).
+//! - **Fail-local**: when Redis does not answer within the operation
+//!   timeout, the instance falls back to a local [`tripword::Breaker`] and
+//!   rejoins the shared word when Redis answers again ([`Mode`]).
+//!
+//! ```no_run
+//! use tripword::{Config, Outcome};
+//! use tripword_redis::RedisBreaker;
+//!
+//! let breaker = RedisBreaker::builder("redis://127.0.0.1:6379/", "breaker:payments")
+//!     .config(Config::new().failure_threshold(5).open_for(2_000_000).probe_timeout(5_000_000).check()?)
+//!     .build()?;
+//! match breaker.acquire() {
+//!     Ok(ticket) => {
+//!         let ok = true; // call the dependency here
+//!         breaker.release(ticket, if ok { Outcome::Success } else { Outcome::Failure });
+//!     }
+//!     Err(rejected) => println!("not calling: {rejected}"),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The design, its bounds (mirror staleness, time, faults) and measurements
+//! are in `docs/distributed.md` in the repository.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod breaker;
+mod observer;
+mod remote;
+pub mod server;
+pub mod time;
+mod watch;
+
+pub use breaker::{
+    Builder, CallError, DEFAULT_CONFIG, Error, Permit, RedisBreaker, Release, Stats, Ticket,
+};
+pub use observer::{Mode, Observer, OnTransition, Scope};
+pub use time::{LocalClock, Monotonic};

@@ -1,0 +1,69 @@
+//! What an instance reports: transitions it made (in the shared word or in
+//! its local breaker), corrupt words it repaired, and its mode changes.
+
+use tripword::Transition;
+
+/// Where a transition was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// In the shared word under the Redis key, by this instance's
+    /// compare-and-set: reported by exactly one instance of the fleet (spec
+    /// I7 across processes).
+    Shared,
+    /// In this instance's local breaker, used while Redis cannot be reached.
+    Local,
+}
+
+/// Whether an instance uses the shared word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Decisions rest on the shared word: admissions in `Closed` on the
+    /// local mirror, everything else in Redis.
+    Shared,
+    /// Redis did not answer within the operation timeout: decisions rest on
+    /// the instance's local breaker until the shared word can be read again
+    /// (fail-local, see `docs/distributed.md`).
+    Local,
+}
+
+impl core::fmt::Display for Mode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Mode::Shared => "shared",
+            Mode::Local => "local",
+        })
+    }
+}
+
+/// Receives an instance's reports. Called on the thread that made the
+/// change (a caller, or the instance's watcher thread), after it was made,
+/// with no lock held. Every method does nothing by default.
+pub trait Observer: Send + Sync + 'static {
+    /// A state change this instance made.
+    fn on_transition(&self, transition: Transition, scope: Scope) {
+        let _ = (transition, scope);
+    }
+
+    /// The shared word was `raw`, not a valid state (spec I8): this instance
+    /// replaced it by `Closed` with counter `counter`.
+    fn on_corrupt_word(&self, raw: u64, counter: u32) {
+        let _ = (raw, counter);
+    }
+
+    /// The instance switched to `mode`.
+    fn on_mode(&self, mode: Mode) {
+        let _ = mode;
+    }
+}
+
+impl Observer for () {}
+
+/// An [`Observer`] from a closure over transitions.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OnTransition<F>(pub F);
+
+impl<F: Fn(Transition, Scope) + Send + Sync + 'static> Observer for OnTransition<F> {
+    fn on_transition(&self, transition: Transition, scope: Scope) {
+        (self.0)(transition, scope)
+    }
+}

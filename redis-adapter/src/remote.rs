@@ -1,0 +1,259 @@
+//! The word under a Redis key as a [`tripword::cell::Cell`]: a load and a
+//! compare-and-set, each one Lua script run atomically by the server, each
+//! returning the server's `TIME` read after the `GET`.
+
+use crate::time::{LocalClock, server_micros};
+use redis::{Connection, RedisError, Script};
+use std::cell::{Cell as Slot, RefCell};
+use std::io;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+use tripword::W64;
+use tripword::cell::{CasError, Cell};
+
+/// The word a value that is not a canonical decimal `u64` (or a key of
+/// another type) reads as: tag 7, which no state uses, so the kit repairs it
+/// (spec I8) with the compare-and-set below replacing whatever is there.
+pub(crate) const CORRUPT: u64 = u64::MAX;
+
+/// Shared by both scripts: the word under `KEYS[1]` as a canonical decimal
+/// string ("0" for a missing key, the initial word; `CORRUPT` for anything
+/// that is not a canonical `u64`), and the server's time in microseconds,
+/// read after the `GET`.
+const PRELUDE: &str = r"
+local function word(key)
+  local cur = redis.pcall('GET', key)
+  if type(cur) == 'table' then return '18446744073709551615' end
+  if not cur then return '0' end
+  if cur == '0' then return cur end
+  if string.find(cur, '^[1-9]%d*$') and (#cur < 20 or (#cur == 20 and cur <= '18446744073709551615')) then
+    return cur
+  end
+  return '18446744073709551615'
+end
+local function now()
+  local t = redis.call('TIME')
+  return t[1] .. string.format('%06d', tonumber(t[2]))
+end
+";
+
+/// `{word, now}`.
+static LOAD: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{PRELUDE}
+return {{word(KEYS[1]), now()}}"
+    ))
+});
+
+/// `{1, new, now}` when the key held `ARGV[1]` and now holds `ARGV[2]`
+/// (published on channel `ARGV[3]` as `"new now"` unless it is empty);
+/// `{0, word, now}` with the word it holds otherwise.
+static CAS: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{PRELUDE}
+local cur = word(KEYS[1])
+local t = now()
+if cur ~= ARGV[1] then return {{0, cur, t}} end
+redis.call('SET', KEYS[1], ARGV[2])
+if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2] .. ' ' .. t) end
+return {{1, ARGV[2], t}}"
+    ))
+});
+
+/// Parses a word as the scripts send it; anything else (which they never
+/// send) reads as corrupt.
+pub(crate) fn parse_word(s: &str) -> u64 {
+    s.parse().unwrap_or(CORRUPT)
+}
+
+/// Parses the server time the scripts send (microseconds, decimal).
+fn parse_time(s: &str) -> Result<u64, RedisError> {
+    s.parse().map_err(|_| {
+        RedisError::from(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "tripword-redis: unreadable server time",
+        ))
+    })
+}
+
+/// A published change: `"word micros"`.
+pub(crate) fn parse_published(payload: &str) -> Option<(u64, u64)> {
+    let (word, time) = payload.split_once(' ')?;
+    Some((word.parse().ok()?, time.parse().ok()?))
+}
+
+/// The error a command gets when the operation's deadline has passed.
+pub(crate) fn deadline_passed() -> RedisError {
+    RedisError::from(io::Error::new(
+        io::ErrorKind::TimedOut,
+        "tripword-redis: operation timeout reached",
+    ))
+}
+
+/// One operation's view of the key: a connection, a deadline every command
+/// must meet, and the server time read with the word last observed.
+pub(crate) struct RemoteCell<'a> {
+    con: RefCell<&'a mut Connection>,
+    key: &'a str,
+    channel: &'a str,
+    deadline: Instant,
+    /// The server time that came with the word last observed (a load or a
+    /// lost compare-and-set), for the next clock read of the CAS loop.
+    pending_time: Slot<Option<u64>>,
+    /// The instance's clock, read when a reply arrives.
+    clock: &'a dyn LocalClock,
+    /// The latest server time seen, and the local clock's reading when its
+    /// reply arrived.
+    latest: Slot<Option<(u64, u64)>>,
+    /// A failure of a clock read: the operation must fail (nothing decided on
+    /// a time that was not read is stored or reported).
+    failed: RefCell<Option<RedisError>>,
+    round_trips: Slot<u32>,
+}
+
+impl<'a> RemoteCell<'a> {
+    pub(crate) fn new(
+        con: &'a mut Connection,
+        key: &'a str,
+        channel: &'a str,
+        deadline: Instant,
+        clock: &'a dyn LocalClock,
+    ) -> Self {
+        RemoteCell {
+            con: RefCell::new(con),
+            key,
+            channel,
+            deadline,
+            clock,
+            pending_time: Slot::new(None),
+            latest: Slot::new(None),
+            failed: RefCell::new(None),
+            round_trips: Slot::new(0),
+        }
+    }
+
+    /// Sets the connection's timeouts to what is left before the deadline.
+    fn arm(&self, con: &Connection) -> Result<(), RedisError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left < Duration::from_micros(100) {
+            return Err(deadline_passed());
+        }
+        con.set_read_timeout(Some(left))?;
+        con.set_write_timeout(Some(left))?;
+        Ok(())
+    }
+
+    fn observed(&self, time: u64) {
+        self.pending_time.set(Some(time));
+        self.latest.set(Some((time, self.clock.micros())));
+        self.round_trips.set(self.round_trips.get() + 1);
+    }
+
+    /// The word under the key and the server time read after it.
+    pub(crate) fn fetch(&self) -> Result<(u64, u64), RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let (word, time): (String, String) = LOAD.key(self.key).invoke(&mut **con)?;
+        let time = parse_time(&time)?;
+        self.observed(time);
+        Ok((parse_word(&word), time))
+    }
+
+    /// The clock of the CAS loop: the server time read with the word the
+    /// attempt rests on, or, for a word from the local mirror, a `TIME` round
+    /// trip made now (after that word was loaded). If that fails the
+    /// operation fails: see [`take_failure`](Self::take_failure).
+    pub(crate) fn now(&self) -> u64 {
+        if let Some(t) = self.pending_time.take() {
+            return t;
+        }
+        match self.server_time() {
+            Ok(t) => t,
+            Err(e) => {
+                *self.failed.borrow_mut() = Some(e);
+                0
+            }
+        }
+    }
+
+    fn server_time(&self) -> Result<u64, RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let (s, us): (u64, u64) = redis::cmd("TIME").query(&mut **con)?;
+        let t = server_micros(s, us);
+        self.latest.set(Some((t, self.clock.micros())));
+        self.round_trips.set(self.round_trips.get() + 1);
+        Ok(t)
+    }
+
+    /// The failure of a clock read during the operation, if any.
+    pub(crate) fn take_failure(&self) -> Option<RedisError> {
+        self.failed.borrow_mut().take()
+    }
+
+    /// The latest server time seen, and the local clock's reading when its
+    /// reply arrived.
+    pub(crate) fn latest(&self) -> Option<(u64, u64)> {
+        self.latest.get()
+    }
+
+    /// Round trips made so far.
+    pub(crate) fn round_trips(&self) -> u32 {
+        self.round_trips.get()
+    }
+}
+
+impl Cell<W64> for RemoteCell<'_> {
+    type Error = RedisError;
+
+    fn load(&self) -> Result<u64, RedisError> {
+        self.fetch().map(|(word, _)| word)
+    }
+
+    fn compare_exchange(&self, current: u64, new: u64) -> Result<(), CasError<u64, RedisError>> {
+        if let Some(e) = self.take_failure() {
+            // The clock read of this attempt failed: store nothing.
+            return Err(CasError::Cell(e));
+        }
+        let mut con = self.con.borrow_mut();
+        self.arm(&con).map_err(CasError::Cell)?;
+        let (swapped, word, time): (i64, String, String) = CAS
+            .key(self.key)
+            .arg(current.to_string())
+            .arg(new.to_string())
+            .arg(self.channel)
+            .invoke(&mut **con)
+            .map_err(CasError::Cell)?;
+        let time = parse_time(&time).map_err(CasError::Cell)?;
+        drop(con);
+        self.observed(time);
+        if swapped == 1 {
+            // The loop stops here; the time is not needed again.
+            self.pending_time.set(None);
+            Ok(())
+        } else {
+            Err(CasError::Changed(parse_word(&word)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn published_payloads_parse() {
+        assert_eq!(
+            parse_published("17 1764500000123456"),
+            Some((17, 1_764_500_000_123_456))
+        );
+        assert_eq!(parse_published("17"), None);
+        assert_eq!(parse_published("x 1"), None);
+    }
+
+    #[test]
+    fn unreadable_words_are_corrupt() {
+        assert_eq!(parse_word("42"), 42);
+        assert_eq!(parse_word("garbage"), CORRUPT);
+    }
+}

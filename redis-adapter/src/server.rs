@@ -1,0 +1,189 @@
+//! A throwaway `redis-server` for tests and demos: started on 127.0.0.1 on
+//! a free port with no persistence (`--save '' --appendonly no`), stopped
+//! (killed and reaped) when dropped, also when a test panics.
+//!
+//! Not part of a service's use of the crate; the crate's tests and the
+//! `fleet` example use it.
+
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary started: `$TRIPWORD_REDIS_SERVER`, or `redis-server` on the
+/// `PATH`.
+pub fn binary() -> String {
+    std::env::var("TRIPWORD_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into())
+}
+
+/// Whether the binary can be run.
+pub fn available() -> bool {
+    Command::new(binary())
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A running `redis-server`, killed when dropped.
+#[derive(Debug)]
+pub struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl RedisServer {
+    /// Starts one on a free port and waits (up to 20 s) until it answers
+    /// `PING`.
+    ///
+    /// # Errors
+    /// When the binary cannot be started or never answers.
+    pub fn start() -> io::Result<RedisServer> {
+        let mut last = None;
+        // The port is free when asked for, but another process may take it
+        // before the server binds it: try a few.
+        for _ in 0..5 {
+            let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+                .local_addr()?
+                .port();
+            match RedisServer::start_on(port) {
+                Ok(s) => return Ok(s),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("no port")))
+    }
+
+    /// Starts one on `port` (a restart on the same port, empty).
+    ///
+    /// # Errors
+    /// When the binary cannot be started or never answers.
+    pub fn start_on(port: u16) -> io::Result<RedisServer> {
+        let dir =
+            std::env::temp_dir().join(format!("tripword-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let child = Command::new(binary())
+            .args(["--port", &port.to_string()])
+            .args(["--bind", "127.0.0.1"])
+            .args(["--save", ""])
+            .args(["--appendonly", "no"])
+            .args(["--enable-debug-command", "local"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let mut server = RedisServer {
+            child: Some(child),
+            port,
+            dir,
+        };
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            if server.ping() {
+                return Ok(server);
+            }
+            if let Some(c) = server.child.as_mut()
+                && let Some(status) = c.try_wait()?
+            {
+                server.child = None;
+                return Err(io::Error::other(format!("redis-server exited: {status}")));
+            }
+            if Instant::now() > until {
+                return Err(io::Error::other("redis-server did not answer within 20 s"));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Whether it answers `PING` within a second.
+    pub fn ping(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect_timeout(
+            &(Ipv4Addr::LOCALHOST, self.port).into(),
+            Duration::from_secs(1),
+        ) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+        let mut buf = [0u8; 7];
+        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `redis://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    fn signal(&self, sig: &str) -> io::Result<()> {
+        let pid = self.pid().ok_or_else(|| io::Error::other("not running"))?;
+        let status = Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!("kill {sig} {pid}: {status}")))
+        }
+    }
+
+    /// `SIGSTOP`: the server stops answering; connections stay open.
+    ///
+    /// # Errors
+    /// When the signal cannot be sent.
+    pub fn pause(&self) -> io::Result<()> {
+        self.signal("-STOP")
+    }
+
+    /// `SIGCONT`.
+    ///
+    /// # Errors
+    /// When the signal cannot be sent.
+    pub fn resume(&self) -> io::Result<()> {
+        self.signal("-CONT")
+    }
+
+    /// Kills it and waits for it to exit.
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Stops it and starts an empty one on the same port.
+    ///
+    /// # Errors
+    /// As [`start_on`](Self::start_on).
+    pub fn restart(&mut self) -> io::Result<()> {
+        self.stop();
+        let mut fresh = RedisServer::start_on(self.port)?;
+        // Take over the new child; `fresh` then drops with nothing to kill
+        // and no folder to remove.
+        self.child = fresh.child.take();
+        fresh.dir = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        if !self.dir.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
