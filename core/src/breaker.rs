@@ -387,15 +387,15 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
                 let now = self.clock.now();
                 let left = transition::units_left(l, self.config(), raw, now);
                 if left != 0 {
-                    let shift = self.config().time_shift();
-                    return Err(Rejected::of_word::<W>(raw, left, shift, now));
+                    let wait = Rejected::wait::<W>(left, self.config().time_shift(), now);
+                    return Err(Rejected::waiting(raw, wait));
                 }
                 // Time is up: the general loop elects the probe with this
                 // `now`, so the clock is read once.
                 return self.acquire_from(word, Some(now));
             }
             if tag == TAG_FORCED_OPEN && l.payload_of(raw) == 0 {
-                return Err(Rejected::of_word::<W>(raw, 0, 0, 0));
+                return Err(Rejected::waiting(raw, 0));
             }
         }
         self.acquire_from(word, None)
@@ -410,7 +410,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
                 Ok(Ticket::probe(self.origin(), &W::LAYOUT, raw))
             }
             Decision::Admitted => Ok(Ticket::admitted(self.origin(), &W::LAYOUT, raw)),
-            _ => Err(applied.rejected(self.config())),
+            _ => Err(applied.rejected()),
         }
     }
 

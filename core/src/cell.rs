@@ -58,10 +58,10 @@
 //! };
 //! let admitted = run(Event::Admit).unwrap();
 //! assert_eq!(admitted.decision, Decision::Admitted);
-//! let Verdict::Admitted { counter, .. } = admitted.verdict(&config) else { unreachable!() };
+//! let Verdict::Admitted { counter, .. } = admitted.verdict() else { unreachable!() };
 //! let failed = run(Event::Release { counter, outcome: Outcome::Failure }).unwrap();
 //! assert_eq!(failed.decision, Decision::Recorded); // and "closed -> open (counter 1)" printed
-//! let Verdict::Rejected(why) = run(Event::Admit).unwrap().verdict(&config) else { unreachable!() };
+//! let Verdict::Rejected(why) = run(Event::Admit).unwrap().verdict() else { unreachable!() };
 //! assert_eq!(why.retry_after(), Some(10)); // read at 0, open until 10
 //! # Ok::<(), tripword::ConfigError>(())
 //! ```
@@ -177,19 +177,17 @@ impl<W: Word> Swap<W> {
 }
 
 /// What [`update`] did: the word the event left (stored, or found unchanged),
-/// the decision, and the clock reading it rested on (if the state needed
-/// the time). Small enough to come back in registers.
+/// the decision, and for a rejection the wait, computed from the clock
+/// reading the decision made. Three small fields, so an MCU moves little.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Applied<W: Word> {
     /// The word after the event.
     pub word: W::Raw,
     /// What was decided.
     pub decision: Decision,
-    /// The clock reading of the attempt that decided, `None` when the
-    /// decision needed no time.
-    pub now: Option<u64>,
-    /// A rejection's units left to wait.
-    left: u64,
+    /// A rejection's wait in ticks (see [`Rejected::retry_after`]), in the
+    /// word's integer: at most half the ring, which fits it.
+    wait: W::Raw,
 }
 
 impl<W: Word> Applied<W> {
@@ -197,19 +195,19 @@ impl<W: Word> Applied<W> {
     /// word, a rejection's cause and wait from the word and the clock
     /// reading the decision made.
     #[inline]
-    pub fn verdict(&self, config: &ValidConfig<W>) -> Verdict {
+    pub fn verdict(&self) -> Verdict {
         match self.decision {
-            Decision::Rejected => Verdict::Rejected(self.rejected(config)),
+            Decision::Rejected => Verdict::Rejected(self.rejected()),
             d => d.verdict::<W>(self.word),
         }
     }
 
     /// The rejection, when the decision is [`Decision::Rejected`]: its cause
-    /// from the word, its wait from the units the decision found left.
+    /// from the word, its wait from the units the decision found left and
+    /// the clock reading it made.
     #[inline(always)]
-    pub fn rejected(&self, config: &ValidConfig<W>) -> Rejected {
-        let now = self.now.unwrap_or(0);
-        Rejected::of_word::<W>(self.word.into(), self.left, config.time_shift(), now)
+    pub fn rejected(&self) -> Rejected {
+        Rejected::waiting(self.word.into(), self.wait.into())
     }
 }
 
@@ -243,7 +241,7 @@ pub fn update<W: Word, K: Cell<W> + ?Sized>(
     let mut reading = seen_at;
     loop {
         let first = reading.take();
-        let mut read = None;
+        let mut read = 0;
         let RawStep {
             word,
             decision,
@@ -251,15 +249,14 @@ pub fn update<W: Word, K: Cell<W> + ?Sized>(
             left,
         } = transition::next_word(&W::LAYOUT, config, current.into(), event, || {
             let t = first.unwrap_or_else(&mut now);
-            read = Some(t);
+            read = t;
             t
         });
         let new = W::from_u64(word);
         let applied = Applied {
             word: new,
             decision,
-            now: read,
-            left,
+            wait: W::from_u64(Rejected::wait::<W>(left, config.time_shift(), read)),
         };
         if new == current {
             return Ok(applied);

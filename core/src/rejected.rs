@@ -65,14 +65,20 @@ impl Rejected {
         Rejected(((wait as usize) << Self::CAUSE_BITS) | cause as usize)
     }
 
-    /// The rejection of an admission by the timed or forced word `word` at
-    /// `now` (ticks), with `left` units of `2^shift` ticks before it lapses:
-    /// the wait is to the first tick of the unit where it does, `left <<
-    /// shift` ticks from the start of the current unit. In 32 bits for a
-    /// 32-bit word (left <= 2^14, shift <= 17).
+    /// The rejection of an admission by the timed or forced word `word`,
+    /// with `wait` ticks to wait.
     #[inline(always)]
-    pub(crate) fn of_word<W: Word>(word: u64, left: u64, shift: u32, now: u64) -> Rejected {
-        let wait = if left == 0 {
+    pub(crate) const fn waiting(word: u64, wait: u64) -> Rejected {
+        Rejected::new(Self::cause_of(tag_of(word)), wait)
+    }
+
+    /// The wait, at `now` (ticks), when `left` units of `2^shift` ticks are
+    /// left before a word lapses: to the first tick of the unit where it
+    /// does, `left << shift` ticks from the start of the current unit. In
+    /// 32 bits for a 32-bit word (left <= 2^14, shift <= 17).
+    #[inline(always)]
+    pub(crate) fn wait<W: Word>(left: u64, shift: u32, now: u64) -> u64 {
+        if left == 0 {
             0
         } else if W::LAYOUT.word_bits <= 32 {
             let into_unit = (now as u32) & ((1u32 << shift) - 1);
@@ -80,8 +86,7 @@ impl Rejected {
         } else {
             let into_unit = now & ((1u64 << shift) - 1);
             (left << shift) - into_unit
-        };
-        Rejected::new(Self::cause_of(tag_of(word)), wait)
+        }
     }
 
     /// Why the call was not admitted.
@@ -100,8 +105,7 @@ impl Rejected {
     /// the clock reading the rejection made: the first tick at which an
     /// admission succeeds, whatever the config's
     /// [`time_shift`](crate::ValidConfig::time_shift). Saturates at `2^62 -
-    /// 1` ticks (`2^30 - 1` on 32-bit targets, which only a `W64` word there
-    /// reaches).
+    /// 1` ticks (`2^30 - 1` on 32-bit targets: 12 days of a 1 kHz tick).
     pub const fn retry_after(&self) -> Option<u64> {
         match self.cause() {
             Cause::ForcedOpen => None,
@@ -118,7 +122,8 @@ impl Rejected {
         if !is_timed(t) {
             return Self::from_word(l, word);
         }
-        Rejected::of_word::<W>(word, units_left(l, config, word, now), config.time_shift(), now)
+        let left = units_left(l, config, word, now);
+        Rejected::waiting(word, Self::wait::<W>(left, config.time_shift(), now))
     }
 
     /// The rejection `word` makes when the wait is not known (no clock

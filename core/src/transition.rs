@@ -238,11 +238,9 @@ pub fn apply<W: Word>(
         read
     });
     let verdict = match out.decision {
-        Decision::Rejected => Verdict::Rejected(Rejected::of_word::<W>(
+        Decision::Rejected => Verdict::Rejected(Rejected::waiting(
             out.word,
-            out.left,
-            config.time_shift(),
-            read,
+            Rejected::wait::<W>(out.left, config.time_shift(), read),
         )),
         d => d.verdict::<W>(W::from_u64(out.word)),
     };
@@ -482,7 +480,7 @@ fn decide_valid<W: Word>(
     let stamp = l.units_of(now, config.time_shift());
 
     let (word, decision) = (|| -> (u64, Decision) {
-    let tag = tag_of(w);
+        let tag = tag_of(w);
         let counter = counter_of(l, w);
         let next = l.next_counter(counter);
         let trips = l.trips_of(w);
@@ -552,7 +550,11 @@ fn decide_valid<W: Word>(
             Event::ForceClose => (l.closed(next, 0), Decision::Done),
         }
     })();
-    let left = if decision == Decision::Rejected { left } else { 0 };
+    let left = if decision == Decision::Rejected {
+        left
+    } else {
+        0
+    };
     (word, decision, left)
 }
 
