@@ -1,0 +1,239 @@
+//! Faults: Redis unreachable, slow, paused (SIGSTOP/SIGCONT) mid-run,
+//! restarted empty. No panic, no call blocked on Redis past the operation
+//! timeout (calls keep returning while Redis stays down), the instance falls
+//! back to its local breaker and rejoins the shared word when Redis answers.
+//!
+//! Nothing here depends on the machine's speed: every wait is a generous
+//! bound on something that must happen, and "calls do not block" is checked
+//! as "calls complete while Redis is still down", not as a duration (the
+//! longest call is printed for information).
+
+mod common;
+
+use common::*;
+use redis::RedisError;
+use std::net::{Ipv4Addr, TcpListener};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tripword::{Outcome, Status};
+use tripword_redis::server::RedisServer;
+use tripword_redis::{Mode, RedisBreaker, Release, Scope};
+
+const OP_TIMEOUT: Duration = Duration::from_millis(300);
+
+fn faulty_builder(server_url: String, threshold: u32) -> tripword_redis::Builder {
+    RedisBreaker::builder(server_url, "k")
+        .config(config(threshold, 60_000_000, 5_000_000))
+        .op_timeout(OP_TIMEOUT)
+        .refresh(Duration::from_millis(100))
+        .retry(Duration::from_millis(50))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Threads calling the breaker in a loop, each call a failure report (so
+/// each goes to Redis while the instance is shared), counting the calls
+/// that started after `mark` was raised and finished.
+struct Callers {
+    stop: Arc<AtomicBool>,
+    mark: Arc<AtomicBool>,
+    after_mark: Vec<Arc<AtomicU64>>,
+    longest_us: Arc<AtomicU64>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Callers {
+    fn start(b: &Arc<RedisBreaker>, n: usize) -> Callers {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mark = Arc::new(AtomicBool::new(false));
+        let longest_us = Arc::new(AtomicU64::new(0));
+        let mut after_mark = Vec::new();
+        let mut threads = Vec::new();
+        for _ in 0..n {
+            let (b, stop, mark, longest) =
+                (b.clone(), stop.clone(), mark.clone(), longest_us.clone());
+            let done = Arc::new(AtomicU64::new(0));
+            after_mark.push(done.clone());
+            threads.push(std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let marked = mark.load(Ordering::SeqCst);
+                    let t0 = Instant::now();
+                    if let Ok(t) = b.acquire() {
+                        b.release(t, Outcome::Failure);
+                    }
+                    let us = t0.elapsed().as_micros() as u64;
+                    if marked {
+                        longest.fetch_max(us, Ordering::Relaxed);
+                        done.fetch_add(1, Ordering::SeqCst);
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }));
+        }
+        Callers {
+            stop,
+            mark,
+            after_mark,
+            longest_us,
+            threads,
+        }
+    }
+
+    /// Raises the mark and waits until every thread completed `k` calls
+    /// started after it.
+    fn each_completes(&self, k: u64) -> bool {
+        self.mark.store(true, Ordering::SeqCst);
+        eventually(LONG, || {
+            self.after_mark
+                .iter()
+                .all(|c| c.load(Ordering::SeqCst) >= k)
+        })
+    }
+
+    fn finish(self) -> Duration {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads {
+            t.join().expect("no caller panicked");
+        }
+        Duration::from_micros(self.longest_us.load(Ordering::Relaxed))
+    }
+}
+
+#[test]
+fn unreachable_at_start_then_joins_when_redis_comes_up() {
+    if server().is_none() {
+        return;
+    }
+    let port = free_port();
+    let log = Recorder::default();
+    let b = faulty_builder(format!("redis://127.0.0.1:{port}/"), 2)
+        .observer(log.clone())
+        .build()
+        .expect("an unreachable Redis is not a build error");
+    assert_eq!(b.mode(), Mode::Local);
+    // The local breaker protects meanwhile: two failures trip it.
+    for _ in 0..2 {
+        let t = b.acquire().expect("local breaker closed");
+        assert_eq!(t.scope(), Scope::Local);
+        assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    }
+    assert_eq!(b.status(), Status::Open);
+    assert!(b.acquire().is_err());
+    let server = RedisServer::start_on(port).expect("redis-server on the port");
+    assert!(eventually(LONG, || b.mode() == Mode::Shared), "rejoins");
+    assert_eq!(b.status(), Status::Closed, "the shared word decides now");
+    let t = b.acquire().unwrap();
+    assert_eq!(t.scope(), Scope::Shared);
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    assert_eq!(
+        stored(&server, "k").as_deref().map(|w| w != "0"),
+        Some(true)
+    );
+    assert!(log.0.modes.lock().unwrap().contains(&Mode::Shared));
+}
+
+#[test]
+fn paused_mid_run_calls_fall_back_and_rejoin() {
+    let Some(server) = server() else { return };
+    let b = Arc::new(faulty_builder(server.url(), 60_000).build().unwrap());
+    assert_eq!(b.mode(), Mode::Shared);
+    let callers = Callers::start(&b, 4);
+    assert!(
+        eventually(LONG, || stored(&server, "k").is_some()),
+        "failures reach Redis"
+    );
+
+    server.pause().unwrap();
+    // Every thread completes calls while Redis stays stopped: none waits for it.
+    let completed = callers.each_completes(5);
+    let local = eventually(LONG, || b.mode() == Mode::Local);
+    server.resume().unwrap();
+    assert!(completed, "calls return while Redis is paused");
+    assert!(local, "the instance falls back to its local breaker");
+    assert!(
+        eventually(LONG, || b.mode() == Mode::Shared),
+        "rejoins after SIGCONT"
+    );
+    let before = stored(&server, "k");
+    assert!(
+        eventually(LONG, || stored(&server, "k") != before),
+        "failures reach Redis again"
+    );
+    let longest = callers.finish();
+    eprintln!("paused: longest call {longest:?} (operation timeout {OP_TIMEOUT:?})");
+    assert!(longest < Duration::from_secs(15));
+}
+
+#[test]
+fn slow_redis_times_out_and_rejoins() {
+    let Some(server) = server() else { return };
+    let b = faulty_builder(server.url(), 60_000).build().unwrap();
+    let url = server.url();
+    let sleeper = std::thread::spawn(move || -> Result<(), RedisError> {
+        let mut con = redis::Client::open(url)?.get_connection()?;
+        redis::cmd("DEBUG")
+            .arg("SLEEP")
+            .arg(3)
+            .query::<()>(&mut con)
+    });
+    // Until a PING goes unanswered for 200 ms the server is not sleeping yet.
+    assert!(eventually(LONG, || !answers_within(
+        &server,
+        Duration::from_millis(200)
+    )));
+    let t = b.acquire().expect("closed");
+    assert_eq!(b.release(t, Outcome::Failure), Release::Unreported);
+    assert_eq!(b.mode(), Mode::Local);
+    let t = b.acquire().expect("the local breaker admits");
+    assert_eq!(t.scope(), Scope::Local);
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    sleeper.join().unwrap().expect("DEBUG SLEEP ran");
+    assert!(eventually(LONG, || b.mode() == Mode::Shared), "rejoins");
+}
+
+fn answers_within(server: &RedisServer, d: Duration) -> bool {
+    let Ok(client) = redis::Client::open(server.url()) else {
+        return false;
+    };
+    let Ok(mut con) = client.get_connection_with_timeout(d) else {
+        return false;
+    };
+    con.set_read_timeout(Some(d)).is_ok() && redis::cmd("PING").query::<String>(&mut con).is_ok()
+}
+
+#[test]
+fn restarted_empty_the_fleet_starts_closed_again() {
+    let Some(mut server) = server() else { return };
+    let a = faulty_builder(server.url(), 1).build().unwrap();
+    let b = faulty_builder(server.url(), 1).build().unwrap();
+    let t = a.acquire().unwrap();
+    a.release(t, Outcome::Failure);
+    assert!(eventually(LONG, || b.status() == Status::Open));
+
+    // Down: both fall back; the local breakers inherit the open state.
+    server.stop();
+    assert!(eventually(LONG, || a.mode() == Mode::Local && b.mode() == Mode::Local));
+    assert!(
+        a.acquire().is_err(),
+        "a lost Redis while the fleet was open: stays open"
+    );
+    assert!(b.acquire().is_err());
+
+    // Back, empty: the missing key is the initial word (fail open, as I8).
+    server.restart().unwrap();
+    assert!(eventually(LONG, || a.mode() == Mode::Shared
+        && b.mode() == Mode::Shared));
+    assert_eq!(a.status(), Status::Closed);
+    // The fleet is one breaker again: a trip by b reaches a by pub/sub.
+    let t = b.acquire().unwrap();
+    assert_eq!(t.scope(), Scope::Shared);
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    assert!(eventually(LONG, || a.status() == Status::Open));
+}
