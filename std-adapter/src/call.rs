@@ -30,11 +30,19 @@
 //! ```
 
 use core::fmt;
+use core::future::Future;
+use core::marker::PhantomData;
+use std::time::Duration;
 
-use tripword::{Breaker, Clock, ConfigSource, Observer, Outcome, Rejected, Word};
+use tripword::{
+    Breaker, Cause, Clock, ConfigSource, Observer, Outcome, Rejected, Release, Ticket, Word,
+};
 
-use crate::classify::ok_or_failure;
-use crate::guard::Settle;
+use crate::classify::{Classify, IntoVerdict, TickVerdict};
+use crate::clock::RealClock;
+use crate::future::{CallAsync, CallOrElse};
+use crate::guard::Pending;
+use crate::policy::{CallPolicy, Timing};
 
 /// Why a call through the breaker did not return `Ok`: the breaker did not
 /// admit it (the function was not called), or the function returned an
@@ -131,6 +139,53 @@ impl<E> CallError<E> {
         }
     }
 
+    /// Why the call was not admitted, if it was not.
+    ///
+    /// ```
+    /// use tripword::{Breaker, Cause, Config};
+    /// use tripword::clock::ManualClock;
+    /// use tripword_std::{BreakerExt, CallError};
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let b = Breaker::new(Config::new(), &clock);
+    /// b.force_open();
+    /// assert_eq!(b.call(|| Ok::<_, ()>(())).unwrap_err().cause(), Some(Cause::ForcedOpen));
+    /// assert_eq!(CallError::Inner(()).cause(), None);
+    /// ```
+    pub fn cause(&self) -> Option<Cause> {
+        self.rejected().map(Rejected::cause)
+    }
+
+    /// How long until a call could be admitted, as a [`Duration`] on the
+    /// breaker's clock (pass [`breaker.clock()`](tripword::Breaker::clock)):
+    /// `None` if the call ran, or if the breaker is forced open (no timer
+    /// ends that). An upper bound on the real time left (see
+    /// [`RealClock::duration`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword_std::clock::ManualTime;
+    /// use tripword_std::{BreakerExt, Settings};
+    ///
+    /// let clock = ManualTime::new();
+    /// let b: tripword::Breaker<&ManualTime> = Settings::new()
+    ///     .failure_threshold(1)
+    ///     .open_for(Duration::from_secs(10))
+    ///     .build_on(&clock, ())?;
+    /// let _ = b.call(|| Err::<(), _>("down"));
+    /// clock.advance(Duration::from_secs(4));
+    /// let err = b.call(|| Ok::<_, &str>(())).unwrap_err();
+    /// // 10 s and the tick the conversion adds, less the 4 s that passed.
+    /// assert_eq!(err.retry_after(b.clock()), Some(Duration::from_micros(6_000_001)));
+    /// # Ok::<(), tripword_std::SettingsError>(())
+    /// ```
+    pub fn retry_after<C: RealClock>(&self, clock: &C) -> Option<Duration> {
+        let _ = clock; // names the clock type; its tick is a constant
+        self.rejected()
+            .and_then(Rejected::retry_after)
+            .map(C::duration)
+    }
+
     /// Maps the function's error, keeping `Open` as is.
     ///
     /// ```
@@ -185,8 +240,208 @@ impl<E: std::error::Error + 'static> std::error::Error for CallError<E> {
     }
 }
 
-/// Runs closures through a [`Breaker`] of any form: any clock, word width,
-/// observer and config source (inline, a
+/// What a closure given to [`BreakerExt::call`] returns: a `Result`. Sealed,
+/// so that a closure returning anything else, a future above all, is a
+/// compile error that points at
+/// [`call_async`](BreakerExt::call_async), instead of rustc's suggestion to
+/// wrap the future in `Ok(..)`, which would record a success before the
+/// future has even run:
+///
+/// ```compile_fail,E0277
+/// use tripword::{Breaker, Config};
+/// use tripword::clock::ManualClock;
+/// use tripword_std::BreakerExt;
+///
+/// let clock = ManualClock::new(0);
+/// let b = Breaker::new(Config::new(), &clock);
+/// // error[E0277]: `call` runs a closure that returns a `Result`, and `{async block}` is not one
+/// let _ = b.call(|| async { Ok::<u32, ()>(1) });
+/// ```
+///
+/// The right form admits the call, awaits the future inside the breaker, and
+/// records how it went:
+///
+/// ```
+/// # use tripword::{Breaker, Config};
+/// # use tripword::clock::ManualClock;
+/// # use tripword_std::BreakerExt;
+/// # let clock = ManualClock::new(0);
+/// # let b = Breaker::new(Config::new(), &clock);
+/// let call = b.call_async(async { Ok::<u32, ()>(1) });
+/// # let _ = call;
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`call` runs a closure that returns a `Result`, and `{Self}` is not one",
+    label = "the closure given to `call` must return a `Result<T, E>`",
+    note = "to run a future through the breaker, use `call_async(future)`: `call(|| Ok(future))` would record a success before the future runs"
+)]
+pub trait CallResult: sealed::Sealed {
+    /// The `Ok` type.
+    type Value;
+    /// The `Err` type.
+    type Error;
+    /// The result.
+    fn into_result(self) -> Result<Self::Value, Self::Error>;
+}
+
+impl<T, E> CallResult for Result<T, E> {
+    type Value = T;
+    type Error = E;
+    #[inline(always)]
+    fn into_result(self) -> Result<T, E> {
+        self
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T, E> Sealed for Result<T, E> {}
+    impl<C, W: tripword::Word, O, P: tripword::ConfigSource<W>> Sealed
+        for tripword::Breaker<C, W, O, P>
+    {
+    }
+}
+
+/// A rejection handed to a fallback, typed by the breaker's clock `C`, so
+/// that on a [`RealClock`] its wait is a [`Duration`].
+///
+/// ```
+/// use std::time::Duration;
+/// use tripword::Cause;
+/// use tripword_std::clock::ManualTime;
+/// use tripword_std::{BreakerExt, Settings};
+///
+/// let clock = ManualTime::new();
+/// let b: tripword::Breaker<&ManualTime> = Settings::new().failure_threshold(1).open_for(Duration::from_secs(5)).build_on(&clock, ())?;
+/// let _ = b.call(|| Err::<u32, _>("down"));
+/// let price = b.call_or_else(
+///     || Ok::<u32, &str>(42),
+///     |open| {
+///         assert_eq!(open.cause(), Cause::Open);
+///         assert!(open.retry_after() > Some(Duration::from_secs(4)));
+///         Ok(7) // the cached price
+///     },
+/// );
+/// assert_eq!(price, Ok(7));
+/// # Ok::<(), tripword_std::SettingsError>(())
+/// ```
+pub struct Rejection<C> {
+    rejected: Rejected,
+    clock: PhantomData<fn() -> C>,
+}
+
+impl<C> Rejection<C> {
+    /// The rejection of a breaker on clock `C`.
+    pub const fn new(rejected: Rejected) -> Self {
+        Rejection {
+            rejected,
+            clock: PhantomData,
+        }
+    }
+
+    /// The core's rejection (its wait in ticks).
+    pub const fn rejected(&self) -> Rejected {
+        self.rejected
+    }
+
+    /// Why the call was not admitted.
+    pub const fn cause(&self) -> Cause {
+        self.rejected.cause()
+    }
+
+    /// Ticks until a call could be admitted; `None` when forced open.
+    pub const fn retry_after_ticks(&self) -> Option<u64> {
+        self.rejected.retry_after()
+    }
+}
+
+impl<C: RealClock> Rejection<C> {
+    /// How long until a call could be admitted (an upper bound, see
+    /// [`RealClock::duration`]); `None` when forced open.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.rejected.retry_after().map(C::duration)
+    }
+}
+
+impl<C> Clone for Rejection<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for Rejection<C> {}
+
+impl<C> PartialEq for Rejection<C> {
+    fn eq(&self, other: &Self) -> bool {
+        self.rejected == other.rejected
+    }
+}
+
+impl<C> Eq for Rejection<C> {}
+
+impl<C> fmt::Debug for Rejection<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.rejected, f)
+    }
+}
+
+impl<C> fmt::Display for Rejection<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.rejected, f)
+    }
+}
+
+/// A [`Breaker`] of any form (clock, word width, observer, config source):
+/// what [`BreakerExt`], the call futures and the [`tower`](crate::tower)
+/// service work on, directly or through a handle that dereferences to it
+/// (`&Breaker`, `Arc<Breaker>`, `&'static Breaker`). Sealed.
+pub trait AnyBreaker: sealed::Sealed {
+    /// The breaker's clock.
+    type Clock: Clock;
+
+    /// [`Breaker::acquire`].
+    fn admit_ticket(&self) -> Result<Ticket, Rejected>;
+
+    /// Releases `ticket` with `verdict`: [`Breaker::release`], or for
+    /// [`TickVerdict::FailureFor`] a failure with its own open time.
+    fn record_verdict(&self, ticket: Ticket, verdict: TickVerdict) -> Release;
+
+    /// The breaker's clock, read now.
+    fn clock_now(&self) -> u64;
+
+    /// The breaker's abandon outcome ([`tripword::ValidConfig::abandon`]).
+    fn abandon_outcome(&self) -> Outcome;
+}
+
+impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> AnyBreaker for Breaker<C, W, O, P> {
+    type Clock = C;
+
+    #[inline(always)]
+    fn admit_ticket(&self) -> Result<Ticket, Rejected> {
+        self.acquire()
+    }
+
+    #[inline(always)]
+    fn record_verdict(&self, ticket: Ticket, verdict: TickVerdict) -> Release {
+        match verdict {
+            TickVerdict::FailureFor(ticks) => self.release_failure_for(ticket, ticks),
+            other => self.release(ticket, other.outcome()),
+        }
+    }
+
+    #[inline(always)]
+    fn clock_now(&self) -> u64 {
+        self.clock().now()
+    }
+
+    #[inline(always)]
+    fn abandon_outcome(&self) -> Outcome {
+        self.config().abandon()
+    }
+}
+
+/// Runs closures and futures through a [`Breaker`] of any form: any clock,
+/// word width, observer and config source (inline, a
 /// [`StaticBreaker`](tripword::StaticBreaker)'s `static`, a
 /// [`ConstBreaker`](tripword::ConstBreaker)'s constant).
 ///
@@ -199,11 +454,20 @@ impl<E: std::error::Error + 'static> std::error::Error for CallError<E> {
 /// let b = Breaker::new(Config::new(), &clock);
 /// assert_eq!(b.call(|| "42".parse::<u32>()), Ok(42));
 /// ```
-pub trait BreakerExt {
+///
+/// Every method asks the breaker first: not admitted, the function is not
+/// run (the future is dropped unpolled) and the result is
+/// [`CallError::Open`]. Admitted, exactly one outcome is recorded: the
+/// classified result, a failure if the function, the future or the
+/// classifier panics (the panic goes on), or, for a future dropped before it
+/// completes, the policy's cancel outcome ([`Ignored`](Outcome::Ignored) by
+/// default; see `docs/services.md`, "Cancellation").
+pub trait BreakerExt: AnyBreaker {
     /// Runs `f` if the breaker admits the call: `Ok` is recorded as a
     /// success, `Err` as a failure, a panic as a failure (and the panic keeps
     /// unwinding). Not admitted, `f` is not called and the result is
-    /// [`CallError::Open`].
+    /// [`CallError::Open`]. `f` must return a `Result`; for a future, use
+    /// [`call_async`](BreakerExt::call_async) (see [`CallResult`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -217,12 +481,19 @@ pub trait BreakerExt {
     /// assert!(b.call(|| std::fs::read("/no/such/file")).unwrap_err().is_open());
     /// # Ok::<(), tripword_std::SettingsError>(())
     /// ```
-    fn call<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
+    #[inline]
+    fn call<T, E, R, F>(&self, f: F) -> Result<T, CallError<E>>
     where
-        F: FnOnce() -> Result<T, E>;
+        F: FnOnce() -> R,
+        R: CallResult<Value = T, Error = E>,
+    {
+        self.call_with(&CallPolicy::new(), f)
+    }
 
     /// Like [`call`](BreakerExt::call), but `classify` decides what the
-    /// result counts as; a panic is still a failure.
+    /// result counts as: an [`Outcome`], or a
+    /// [`Verdict`](crate::classify::Verdict) that may carry an open time of
+    /// its own. A panic, in `f` or in `classify`, is still a failure.
     ///
     /// ```
     /// use tripword::{Outcome, Status};
@@ -239,29 +510,185 @@ pub trait BreakerExt {
     /// assert_eq!(b.status(), Status::Closed); // ignored: no count
     /// # Ok::<(), tripword_std::SettingsError>(())
     /// ```
-    fn call_classified<T, E, K, F>(&self, classify: K, f: F) -> Result<T, CallError<E>>
-    where
-        K: Fn(&Result<T, E>) -> Outcome,
-        F: FnOnce() -> Result<T, E>;
-}
-
-impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> BreakerExt for Breaker<C, W, O, P> {
     #[inline]
-    fn call<T, E, F>(&self, f: F) -> Result<T, CallError<E>>
+    fn call_classified<T, E, V, K, R, F>(&self, classify: K, f: F) -> Result<T, CallError<E>>
     where
-        F: FnOnce() -> Result<T, E>,
+        K: Fn(&Result<T, E>) -> V,
+        V: IntoVerdict<Self::Clock>,
+        F: FnOnce() -> R,
+        R: CallResult<Value = T, Error = E>,
     {
-        self.call_classified(ok_or_failure, f)
+        self.call_with(&CallPolicy::new().classify(classify), f)
     }
 
-    fn call_classified<T, E, K, F>(&self, classify: K, f: F) -> Result<T, CallError<E>>
+    /// Like [`call`](BreakerExt::call), counted by `policy`: its classifier
+    /// and its slow-call threshold (see [`CallPolicy`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword::Status;
+    /// use tripword_std::clock::ManualTime;
+    /// use tripword_std::{BreakerExt, CallPolicy, Settings};
+    ///
+    /// let clock = ManualTime::new();
+    /// let b: tripword::Breaker<&ManualTime> = Settings::new().failure_threshold(1).build_on(&clock, ())?;
+    /// let policy = CallPolicy::new().slow_after(Duration::from_millis(100));
+    /// let r = b.call_with(&policy, || {
+    ///     clock.advance(Duration::from_millis(150)); // a slow success
+    ///     Ok::<_, ()>("late")
+    /// });
+    /// assert_eq!(r, Ok("late"));
+    /// assert_eq!(b.status(), Status::Open); // counted as a failure
+    /// # Ok::<(), tripword_std::SettingsError>(())
+    /// ```
+    #[inline]
+    fn call_with<T, E, K, S, R, F>(
+        &self,
+        policy: &CallPolicy<K, S>,
+        f: F,
+    ) -> Result<T, CallError<E>>
     where
-        K: Fn(&Result<T, E>) -> Outcome,
-        F: FnOnce() -> Result<T, E>,
+        K: Classify<T, E>,
+        K::Verdict: IntoVerdict<Self::Clock>,
+        S: Timing<Self::Clock>,
+        F: FnOnce() -> R,
+        R: CallResult<Value = T, Error = E>,
     {
-        let guard = Settle::new(self.permit()?);
-        let result = f();
-        guard.finish(classify(&result));
+        let ticket = self.admit_ticket()?;
+        let timed = Timing::<Self::Clock>::threshold(policy.slow_threshold()).is_some();
+        // A call that ends by returning is settled below; one that panics,
+        // in `f` or in the classifier, drops `pending` while unwinding: a
+        // failure.
+        let mut pending = Pending::new(self, ticket, timed, self.abandon_outcome());
+        let result = f().into_result();
+        let verdict = policy.judge::<T, E, Self::Clock>(&result, pending.elapsed());
+        pending.settle(verdict);
         result.map_err(CallError::Inner)
     }
+
+    /// Runs `f` if the breaker admits the call; otherwise runs `fallback`
+    /// with the [`Rejection`] (its cause and wait), and returns what it
+    /// returns. Counted as [`call`](BreakerExt::call) counts.
+    ///
+    /// ```
+    /// use tripword::{Breaker, Config};
+    /// use tripword::clock::ManualClock;
+    /// use tripword_std::BreakerExt;
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let b = Breaker::new(Config::new().failure_threshold(1).open_for(100), &clock);
+    /// let fetch = || Err::<&str, _>("down");
+    /// assert_eq!(b.call_or_else(fetch, |_| Ok("cached")), Err("down")); // trips
+    /// let stale = b.call_or_else(fetch, |open| {
+    ///     assert_eq!(open.retry_after_ticks(), Some(100));
+    ///     Ok("cached")
+    /// });
+    /// assert_eq!(stale, Ok("cached"));
+    /// ```
+    #[inline]
+    fn call_or_else<T, E, R, F, G>(&self, f: F, fallback: G) -> Result<T, E>
+    where
+        F: FnOnce() -> R,
+        R: CallResult<Value = T, Error = E>,
+        G: FnOnce(Rejection<Self::Clock>) -> Result<T, E>,
+    {
+        match self.call(f) {
+            Ok(value) => Ok(value),
+            Err(CallError::Inner(e)) => Err(e),
+            Err(CallError::Open(rejected)) => fallback(Rejection::new(rejected)),
+        }
+    }
+
+    /// Runs `future` through the breaker. Admission is decided **now**,
+    /// before `future` is first polled: rejected, `future` is dropped
+    /// unpolled and the returned future is ready with [`CallError::Open`].
+    /// Admitted, the outcome is recorded exactly once, when `future`
+    /// completes: `Ok` a success, `Err` a failure, a panic while it is
+    /// polled a failure (the panic goes on). Dropped before it completes,
+    /// the call is *cancelled* and records [`Outcome::Ignored`] (a caller
+    /// that went away is no evidence that the dependency is down; set
+    /// another outcome with [`CallPolicy::on_cancel`] and
+    /// [`call_async_with`](BreakerExt::call_async_with)). A deadline is a
+    /// failure: put it inside, with
+    /// [`tokio::timeout`](crate::tokio::timeout) (feature `tokio`).
+    ///
+    /// ```
+    /// use std::future::{Future, ready};
+    /// use std::pin::pin;
+    /// use std::task::{Context, Poll, Waker};
+    /// use tripword::{Breaker, Config, Status};
+    /// use tripword::clock::ManualClock;
+    /// use tripword_std::BreakerExt;
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let b = Breaker::new(Config::new().failure_threshold(1), &clock);
+    /// let call = pin!(b.call_async(ready(Err::<(), _>("down"))));
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// assert!(matches!(call.poll(&mut cx), Poll::Ready(Err(_))));
+    /// assert_eq!(b.status(), Status::Open);
+    ///
+    /// // Rejected at once: the future is never polled.
+    /// let call = b.call_async(async { unreachable!("not polled") as Result<(), ()> });
+    /// assert!(matches!(pin!(call).poll(&mut cx), Poll::Ready(Err(e)) if e.is_open()));
+    /// ```
+    #[inline]
+    fn call_async<T, E, F>(&self, future: F) -> CallAsync<&Self, F, CallPolicy>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        CallAsync::start(self, CallPolicy::new(), move || future)
+    }
+
+    /// Like [`call_async`](BreakerExt::call_async), but `classify` decides
+    /// what the result counts as (see
+    /// [`call_classified`](BreakerExt::call_classified)).
+    #[inline]
+    fn call_async_classified<T, E, V, K, F>(
+        &self,
+        classify: K,
+        future: F,
+    ) -> CallAsync<&Self, F, CallPolicy<K>>
+    where
+        K: Fn(&Result<T, E>) -> V,
+        V: IntoVerdict<Self::Clock>,
+        F: Future<Output = Result<T, E>>,
+    {
+        CallAsync::start(self, CallPolicy::new().classify(classify), move || future)
+    }
+
+    /// Like [`call_async`](BreakerExt::call_async), counted by `policy`:
+    /// its classifier, its slow-call threshold and its cancel outcome.
+    #[inline]
+    fn call_async_with<'p, T, E, K, S, F>(
+        &self,
+        policy: &'p CallPolicy<K, S>,
+        future: F,
+    ) -> CallAsync<&Self, F, &'p CallPolicy<K, S>>
+    where
+        K: Classify<T, E>,
+        K::Verdict: IntoVerdict<Self::Clock>,
+        S: Timing<Self::Clock>,
+        F: Future<Output = Result<T, E>>,
+    {
+        CallAsync::start(self, policy, move || future)
+    }
+
+    /// Runs `future` through the breaker (as
+    /// [`call_async`](BreakerExt::call_async)); not admitted, awaits the
+    /// future `fallback` makes from the [`Rejection`] instead.
+    #[inline]
+    fn call_async_or_else<T, E, F, G, Fb>(
+        &self,
+        future: F,
+        fallback: Fb,
+    ) -> CallOrElse<&Self, F, CallPolicy, Fb, G>
+    where
+        F: Future<Output = Result<T, E>>,
+        Fb: FnOnce(Rejection<Self::Clock>) -> G,
+        G: Future<Output = Result<T, E>>,
+    {
+        CallOrElse::new(self.call_async(future), fallback)
+    }
 }
+
+impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> BreakerExt for Breaker<C, W, O, P> {}

@@ -28,7 +28,11 @@
 //! assert_eq!(b.status(), Status::Open);
 //! ```
 
+use std::time::Duration;
+
 use tripword::Outcome;
+
+use crate::clock::RealClock;
 
 /// The default classifier: `Ok` is a success, `Err` a failure.
 ///
@@ -65,5 +69,218 @@ where
     move |result| match result {
         Ok(_) => Outcome::Success,
         Err(e) => classify(e),
+    }
+}
+
+/// The classifier [`OkOrFailure`] as a value: `Ok` is a success, `Err` a
+/// failure, for any `T` and `E`. The default of a
+/// [`CallPolicy`](crate::CallPolicy); a unit type, so a policy or a
+/// [`tower`](crate::tower) layer can name it without naming `T` and `E`.
+///
+/// ```
+/// use tripword::Outcome;
+/// use tripword_std::classify::{Classify, OkOrFailure};
+///
+/// assert_eq!(OkOrFailure.classify(&Ok::<u8, ()>(1)), Outcome::Success);
+/// assert_eq!(OkOrFailure.classify(&Err::<u8, &str>("down")), Outcome::Failure);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct OkOrFailure;
+
+/// Something that classifies a call's result: every
+/// `Fn(&Result<T, E>) -> V` (`V` an [`Outcome`], a [`Verdict`] or a
+/// [`TickVerdict`]), [`OkOrFailure`], and the HTTP classifiers of
+/// [`http`](crate::http) (which are generic over the response body, so they
+/// cannot be closures).
+///
+/// ```
+/// use tripword::Outcome;
+/// use tripword_std::classify::Classify;
+///
+/// let by_code = |r: &Result<u16, ()>| match r {
+///     Ok(code) if *code >= 500 => Outcome::Failure,
+///     Ok(_) => Outcome::Success,
+///     Err(()) => Outcome::Failure,
+/// };
+/// assert_eq!(by_code.classify(&Ok(503)), Outcome::Failure);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot classify a `Result<{T}, {E}>`",
+    label = "not a classifier of `Result<{T}, {E}>`",
+    note = "a classifier is a `Fn(&Result<T, E>) -> Outcome` (or `-> Verdict`), `OkOrFailure`, or, for `http::Response`s only, `tripword_std::http::StatusClassifier` / `RetryAfterClassifier`"
+)]
+pub trait Classify<T, E> {
+    /// What it returns: an [`Outcome`], a [`Verdict`] or a [`TickVerdict`].
+    type Verdict;
+    /// How `result` counts.
+    fn classify(&self, result: &Result<T, E>) -> Self::Verdict;
+}
+
+impl<T, E, V, F> Classify<T, E> for F
+where
+    F: Fn(&Result<T, E>) -> V,
+{
+    type Verdict = V;
+    #[inline]
+    fn classify(&self, result: &Result<T, E>) -> V {
+        self(result)
+    }
+}
+
+impl<T, E> Classify<T, E> for OkOrFailure {
+    type Verdict = Outcome;
+    #[inline]
+    fn classify(&self, result: &Result<T, E>) -> Outcome {
+        ok_or_failure(result)
+    }
+}
+
+/// How a finished call counts, in real time: an [`Outcome`], or a failure
+/// that carries its own open time ([`FailureFor`](Verdict::FailureFor), an
+/// HTTP `Retry-After`). A classifier returning `Verdict` needs a breaker on
+/// a [`RealClock`] (to turn the `Duration` into ticks); on any other clock,
+/// return a [`TickVerdict`].
+///
+/// ```
+/// use std::time::Duration;
+/// use tripword::{Cause, Outcome};
+/// use tripword_std::classify::Verdict;
+/// use tripword_std::clock::{ManualTime, RealClock};
+/// use tripword_std::{BreakerExt, CallError, Settings};
+///
+/// let clock = ManualTime::new();
+/// let b: tripword::Breaker<&ManualTime> = Settings::new().failure_threshold(1).build_on(&clock, ())?;
+/// // The dependency said "come back in 30 s".
+/// let busy = |r: &Result<(), u16>| match r {
+///     Err(503) => Verdict::FailureFor(Duration::from_secs(30)),
+///     Err(_) => Verdict::Failure,
+///     Ok(()) => Verdict::Success,
+/// };
+/// let _ = b.call_classified(busy, || Err(503));
+/// let Err(CallError::Open(r)) = b.call(|| Ok::<_, u16>(())) else { panic!() };
+/// assert_eq!(r.cause(), Cause::Open);
+/// // Open for 30 s (in ticks, at least 30 s), not the configured 1 s.
+/// assert_eq!(r.retry_after(), Some(ManualTime::ticks(Duration::from_secs(30))));
+/// # Ok::<(), tripword_std::SettingsError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// The call succeeded.
+    Success,
+    /// The call failed in a way that says the dependency is unhealthy.
+    Failure,
+    /// The result says nothing about the dependency's health.
+    Ignored,
+    /// A failure that, if it trips the breaker or fails its probe, keeps it
+    /// open this long instead of the configured open time (at least this
+    /// long: converted like every duration, [`RealClock::ticks`]). A
+    /// failure like any other if it does neither.
+    FailureFor(Duration),
+}
+
+impl From<Outcome> for Verdict {
+    /// The same outcome, with no open time of its own.
+    ///
+    /// ```
+    /// use tripword::Outcome;
+    /// use tripword_std::classify::Verdict;
+    /// assert_eq!(Verdict::from(Outcome::Ignored), Verdict::Ignored);
+    /// ```
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Success => Verdict::Success,
+            Outcome::Failure => Verdict::Failure,
+            Outcome::Ignored => Verdict::Ignored,
+        }
+    }
+}
+
+/// A [`Verdict`] in a clock's ticks: what every classifier's answer becomes
+/// before it is recorded, and what a classifier may return on a clock with
+/// no stated tick length (a [`ManualClock`](tripword::clock::ManualClock)).
+///
+/// ```
+/// use tripword::Outcome;
+/// use tripword_std::classify::TickVerdict;
+/// assert_eq!(TickVerdict::from(Outcome::Failure), TickVerdict::Failure);
+/// assert_eq!(TickVerdict::FailureFor(3_000).outcome(), Outcome::Failure);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TickVerdict {
+    /// The call succeeded.
+    Success,
+    /// The call failed in a way that says the dependency is unhealthy.
+    Failure,
+    /// The result says nothing about the dependency's health.
+    Ignored,
+    /// A failure that, if it trips the breaker or fails its probe, keeps it
+    /// open this many ticks instead of the configured open time.
+    FailureFor(u64),
+}
+
+impl TickVerdict {
+    /// The [`Outcome`] it records (`FailureFor` is a failure).
+    pub const fn outcome(self) -> Outcome {
+        match self {
+            TickVerdict::Success => Outcome::Success,
+            TickVerdict::Failure | TickVerdict::FailureFor(_) => Outcome::Failure,
+            TickVerdict::Ignored => Outcome::Ignored,
+        }
+    }
+}
+
+impl From<Outcome> for TickVerdict {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Success => TickVerdict::Success,
+            Outcome::Failure => TickVerdict::Failure,
+            Outcome::Ignored => TickVerdict::Ignored,
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for tripword::Outcome {}
+    impl Sealed for super::Verdict {}
+    impl Sealed for super::TickVerdict {}
+}
+
+/// What a classifier may return on a breaker whose clock is `C`: an
+/// [`Outcome`] or a [`TickVerdict`] on any clock, a [`Verdict`] (whose open
+/// time is a `Duration`) on a [`RealClock`]. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "a classifier returning `{Self}` cannot be used with a breaker on the clock `{C}`",
+    note = "return an `Outcome` or a `TickVerdict` (ticks) on any clock; a `Verdict` (a `Duration`) needs a clock that implements `tripword_std::clock::RealClock` (`MonotonicClock`, `MillisClock`, `ManualTime`)"
+)]
+pub trait IntoVerdict<C>: sealed::Sealed {
+    /// The verdict in `C`'s ticks.
+    fn into_ticks(self) -> TickVerdict;
+}
+
+impl<C> IntoVerdict<C> for Outcome {
+    #[inline(always)]
+    fn into_ticks(self) -> TickVerdict {
+        TickVerdict::from(self)
+    }
+}
+
+impl<C> IntoVerdict<C> for TickVerdict {
+    #[inline(always)]
+    fn into_ticks(self) -> TickVerdict {
+        self
+    }
+}
+
+impl<C: RealClock> IntoVerdict<C> for Verdict {
+    /// `FailureFor(d)` becomes `FailureFor(C::ticks(d))`: at least `d`.
+    #[inline]
+    fn into_ticks(self) -> TickVerdict {
+        match self {
+            Verdict::Success => TickVerdict::Success,
+            Verdict::Failure => TickVerdict::Failure,
+            Verdict::Ignored => TickVerdict::Ignored,
+            Verdict::FailureFor(d) => TickVerdict::FailureFor(C::ticks(d)),
+        }
     }
 }

@@ -201,6 +201,88 @@ impl RealClock for MillisClock {
     const TICK: Duration = Duration::from_millis(1);
 }
 
+/// Time moved by hand, in [`MonotonicClock`]'s ticks (1 µs): a
+/// [`ManualClock`](tripword::clock::ManualClock) that is a [`RealClock`],
+/// so everything given in [`Duration`]s (a [`Settings`](crate::Settings),
+/// a slow-call threshold, a `Retry-After`) works on it. For tests and
+/// simulations: nothing in them depends on how fast the machine is.
+///
+/// ```
+/// use std::time::Duration;
+/// use tripword::Status;
+/// use tripword_std::clock::{ManualTime, RealClock};
+/// use tripword_std::{BreakerExt, Settings};
+///
+/// let clock = ManualTime::new();
+/// let b: tripword::Breaker<&ManualTime> = Settings::new()
+///     .failure_threshold(1)
+///     .open_for(Duration::from_secs(30))
+///     .build_on(&clock, ())?;
+/// let _ = b.call(|| Err::<(), _>("down"));
+/// clock.advance(Duration::from_secs(30));
+/// assert_eq!(b.status(), Status::Open); // 30 s and one tick (see `RealClock::ticks`)
+/// clock.advance(ManualTime::TICK);
+/// assert_eq!(b.status(), Status::HalfOpen);
+/// # Ok::<(), tripword_std::SettingsError>(())
+/// ```
+#[derive(Debug)]
+pub struct ManualTime {
+    ticks: tripword::clock::ManualClock,
+}
+
+impl ManualTime {
+    /// A clock at tick 0.
+    pub const fn new() -> Self {
+        ManualTime {
+            ticks: tripword::clock::ManualClock::new(0),
+        }
+    }
+
+    /// Moves the clock forward by `duration`, rounded up to whole ticks.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword::Clock;
+    /// use tripword_std::clock::ManualTime;
+    ///
+    /// let clock = ManualTime::new();
+    /// clock.advance(Duration::from_millis(5));
+    /// assert_eq!(clock.now(), 5_000);
+    /// ```
+    pub fn advance(&self, duration: Duration) {
+        self.ticks.advance(span_to_ticks(duration, Self::TICK));
+    }
+
+    /// Moves the clock forward by `ticks` microseconds.
+    pub fn advance_ticks(&self, ticks: u64) {
+        self.ticks.advance(ticks);
+    }
+
+    /// Sets the clock to `ticks`.
+    pub fn set_ticks(&self, ticks: u64) {
+        self.ticks.set(ticks);
+    }
+}
+
+impl Default for ManualTime {
+    /// Same as [`ManualTime::new`].
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for ManualTime {
+    /// The ticks set by hand.
+    #[inline]
+    fn now(&self) -> u64 {
+        self.ticks.now()
+    }
+}
+
+impl RealClock for ManualTime {
+    const TICK: Duration = Duration::from_micros(1);
+}
+
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
 /// The ticks of length `tick` that must pass between two readings of a clock

@@ -62,11 +62,21 @@
 pub mod call;
 pub mod classify;
 pub mod clock;
+pub mod future;
 mod guard;
+#[cfg(feature = "http")]
+pub mod http;
+pub mod policy;
 pub mod settings;
+#[cfg(feature = "tokio")]
+pub mod tokio;
+#[cfg(feature = "tower")]
+pub mod tower;
 
-pub use call::{BreakerExt, CallError};
-pub use clock::{MillisClock, MonotonicClock, RealClock};
+pub use call::{AnyBreaker, BreakerExt, CallError, CallResult, Rejection};
+pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
+pub use future::{CallAsync, CallOrElse};
+pub use policy::CallPolicy;
 pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
 
 /// The names most code needs: `use tripword_std::prelude::*;`.

@@ -136,7 +136,11 @@ fn panicking_classifier_is_a_failure_too() {
     let clock = ManualClock::new(0);
     let b = Breaker::new(config(1), &clock);
     let unwound = catch_unwind(AssertUnwindSafe(|| {
-        b.call_classified(|_: &Result<(), ()>| panic!("bad classifier"), || Ok(()))
+        // The classifier's return type says what it returns when it does.
+        b.call_classified(
+            |_: &Result<(), ()>| -> Outcome { panic!("bad classifier") },
+            || Ok(()),
+        )
     }));
     assert!(unwound.is_err());
     assert_eq!(b.status(), Status::Open);

@@ -1,0 +1,272 @@
+//! How calls through a breaker count: the classifier, the slow-call
+//! threshold, and what a cancelled future records.
+//!
+//! A [`CallPolicy`] is built once, kept next to its breaker, and passed with
+//! each call ([`BreakerExt::call_with`](crate::BreakerExt::call_with),
+//! [`call_async_with`](crate::BreakerExt::call_async_with)) or given to a
+//! [`tower`](crate::tower) layer. The default policy is what
+//! [`call`](crate::BreakerExt::call) and
+//! [`call_async`](crate::BreakerExt::call_async) use: `Ok` a success, `Err`
+//! a failure, no timing, a cancelled future [`Ignored`](Outcome::Ignored).
+//!
+//! ```
+//! use std::time::Duration;
+//! use tripword::{Outcome, Status};
+//! use tripword_std::clock::ManualTime;
+//! use tripword_std::{BreakerExt, CallPolicy, Settings};
+//!
+//! let clock = ManualTime::new();
+//! let b: tripword::Breaker<&ManualTime> = Settings::new().failure_threshold(1).build_on(&clock, ())?;
+//! let policy = CallPolicy::new()
+//!     .classify(|r: &Result<u16, ()>| match r {
+//!         Ok(code) if *code >= 500 => Outcome::Failure,
+//!         Ok(code) if *code >= 400 => Outcome::Ignored,
+//!         Ok(_) => Outcome::Success,
+//!         Err(()) => Outcome::Failure,
+//!     })
+//!     .slow_after(Duration::from_millis(250));
+//!
+//! assert_eq!(b.call_with(&policy, || Ok(404)), Ok(404)); // ignored
+//! // A 200 that took 300 ms (on the breaker's clock) is a failure.
+//! let slow = b.call_with(&policy, || {
+//!     clock.advance(Duration::from_millis(300));
+//!     Ok(200)
+//! });
+//! assert_eq!(slow, Ok(200)); // the caller still gets the answer
+//! assert_eq!(b.status(), Status::Open);
+//! # Ok::<(), tripword_std::SettingsError>(())
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tripword::Outcome;
+
+use crate::classify::{Classify, IntoVerdict, OkOrFailure, TickVerdict};
+use crate::clock::{RealClock, span_to_ticks};
+
+/// How calls through a breaker count: a classifier `K` (see
+/// [`classify`](crate::classify)), a slow-call threshold `S`
+/// ([`Untimed`], [`SlowAfter`] or [`SlowAfterTicks`]), and the outcome a
+/// future dropped before it completes records. See the [module](self) docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CallPolicy<K = OkOrFailure, S = Untimed> {
+    classify: K,
+    slow: S,
+    on_cancel: Outcome,
+}
+
+impl Default for CallPolicy {
+    /// Same as [`CallPolicy::new`].
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CallPolicy {
+    /// `Ok` a success, `Err` a failure ([`OkOrFailure`]), calls not timed
+    /// (no clock read), a cancelled future [`Ignored`](Outcome::Ignored).
+    ///
+    /// ```
+    /// use tripword::Outcome;
+    /// use tripword_std::CallPolicy;
+    /// assert_eq!(CallPolicy::new().cancel_outcome(), Outcome::Ignored);
+    /// ```
+    pub const fn new() -> Self {
+        CallPolicy {
+            classify: OkOrFailure,
+            slow: Untimed,
+            on_cancel: Outcome::Ignored,
+        }
+    }
+}
+
+impl<K, S> CallPolicy<K, S> {
+    /// Classifies results with `classify` (a closure
+    /// `Fn(&Result<T, E>) -> Outcome` or `-> Verdict`, or any
+    /// [`Classify`]). A panic in the classifier is a failure, and the
+    /// panic goes on.
+    pub fn classify<K2>(self, classify: K2) -> CallPolicy<K2, S> {
+        CallPolicy {
+            classify,
+            slow: self.slow,
+            on_cancel: self.on_cancel,
+        }
+    }
+
+    /// A success that took longer than `threshold`, measured on the
+    /// breaker's clock from admission to completion, counts as a failure
+    /// (the caller still gets the result). The clock is read twice per call;
+    /// the breaker's clock must be a [`RealClock`]. The threshold is
+    /// `threshold` rounded up to whole ticks, and a call is slow when more
+    /// ticks than that passed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword_std::CallPolicy;
+    /// let p = CallPolicy::new().slow_after(Duration::from_secs(2));
+    /// assert_eq!(p.slow_threshold().0, Duration::from_secs(2));
+    /// ```
+    pub fn slow_after(self, threshold: Duration) -> CallPolicy<K, SlowAfter> {
+        CallPolicy {
+            classify: self.classify,
+            slow: SlowAfter(threshold),
+            on_cancel: self.on_cancel,
+        }
+    }
+
+    /// [`slow_after`](Self::slow_after) in the clock's ticks, for a clock
+    /// with no stated tick length (a
+    /// [`ManualClock`](tripword::clock::ManualClock)).
+    pub fn slow_after_ticks(self, ticks: u64) -> CallPolicy<K, SlowAfterTicks> {
+        CallPolicy {
+            classify: self.classify,
+            slow: SlowAfterTicks(ticks),
+            on_cancel: self.on_cancel,
+        }
+    }
+
+    /// What a future dropped before it completes (a cancelled request, an
+    /// aborted task, a `select!` that took the other branch) records:
+    /// [`Ignored`](Outcome::Ignored) by default, because a caller that went
+    /// away is no evidence that the dependency is down. A future dropped
+    /// while its thread panics records a failure whatever this says.
+    ///
+    /// ```
+    /// use tripword::Outcome;
+    /// use tripword_std::CallPolicy;
+    /// let p = CallPolicy::new().on_cancel(Outcome::Failure);
+    /// assert_eq!(p.cancel_outcome(), Outcome::Failure);
+    /// ```
+    pub const fn on_cancel(mut self, outcome: Outcome) -> Self {
+        self.on_cancel = outcome;
+        self
+    }
+
+    /// The classifier.
+    pub const fn classifier(&self) -> &K {
+        &self.classify
+    }
+
+    /// The slow-call threshold.
+    pub const fn slow_threshold(&self) -> &S {
+        &self.slow
+    }
+
+    /// What a cancelled future records.
+    pub const fn cancel_outcome(&self) -> Outcome {
+        self.on_cancel
+    }
+
+    /// How `result` counts: the classifier's verdict, made a failure if it
+    /// is a success and `elapsed` (ticks since admission, read only when
+    /// there is a threshold) is past the threshold.
+    #[inline]
+    pub(crate) fn judge<T, E, C>(&self, result: &Result<T, E>, elapsed: Option<u64>) -> TickVerdict
+    where
+        K: Classify<T, E>,
+        K::Verdict: IntoVerdict<C>,
+        S: Timing<C>,
+    {
+        let verdict = self.classify.classify(result).into_ticks();
+        match (verdict, elapsed, self.slow.threshold()) {
+            (TickVerdict::Success, Some(elapsed), Some(threshold)) if elapsed > threshold => {
+                TickVerdict::Failure
+            }
+            _ => verdict,
+        }
+    }
+}
+
+/// No slow-call threshold: calls are not timed, and the clock is not read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Untimed;
+
+/// A slow-call threshold in real time (see [`CallPolicy::slow_after`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SlowAfter(pub Duration);
+
+/// A slow-call threshold in ticks (see [`CallPolicy::slow_after_ticks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SlowAfterTicks(pub u64);
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Untimed {}
+    impl Sealed for super::SlowAfter {}
+    impl Sealed for super::SlowAfterTicks {}
+    impl<K, S> Sealed for super::CallPolicy<K, S> {}
+    impl<K, S> Sealed for &super::CallPolicy<K, S> {}
+    impl<K, S> Sealed for std::sync::Arc<super::CallPolicy<K, S>> {}
+}
+
+/// A slow-call threshold for a breaker on clock `C`: [`Untimed`] and
+/// [`SlowAfterTicks`] on any clock, [`SlowAfter`] on a [`RealClock`].
+/// Sealed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` needs a breaker on a `RealClock`, and `{C}` is not one",
+    note = "use `slow_after_ticks` on a clock with no stated tick length, or a `RealClock` such as `tripword_std::clock::ManualTime`"
+)]
+pub trait Timing<C>: sealed::Sealed {
+    /// The threshold in `C`'s ticks; `None` when calls are not timed.
+    fn threshold(&self) -> Option<u64>;
+}
+
+impl<C> Timing<C> for Untimed {
+    #[inline(always)]
+    fn threshold(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl<C> Timing<C> for SlowAfterTicks {
+    #[inline(always)]
+    fn threshold(&self) -> Option<u64> {
+        Some(self.0)
+    }
+}
+
+impl<C: RealClock> Timing<C> for SlowAfter {
+    #[inline]
+    fn threshold(&self) -> Option<u64> {
+        Some(span_to_ticks(self.0, C::TICK))
+    }
+}
+
+/// A [`CallPolicy`] by value, by reference or in an [`Arc`]: what a call
+/// future holds. Sealed.
+pub trait AsPolicy: sealed::Sealed {
+    /// The classifier type.
+    type Classify;
+    /// The slow-call threshold type.
+    type Timing;
+    /// The policy.
+    fn policy(&self) -> &CallPolicy<Self::Classify, Self::Timing>;
+}
+
+impl<K, S> AsPolicy for CallPolicy<K, S> {
+    type Classify = K;
+    type Timing = S;
+    #[inline(always)]
+    fn policy(&self) -> &CallPolicy<K, S> {
+        self
+    }
+}
+
+impl<K, S> AsPolicy for &CallPolicy<K, S> {
+    type Classify = K;
+    type Timing = S;
+    #[inline(always)]
+    fn policy(&self) -> &CallPolicy<K, S> {
+        self
+    }
+}
+
+impl<K, S> AsPolicy for Arc<CallPolicy<K, S>> {
+    type Classify = K;
+    type Timing = S;
+    #[inline(always)]
+    fn policy(&self) -> &CallPolicy<K, S> {
+        self
+    }
+}

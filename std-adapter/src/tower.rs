@@ -1,0 +1,242 @@
+//! A tower [`Layer`] and [`Service`] (feature `tower`).
+//!
+//! [`BreakerLayer`] wraps a service in a breaker held through a handle that
+//! dereferences to it (`Arc<Breaker>`, `&'static Breaker`): every clone of
+//! the service, on every worker, shares the one word.
+//!
+//! - **Classification**: by default [`StatusClassifier`]: a 5xx response or
+//!   an error (no response: a connection error, a timeout) is a failure, a
+//!   4xx is ignored, anything else a success. Set another with
+//!   [`classify`](BreakerLayer::classify) (a
+//!   [`RetryAfterClassifier`](crate::http::RetryAfterClassifier) to honour
+//!   `Retry-After`, [`OkOrFailure`](crate::classify::OkOrFailure) for a
+//!   service that does not speak HTTP, or a closure over
+//!   `&Result<Response, Error>`), and a slow-call threshold with
+//!   [`slow_after`](BreakerLayer::slow_after).
+//! - **Rejection** is an error the caller can match:
+//!   [`BreakerError::Open`] (with the [`Rejected`](tripword::Rejected): its
+//!   cause and wait) apart from [`BreakerError::Inner`], the service's own
+//!   error. The inner service is not called.
+//! - **Readiness** is the inner service's: `poll_ready` never asks the
+//!   breaker, so a service made ready and then dropped, or never called,
+//!   holds no probe. The breaker is asked in `call`, and the response future
+//!   records the outcome when it completes, or the cancel outcome
+//!   ([`Ignored`](tripword::Outcome::Ignored) by default) when it is dropped
+//!   before.
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use http::{Request, Response, StatusCode};
+//! use tower::{ServiceBuilder, ServiceExt, service_fn};
+//! use tripword::Status;
+//! use tripword_std::tower::{BreakerError, BreakerLayer};
+//! use tripword_std::Settings;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let breaker = Arc::new(Settings::new().failure_threshold(2).open_for(Duration::from_secs(30)).build()?);
+//! let flaky = service_fn(|_req: Request<()>| async {
+//!     Ok::<_, Infallible>(Response::builder().status(StatusCode::SERVICE_UNAVAILABLE).body(()).unwrap())
+//! });
+//! let mut client = ServiceBuilder::new().layer(BreakerLayer::new(breaker.clone())).service(flaky);
+//!
+//! for _ in 0..2 {
+//!     let response = client.ready().await?.call(Request::new(())).await?;
+//!     assert_eq!(response.status(), 503); // the response still reaches the caller
+//! }
+//! assert_eq!(breaker.status(), Status::Open);
+//! match client.ready().await?.call(Request::new(())).await {
+//!     Err(BreakerError::Open(rejected)) => println!("not called: {rejected}"),
+//!     other => panic!("{other:?}"),
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use core::ops::Deref;
+use core::task::{Context, Poll};
+use std::time::Duration;
+
+use tower_layer::Layer;
+use tower_service::Service;
+use tripword::Outcome;
+
+use crate::call::{AnyBreaker, CallError};
+use crate::classify::{Classify, IntoVerdict};
+use crate::future::CallAsync;
+use crate::http::StatusClassifier;
+use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
+
+/// The error of a [`BreakerService`]: [`Open`](CallError::Open) when the
+/// breaker did not admit the call (the inner service was not called),
+/// [`Inner`](CallError::Inner) with the inner service's error. The same
+/// type as [`CallError`].
+pub type BreakerError<E> = CallError<E>;
+
+/// The response future of a [`BreakerService`].
+pub type ResponseFuture<H, F, K, S> = CallAsync<H, F, CallPolicy<K, S>>;
+
+/// The clock of the breaker behind handle `H`.
+type ClockOf<H> = <<H as Deref>::Target as AnyBreaker>::Clock;
+
+/// A [`Layer`] that puts a breaker in front of a service: see the
+/// [module](self) docs. `H` is the handle on the breaker (`Arc<Breaker>`,
+/// `&'static Breaker`), `K` the classifier, `S` the slow-call threshold.
+#[derive(Clone, Debug)]
+pub struct BreakerLayer<H, K = StatusClassifier, S = Untimed> {
+    breaker: H,
+    policy: CallPolicy<K, S>,
+}
+
+impl<H> BreakerLayer<H> {
+    /// A layer on `breaker` with the HTTP defaults: [`StatusClassifier`],
+    /// no slow-call threshold, a dropped response future
+    /// [`Ignored`](Outcome::Ignored).
+    pub fn new(breaker: H) -> Self {
+        BreakerLayer {
+            breaker,
+            policy: CallPolicy::new().classify(StatusClassifier),
+        }
+    }
+}
+
+impl<H, K, S> BreakerLayer<H, K, S> {
+    /// Classifies results with `classify`: a closure over
+    /// `&Result<Response, Error>` returning an
+    /// [`Outcome`] or a [`Verdict`](crate::classify::Verdict), or any
+    /// [`Classify`]. Cloned for every call: keep it cheap to clone.
+    pub fn classify<K2>(self, classify: K2) -> BreakerLayer<H, K2, S> {
+        BreakerLayer {
+            breaker: self.breaker,
+            policy: self.policy.classify(classify),
+        }
+    }
+
+    /// A success slower than `threshold` counts as a failure (see
+    /// [`CallPolicy::slow_after`]).
+    pub fn slow_after(self, threshold: Duration) -> BreakerLayer<H, K, SlowAfter> {
+        BreakerLayer {
+            breaker: self.breaker,
+            policy: self.policy.slow_after(threshold),
+        }
+    }
+
+    /// [`slow_after`](Self::slow_after) in the clock's ticks.
+    pub fn slow_after_ticks(self, ticks: u64) -> BreakerLayer<H, K, SlowAfterTicks> {
+        BreakerLayer {
+            breaker: self.breaker,
+            policy: self.policy.slow_after_ticks(ticks),
+        }
+    }
+
+    /// What a response future dropped before it completes records (see
+    /// [`CallPolicy::on_cancel`]).
+    pub fn on_cancel(self, outcome: Outcome) -> Self {
+        BreakerLayer {
+            breaker: self.breaker,
+            policy: self.policy.on_cancel(outcome),
+        }
+    }
+
+    /// Replaces the whole [`CallPolicy`].
+    pub fn policy<K2, S2>(self, policy: CallPolicy<K2, S2>) -> BreakerLayer<H, K2, S2> {
+        BreakerLayer {
+            breaker: self.breaker,
+            policy,
+        }
+    }
+
+    /// The breaker's handle.
+    pub fn breaker(&self) -> &H {
+        &self.breaker
+    }
+}
+
+impl<Svc, H: Clone, K: Clone, S: Clone> Layer<Svc> for BreakerLayer<H, K, S> {
+    type Service = BreakerService<Svc, H, K, S>;
+
+    fn layer(&self, inner: Svc) -> Self::Service {
+        BreakerService {
+            inner,
+            breaker: self.breaker.clone(),
+            policy: self.policy.clone(),
+        }
+    }
+}
+
+/// A service behind a breaker: see the [module](self) docs.
+#[derive(Clone, Debug)]
+pub struct BreakerService<Svc, H, K = StatusClassifier, S = Untimed> {
+    inner: Svc,
+    breaker: H,
+    policy: CallPolicy<K, S>,
+}
+
+impl<Svc, H> BreakerService<Svc, H> {
+    /// `inner` behind `breaker`, with the HTTP defaults of
+    /// [`BreakerLayer::new`].
+    pub fn new(inner: Svc, breaker: H) -> Self {
+        BreakerService {
+            inner,
+            breaker,
+            policy: CallPolicy::new().classify(StatusClassifier),
+        }
+    }
+}
+
+impl<Svc, H, K, S> BreakerService<Svc, H, K, S> {
+    /// The inner service.
+    pub fn get_ref(&self) -> &Svc {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut Svc {
+        &mut self.inner
+    }
+
+    /// The inner service, unwrapped.
+    pub fn into_inner(self) -> Svc {
+        self.inner
+    }
+
+    /// The breaker's handle.
+    pub fn breaker(&self) -> &H {
+        &self.breaker
+    }
+}
+
+impl<Svc, H, K, S, Req> Service<Req> for BreakerService<Svc, H, K, S>
+where
+    Svc: Service<Req>,
+    H: Deref + Clone,
+    H::Target: AnyBreaker,
+    K: Classify<Svc::Response, Svc::Error> + Clone,
+    K::Verdict: IntoVerdict<ClockOf<H>>,
+    S: Timing<ClockOf<H>> + Clone,
+{
+    type Response = Svc::Response;
+    type Error = BreakerError<Svc::Error>;
+    type Future = ResponseFuture<H, Svc::Future, K, S>;
+
+    /// The inner service's readiness; the breaker is not asked (a ready
+    /// service that is never called holds no probe). An error here is the
+    /// inner service's and is not counted.
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(CallError::Inner)
+    }
+
+    /// Asks the breaker: admitted, calls the inner service (a panic there is
+    /// a failure); not, returns a future ready with
+    /// [`BreakerError::Open`] and leaves the inner service alone.
+    #[inline]
+    fn call(&mut self, request: Req) -> Self::Future {
+        let inner = &mut self.inner;
+        CallAsync::start(self.breaker.clone(), self.policy.clone(), move || {
+            inner.call(request)
+        })
+    }
+}
