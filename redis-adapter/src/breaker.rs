@@ -1,9 +1,12 @@
 //! [`RedisBreaker`]: one breaker for a fleet, its word under a Redis key.
 
+use crate::local::Local;
+use crate::mirror::{Mirror, NONE};
 use crate::observer::{Mode, Observer, Scope};
 use crate::remote::RemoteCell;
 use crate::time::{Estimate, LocalClock, Monotonic};
 use crate::watch;
+use core::num::NonZeroUsize;
 use redis::{Connection, RedisError};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,7 +15,7 @@ use std::time::{Duration, Instant};
 use tripword::cell::{self, Swap};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::word::{Snapshot, State};
-use tripword::{Breaker, Clock, Config, Outcome, Rejected, Status, ValidConfig, W64, Word};
+use tripword::{Config, Outcome, Rejected, Status, ValidConfig, W64, Word};
 
 /// The most connections an instance keeps open for calls (more are opened
 /// when more threads go to Redis at once, and closed after).
@@ -63,43 +66,52 @@ pub enum Release {
 #[must_use = "a ticket must be released; a lost probe ticket blocks the fleet until the probe timeout"]
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Ticket {
-    origin: usize,
-    kind: Kind,
-}
-
-#[derive(Debug, PartialEq, Eq, Hash)]
-enum Kind {
-    /// Issued from the shared word, under this counter.
-    Shared { counter: u32, probe: bool },
-    /// Issued by the local breaker.
-    Local(tripword::Ticket),
+    // Two machine words, as the core's `Ticket`, so that
+    // `Result<Ticket, Rejected>` comes back in two registers (the non-zero
+    // origin is the niche): the address of the word it was issued from (the
+    // mirror of the shared word, or the local breaker's; 8-aligned), with
+    // the probe flag in bit 0 and the local flag in bit 1; and the counter.
+    origin: NonZeroUsize,
+    counter: u32,
 }
 
 impl Ticket {
+    const PROBE: usize = 1;
+    const LOCAL: usize = 2;
+
+    #[inline(always)]
+    fn new(address: usize, counter: u32, probe: bool, local: bool) -> Ticket {
+        let flags = if probe { Self::PROBE } else { 0 } | if local { Self::LOCAL } else { 0 };
+        Ticket {
+            // An address is never 0.
+            origin: NonZeroUsize::new(address | flags).unwrap_or(NonZeroUsize::MIN),
+            counter,
+        }
+    }
+
     /// The state counter the ticket was issued under (of the shared word, or
     /// of the local breaker).
     pub fn counter(&self) -> u32 {
-        match &self.kind {
-            Kind::Shared { counter, .. } => *counter,
-            Kind::Local(t) => t.counter(),
-        }
+        self.counter
     }
 
     /// Whether this ticket is the probe: with [`Scope::Shared`], the single
     /// probe of the whole fleet.
     pub fn is_probe(&self) -> bool {
-        match &self.kind {
-            Kind::Shared { probe, .. } => *probe,
-            Kind::Local(t) => t.is_probe(),
-        }
+        self.origin.get() & Self::PROBE != 0
     }
 
     /// Which breaker issued it: the shared word or the local one.
     pub fn scope(&self) -> Scope {
-        match self.kind {
-            Kind::Shared { .. } => Scope::Shared,
-            Kind::Local(_) => Scope::Local,
+        if self.origin.get() & Self::LOCAL != 0 {
+            Scope::Local
+        } else {
+            Scope::Shared
         }
+    }
+
+    fn issuer(&self) -> usize {
+        self.origin.get() & !(Self::PROBE | Self::LOCAL)
     }
 }
 
@@ -219,11 +231,6 @@ impl Builder {
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<RedisBreaker, Error> {
         let client = redis::Client::open(self.url.as_str()).map_err(Error::Url)?;
-        let local = Breaker::from_parts(
-            self.config,
-            LocalTicks(self.clock.clone()),
-            LocalEvents(self.observer.clone()),
-        );
         let channel = format!("tripword:{}", self.key);
         let inner = Arc::new(Inner {
             config: self.config,
@@ -231,10 +238,9 @@ impl Builder {
             channel,
             client,
             pool: Mutex::new(Vec::new()),
-            mirror: AtomicU64::new(0),
-            attached: AtomicBool::new(false),
+            mirror: Mirror::new(),
             estimate: Estimate::new(),
-            local,
+            local: Local::new(),
             clock: self.clock,
             observer: self.observer,
             timing: self.timing,
@@ -323,8 +329,8 @@ impl RedisBreaker {
         }
     }
 
-    /// Asks to make a call. In `Closed` (as the mirror says) this is two
-    /// atomic loads: no network, no clock. While the mirror says `Open` or
+    /// Asks to make a call. In `Closed` (as the mirror says) this is one
+    /// atomic load: no network, no clock. While the mirror says `Open` or
     /// `Probing` and the server's time (estimated) is before the deadline,
     /// it rejects locally. Otherwise (the deadline passed, the mirror is
     /// stale or corrupt) it goes to Redis, where at most one instance of the
@@ -335,26 +341,37 @@ impl RedisBreaker {
     #[inline]
     pub fn acquire(&self) -> Result<Ticket, Rejected> {
         let inner = &*self.inner;
-        if inner.attached.load(Ordering::Acquire) {
-            let word = inner.mirror.load(Ordering::Acquire);
-            let mut estimated = true;
-            let step = transition::apply(&inner.config, word, Event::Admit, || {
-                inner.estimate().unwrap_or_else(|| {
-                    estimated = false;
-                    0
-                })
-            });
-            match step.verdict {
-                Verdict::Admitted {
-                    counter,
-                    probe: false,
-                } if step.word == word => return Ok(inner.ticket(counter, false)),
-                Verdict::Rejected(why) if estimated => return Err(why),
-                _ => {}
-            }
-            return self.acquire_remote(word);
+        // The word, when the kit's decision on it is a closed admission
+        // that stores nothing (see `mirror`).
+        let word = inner.mirror.admit();
+        if word != NONE {
+            return Ok(inner.ticket(Snapshot::counter_bits::<W64>(word), false));
         }
-        self.acquire_local()
+        self.acquire_slow()
+    }
+
+    #[inline(never)]
+    fn acquire_slow(&self) -> Result<Ticket, Rejected> {
+        let inner = &*self.inner;
+        if !inner.mirror.attached() {
+            return self.acquire_local();
+        }
+        let word = inner.mirror.word();
+        let mut estimated = true;
+        let step = transition::apply(&inner.config, word, Event::Admit, || {
+            inner.estimate().unwrap_or_else(|| {
+                estimated = false;
+                0
+            })
+        });
+        match step.verdict {
+            Verdict::Admitted {
+                counter,
+                probe: false,
+            } if step.word == word => Ok(inner.ticket(counter, false)),
+            Verdict::Rejected(why) if estimated => Err(why),
+            _ => self.acquire_remote(word),
+        }
     }
 
     #[inline(never)]
@@ -378,7 +395,7 @@ impl RedisBreaker {
         });
         match done {
             Ok((applied, at)) => {
-                inner.mirror_moved(base, applied.word);
+                inner.mirror.offer(config, Some(base), applied.word);
                 match applied.decision {
                     Decision::Admitted => {
                         let probe = matches!(
@@ -409,10 +426,8 @@ impl RedisBreaker {
 
     fn acquire_local(&self) -> Result<Ticket, Rejected> {
         let inner = &*self.inner;
-        inner.local.acquire().map(|t| Ticket {
-            origin: inner.origin(),
-            kind: Kind::Local(t),
-        })
+        let (counter, probe) = inner.local_acquire()?;
+        Ok(Ticket::new(inner.local.address(), counter, probe, true))
     }
 
     /// Reports how an admitted call went. A release settles locally, with
@@ -420,25 +435,43 @@ impl RedisBreaker {
     /// with no failures counted, an ignored outcome, a ticket whose state has
     /// passed); a failure, a success after failures and every probe result go
     /// to Redis.
+    #[inline]
     pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
         let inner = &*self.inner;
-        if ticket.origin != inner.origin() {
+        if ticket.origin.get() == inner.mirror.address() {
+            // Fast path: the mirror is `Closed` (with no failures, for a
+            // success) under the ticket's counter: the kit stores nothing.
+            let word = match outcome {
+                Outcome::Success => inner.mirror.quiet(),
+                Outcome::Ignored => inner.mirror.admit(),
+                Outcome::Failure => NONE,
+            };
+            if word != NONE && Snapshot::counter_bits::<W64>(word) == ticket.counter {
+                return Release::Recorded;
+            }
+        }
+        self.release_slow(ticket, outcome)
+    }
+
+    #[inline(never)]
+    fn release_slow(&self, ticket: Ticket, outcome: Outcome) -> Release {
+        let inner = &*self.inner;
+        let (counter, probe) = (ticket.counter, ticket.is_probe());
+        if ticket.issuer() == inner.local.address() {
+            return if inner.local_release(counter, outcome) {
+                Release::Recorded
+            } else {
+                Release::Stale
+            };
+        }
+        if ticket.issuer() != inner.mirror.address() {
             return Release::Stale;
         }
-        let (counter, probe) = match ticket.kind {
-            Kind::Local(t) => {
-                return match inner.local.release(t, outcome) {
-                    tripword::Release::Recorded => Release::Recorded,
-                    tripword::Release::Stale => Release::Stale,
-                };
-            }
-            Kind::Shared { counter, probe } => (counter, probe),
-        };
-        if !inner.attached.load(Ordering::Acquire) {
+        if !inner.mirror.attached() {
             return inner.unreported(outcome);
         }
         let event = Event::Release { counter, outcome };
-        let word = inner.mirror.load(Ordering::Acquire);
+        let word = inner.mirror.word();
         if !probe {
             let step = transition::apply(&inner.config, word, event, || 0);
             if step.word == word {
@@ -468,7 +501,7 @@ impl RedisBreaker {
         });
         match done {
             Ok(applied) => {
-                inner.mirror_moved(word, applied.word);
+                inner.mirror.offer(&inner.config, Some(word), applied.word);
                 match applied.decision {
                     Decision::Recorded => Release::Recorded,
                     _ => Release::Stale,
@@ -518,17 +551,17 @@ impl RedisBreaker {
     /// network, stores nothing.
     pub fn status(&self) -> Status {
         let inner = &*self.inner;
-        if inner.attached.load(Ordering::Acquire) {
-            let word = inner.mirror.load(Ordering::Acquire);
+        if inner.mirror.attached() {
+            let word = inner.mirror.word();
             transition::status_at(&inner.config, word, || inner.estimate().unwrap_or(0))
         } else {
-            inner.local.status()
+            inner.local.status(&inner.config, &*inner.clock)
         }
     }
 
     /// Whether the instance uses the shared word or its local breaker.
     pub fn mode(&self) -> Mode {
-        if self.inner.attached.load(Ordering::Acquire) {
+        if self.inner.mirror.attached() {
             Mode::Shared
         } else {
             Mode::Local
@@ -537,7 +570,7 @@ impl RedisBreaker {
 
     /// The mirror: the shared word as this instance last saw it.
     pub fn word(&self) -> u64 {
-        self.inner.mirror.load(Ordering::Acquire)
+        self.inner.mirror.word()
     }
 
     /// The server's time now as this instance estimates it (microseconds),
@@ -580,7 +613,7 @@ impl RedisBreaker {
 
     fn force(&self, event: Event) -> Result<(), Error> {
         let inner = &*self.inner;
-        let base = inner.mirror.load(Ordering::Acquire);
+        let base = inner.mirror.word();
         let done = inner.remote(true, |cell| {
             let (seen, at) = cell.fetch()?;
             cell::update(
@@ -595,7 +628,7 @@ impl RedisBreaker {
         });
         match done {
             Ok(applied) => {
-                inner.mirror_moved(base, applied.word);
+                inner.mirror.offer(&inner.config, Some(base), applied.word);
                 Ok(())
             }
             Err(e) => {
@@ -705,24 +738,6 @@ fn mirror_ahead(word: u64, counter: u32) -> bool {
     d != 0 && d <= max / 2
 }
 
-/// The local breaker's clock: the instance's own.
-struct LocalTicks(Arc<dyn LocalClock>);
-
-impl Clock for LocalTicks {
-    fn now(&self) -> u64 {
-        self.0.micros()
-    }
-}
-
-/// The local breaker's reports, forwarded with [`Scope::Local`].
-struct LocalEvents(Arc<dyn Observer>);
-
-impl tripword::Observer for LocalEvents {
-    fn on_transition(&self, t: tripword::Transition) {
-        self.0.on_transition(t, Scope::Local);
-    }
-}
-
 #[derive(Default)]
 struct AtomicStats {
     call_round_trips: AtomicU64,
@@ -740,12 +755,11 @@ pub(crate) struct Inner {
     /// Connections for calls and refreshes; the lock is held only to take or
     /// return one, never across a round trip.
     pool: Mutex<Vec<Connection>>,
-    /// The shared word as last seen.
-    mirror: AtomicU64,
-    /// Whether decisions rest on the shared word ([`Mode::Shared`]).
-    attached: AtomicBool,
+    /// The shared word as last seen, and what the fast paths read.
+    mirror: Mirror,
     estimate: Estimate,
-    local: Breaker<LocalTicks, W64, LocalEvents>,
+    /// The local breaker: used while Redis does not answer.
+    local: Local,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
     pub(crate) timing: Timing,
@@ -754,15 +768,28 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    fn origin(&self) -> usize {
-        core::ptr::from_ref(self).addr()
+    #[inline(always)]
+    fn ticket(&self, counter: u32, probe: bool) -> Ticket {
+        Ticket::new(self.mirror.address(), counter, probe, false)
     }
 
-    fn ticket(&self, counter: u32, probe: bool) -> Ticket {
-        Ticket {
-            origin: self.origin(),
-            kind: Kind::Shared { counter, probe },
-        }
+    fn local_acquire(&self) -> Result<(u32, bool), Rejected> {
+        self.local
+            .acquire(&self.config, &*self.clock, &*self.observer)
+    }
+
+    fn local_release(&self, counter: u32, outcome: Outcome) -> bool {
+        self.local.release(
+            &self.config,
+            counter,
+            outcome,
+            &*self.clock,
+            &*self.observer,
+        )
+    }
+
+    fn local_status(&self) -> Status {
+        self.local.status(&self.config, &*self.clock)
     }
 
     pub(crate) fn stopped(&self) -> bool {
@@ -833,6 +860,7 @@ impl Inner {
     /// (spec I8: one admission through the kit replaces it by `Closed` with
     /// the next counter), and joins the shared word.
     pub(crate) fn refresh(&self, call: bool) -> Result<u64, RedisError> {
+        let base = self.mirror.word();
         let word = self.remote(call, |cell| {
             let (seen, at) = cell.fetch()?;
             if Snapshot::decode::<W64>(seen).is_ok() {
@@ -849,7 +877,7 @@ impl Inner {
             )?;
             Ok(applied.word)
         })?;
-        self.mirror.store(word, Ordering::Release);
+        self.mirror.offer(&self.config, Some(base), word);
         if !call {
             self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
         }
@@ -859,18 +887,9 @@ impl Inner {
 
     /// A change published by some instance's compare-and-set.
     pub(crate) fn published(&self, word: u64, server_time: u64) {
-        self.mirror.store(word, Ordering::Release);
+        self.mirror.offer(&self.config, None, word);
         self.estimate.sample(server_time, self.clock.micros());
         self.stats.published.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The mirror moves from `base` (read before an operation) to `word`
-    /// (the word the operation left in Redis), unless it moved meanwhile
-    /// (a published change may be newer).
-    fn mirror_moved(&self, base: u64, word: u64) {
-        let _ = self
-            .mirror
-            .compare_exchange(base, word, Ordering::AcqRel, Ordering::Relaxed);
     }
 
     /// Reports a change this instance's compare-and-set made.
@@ -885,7 +904,7 @@ impl Inner {
     }
 
     fn attach(&self) {
-        if !self.attached.swap(true, Ordering::AcqRel) {
+        if self.mirror.set_attached(&self.config, true) {
             self.observer.on_mode(Mode::Shared);
         }
     }
@@ -897,17 +916,17 @@ impl Inner {
     /// while the fleet is open stays open for an open time and then probes
     /// on its own.
     pub(crate) fn detach(&self) {
-        if !self.attached.swap(false, Ordering::AcqRel) {
+        if !self.mirror.set_attached(&self.config, false) {
             return;
         }
         let shared_down = matches!(
-            Snapshot::decode::<W64>(self.mirror.load(Ordering::Acquire)),
+            Snapshot::decode::<W64>(self.mirror.word()),
             Ok(s) if s.state.status() != Status::Closed
         );
-        if shared_down && self.local.status() == Status::Closed {
+        if shared_down && self.local_status() == Status::Closed {
             for _ in 0..self.config.failure_threshold() {
-                if let Ok(t) = self.local.acquire() {
-                    self.local.release(t, Outcome::Failure);
+                if let Ok((counter, _)) = self.local_acquire() {
+                    self.local_release(counter, Outcome::Failure);
                 }
             }
         }
@@ -918,16 +937,22 @@ impl Inner {
     /// while that is closed (an outcome of a call it did not admit must not
     /// settle its probe).
     fn unreported(&self, outcome: Outcome) -> Release {
-        if self.local.status() == Status::Closed
-            && let Ok(t) = self.local.acquire()
+        if self.local_status() == Status::Closed
+            && let Ok((counter, probe)) = self.local_acquire()
         {
-            let outcome = if t.is_probe() {
-                Outcome::Ignored
-            } else {
-                outcome
-            };
-            self.local.release(t, outcome);
+            let outcome = if probe { Outcome::Ignored } else { outcome };
+            self.local_release(counter, outcome);
         }
         Release::Unreported
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ticket_is_two_words() {
+        assert_eq!(size_of::<Ticket>(), 2 * size_of::<usize>());
     }
 }

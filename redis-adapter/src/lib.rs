@@ -8,8 +8,8 @@
 //! in the shared word.
 //!
 //! - **The closed path never touches the network.** Each instance keeps a
-//!   mirror of the word; an admission in `Closed` reads it (two atomic
-//!   loads). Failures, probe elections and probe results go to Redis.
+//!   mirror of the word; an admission in `Closed` reads it (one atomic
+//!   load). Failures, probe elections and probe results go to Redis.
 //! - **The mirror** learns of other instances' changes by pub/sub (every
 //!   compare-and-set publishes the word it stored) and, whatever pub/sub
 //!   delivers, by reading the word every refresh period ([`watch`](Builder::refresh)).
@@ -43,6 +43,8 @@
 #![deny(missing_docs)]
 
 mod breaker;
+mod local;
+mod mirror;
 mod observer;
 mod remote;
 pub mod server;

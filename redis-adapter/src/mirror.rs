@@ -1,0 +1,188 @@
+//! The local mirror of the shared word, and what the fast paths read.
+//!
+//! Readers never lock: an admission reads one atomic, [`Mirror::admit`],
+//! which holds the word when the kit's own decision on it is "a closed
+//! admission that stores nothing" (and the instance uses the shared word),
+//! and [`NONE`] otherwise. Writers (replies to this instance's operations,
+//! published changes, refreshes) are rare and take a small lock, never held
+//! across a round trip, so the word and the words derived from it always
+//! change together.
+//!
+//! **Order.** Replies and published changes arrive on different
+//! connections and threads, so an older word can arrive after a newer one.
+//! The counter moves forward on every state change (spec I10), so a word
+//! whose counter is behind the mirror's (within half the counter period) is
+//! older and is not taken, unless the mirror has not changed since the
+//! operation that brought it began (a refresh after a restart that emptied
+//! Redis brings the initial word, counter 0, and must be taken).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use tripword::transition::{self, Event, Verdict};
+use tripword::word::Snapshot;
+use tripword::{Outcome, ValidConfig, W64, Word};
+
+/// No word: a corrupt pattern (tag 7), which the kit never admits on.
+pub(crate) const NONE: u64 = u64::MAX;
+
+#[derive(Debug)]
+pub(crate) struct Mirror {
+    /// The shared word as last seen.
+    word: AtomicU64,
+    /// `word` while an admission on it is a closed admission that stores
+    /// nothing and the instance is attached; [`NONE`] otherwise.
+    admit: AtomicU64,
+    /// `word` while a success released with its counter stores nothing
+    /// (`Closed` with no failures) and the instance is attached; [`NONE`]
+    /// otherwise.
+    quiet: AtomicU64,
+    /// Whether decisions rest on the shared word.
+    attached: AtomicBool,
+    writer: Mutex<()>,
+}
+
+/// Whether `a`'s counter is at or past `b`'s, within half the counter
+/// period.
+fn not_behind(a: u64, b: u64) -> bool {
+    let max = W64::LAYOUT.max_counter();
+    let d = Snapshot::counter_bits::<W64>(a).wrapping_sub(Snapshot::counter_bits::<W64>(b)) & max;
+    d <= max / 2
+}
+
+impl Mirror {
+    pub(crate) const fn new() -> Self {
+        Mirror {
+            word: AtomicU64::new(0),
+            admit: AtomicU64::new(NONE),
+            quiet: AtomicU64::new(NONE),
+            attached: AtomicBool::new(false),
+            writer: Mutex::new(()),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn admit(&self) -> u64 {
+        self.admit.load(Ordering::Acquire)
+    }
+
+    #[inline(always)]
+    pub(crate) fn quiet(&self) -> u64 {
+        self.quiet.load(Ordering::Acquire)
+    }
+
+    /// The address shared tickets carry (8-aligned).
+    #[inline(always)]
+    pub(crate) fn address(&self) -> usize {
+        core::ptr::from_ref(&self.word).addr()
+    }
+
+    pub(crate) fn word(&self) -> u64 {
+        self.word.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn attached(&self) -> bool {
+        self.attached.load(Ordering::Acquire)
+    }
+
+    /// Recomputes the fast-path words from `word` (the lock held).
+    fn derive(&self, config: &ValidConfig<W64>, word: u64) {
+        let (mut admit, mut quiet) = (NONE, NONE);
+        if self.attached.load(Ordering::Relaxed) {
+            // In `Closed` neither decision reads the clock.
+            let a = transition::apply(config, word, Event::Admit, || 0);
+            if a.word == word && matches!(a.verdict, Verdict::Admitted { probe: false, .. }) {
+                admit = word;
+                let counter = Snapshot::counter_bits::<W64>(word);
+                let outcome = Outcome::Success;
+                let s = transition::apply(config, word, Event::Release { counter, outcome }, || 0);
+                if s.word == word && s.verdict == Verdict::Recorded {
+                    quiet = word;
+                }
+            }
+        }
+        self.admit.store(admit, Ordering::Release);
+        self.quiet.store(quiet, Ordering::Release);
+    }
+
+    /// Offers `word`, seen in Redis by an operation that began when the
+    /// mirror held `base` (`None`: a published change, no operation).
+    /// Taken unless it is older than the mirror (see the module docs).
+    pub(crate) fn offer(&self, config: &ValidConfig<W64>, base: Option<u64>, word: u64) {
+        let _lock = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let current = self.word.load(Ordering::Acquire);
+        if current == word {
+            return;
+        }
+        if base == Some(current) || not_behind(word, current) {
+            self.word.store(word, Ordering::Release);
+            self.derive(config, word);
+        }
+    }
+
+    /// Switches to the shared word (or away from it). Returns whether the
+    /// mode changed.
+    pub(crate) fn set_attached(&self, config: &ValidConfig<W64>, on: bool) -> bool {
+        let _lock = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let was = self.attached.swap(on, Ordering::AcqRel);
+        self.derive(config, self.word.load(Ordering::Acquire));
+        was != on
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tripword::Config;
+    use tripword::word::State;
+
+    fn word(state: State, counter: u32) -> u64 {
+        Snapshot { state, counter }.encode::<W64>()
+    }
+
+    #[test]
+    fn the_fast_words_follow_the_kits_decisions() {
+        let config = Config::new().failure_threshold(3).check().unwrap();
+        let m = Mirror::new();
+        assert_eq!(m.admit(), NONE, "not attached");
+        m.set_attached(&config, true);
+        assert_eq!((m.admit(), m.quiet()), (0, 0), "Closed{{0}}");
+        let two = word(State::Closed { failures: 2 }, 0);
+        m.offer(&config, None, two);
+        assert_eq!((m.admit(), m.quiet()), (two, NONE));
+        let open = word(State::Open { since: 5, trips: 1 }, 1);
+        m.offer(&config, None, open);
+        assert_eq!((m.admit(), m.quiet(), m.word()), (NONE, NONE, open));
+        m.set_attached(&config, false);
+        let closed = word(State::Closed { failures: 0 }, 4);
+        m.offer(&config, None, closed);
+        assert_eq!(
+            (m.admit(), m.word()),
+            (NONE, closed),
+            "detached: no fast path"
+        );
+        m.set_attached(&config, true);
+        assert_eq!(m.admit(), closed);
+        m.offer(&config, None, NONE);
+        assert_eq!(
+            m.admit(),
+            closed,
+            "a corrupt word with the top counter is behind"
+        );
+    }
+
+    #[test]
+    fn older_words_are_not_taken_unless_nothing_changed_meanwhile() {
+        let config = Config::new().check().unwrap();
+        let m = Mirror::new();
+        m.set_attached(&config, true);
+        let open = word(State::Open { since: 5, trips: 1 }, 1);
+        let closed = word(State::Closed { failures: 0 }, 0);
+        m.offer(&config, None, open);
+        m.offer(&config, None, closed);
+        assert_eq!(m.word(), open, "an older published word");
+        m.offer(&config, Some(closed), closed);
+        assert_eq!(m.word(), open, "an older reply, the mirror moved meanwhile");
+        m.offer(&config, Some(open), closed);
+        assert_eq!(m.word(), closed, "a refresh after Redis restarted empty");
+    }
+}
