@@ -4,6 +4,7 @@
 //! and a recording observer.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tripword::{Config, Transition, ValidConfig, W64};
@@ -19,7 +20,10 @@ pub fn server() -> Option<RedisServer> {
             "`{}` is not runnable and TRIPWORD_REDIS_REQUIRE is set",
             server::binary()
         );
-        eprintln!(
+        // Straight to stderr, past the test harness's capture, so the
+        // reason shows in a passing run.
+        let _ = writeln!(
+            std::io::stderr(),
             "SKIPPED: `{}` is not on PATH (apt-get install redis-server): this test needs a real Redis",
             server::binary()
         );
