@@ -258,6 +258,32 @@ impl<C, W: Word, O, P: ConfigSource<W>> Breaker<C, W, O, P> {
         }
     }
 
+    /// A breaker whose word starts as `raw` (for the verification crate).
+    pub(crate) fn with_word(config: P, clock: C, observer: O, raw: W::Raw) -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = P::CHECK;
+        Breaker {
+            word: W::new_cell(raw),
+            config,
+            clock,
+            observer,
+        }
+    }
+
+    /// A ticket of this breaker with `counter` (for the verification crate).
+    pub(crate) fn forge_ticket(&self, counter: u32, probe: bool) -> Ticket {
+        let stamp = (u64::from(counter) << TAG_BITS) & W::LAYOUT.counter_field_mask();
+        let origin = self.origin();
+        Ticket {
+            origin: if probe {
+                origin | Ticket::PROBE
+            } else {
+                origin
+            },
+            stamp: stamp as usize,
+        }
+    }
+
     /// The validated config.
     #[inline(always)]
     pub fn config(&self) -> &ValidConfig<W> {

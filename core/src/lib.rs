@@ -86,11 +86,34 @@ pub use word::{W32, W64, Word};
 /// in any release.
 #[doc(hidden)]
 pub mod __verification {
-    use crate::{Breaker, ConfigSource, Word};
+    use crate::{Breaker, ConfigSource, Ticket, Word};
 
     /// The raw word of a breaker.
     pub fn load_word<C, W: Word, O, P: ConfigSource<W>>(b: &Breaker<C, W, O, P>) -> W::Raw {
         b.load()
+    }
+
+    /// A breaker whose word starts as `raw` (any bit pattern, corrupt ones
+    /// included): to run every word a search reaches through the breaker's
+    /// own fast paths, not only the pure layer.
+    pub fn breaker_with_word<C, W: Word, O, P: ConfigSource<W>>(
+        config: P,
+        clock: C,
+        observer: O,
+        raw: W::Raw,
+    ) -> Breaker<C, W, O, P> {
+        Breaker::with_word(config, clock, observer, raw)
+    }
+
+    /// A ticket of `b` carrying `counter` (as the admission into a word with
+    /// that counter would issue), a probe's if `probe`: to release any
+    /// counter into any word.
+    pub fn ticket<C, W: Word, O, P: ConfigSource<W>>(
+        b: &Breaker<C, W, O, P>,
+        counter: u32,
+        probe: bool,
+    ) -> Ticket {
+        b.forge_ticket(counter, probe)
     }
 }
 

@@ -1832,3 +1832,57 @@ fn open_until_with_a_backward_clock_is_bounded<W: Word>() {
     clock.set(10_000u64.wrapping_sub(v.longest_hint() + 1));
     assert!(b.acquire().unwrap().is_probe());
 }
+
+// Issue 16: the two mutants of `closed_failures` (the gate of the 64-bit
+// failure fast path) that survived every suite, pinned where they bite.
+
+/// `==` → `!=` in the tag test: a probe's failure on a `Probing` word whose
+/// time field is near zero took the closed fast path. Threshold 3, open for
+/// 100, the clock starting at 2^34 − 100: the trip stamps 2^34 − 100 + 3,
+/// the probe is elected at 2^34 (time field 0), and its failure must reopen.
+#[test]
+fn issue_16_probe_failure_on_a_probing_word_with_time_near_zero_reopens() {
+    let clock = ManualClock::new((1 << 34) - 100);
+    let b = breaker::<W64>(&clock, seed_config());
+    for _ in 0..3 {
+        b.release(b.acquire().unwrap(), Outcome::Failure);
+    }
+    assert_eq!(b.status(), Status::Open);
+    clock.set(1 << 34);
+    let probe = b.acquire().unwrap();
+    assert!(probe.is_probe());
+    assert!(matches!(
+        b.snapshot().unwrap().state,
+        State::Probing { since: 0, .. }
+    ));
+    assert_eq!(b.release(probe, Outcome::Failure), Release::Recorded);
+    assert!(
+        matches!(b.snapshot().unwrap().state, State::Open { trips: 2, .. }),
+        "{:?}",
+        b.snapshot()
+    );
+}
+
+/// `>>` → `<<` in the failure count: `raw << shift` wraps to zero for a count
+/// of 2^14 (and its multiples), so the 16 385th failure at a threshold of
+/// 16 385 was counted in place without the trip.
+#[test]
+fn issue_16_the_16385th_failure_trips_at_a_threshold_of_16385() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W64>(&clock, seed_config().failure_threshold(16_385));
+    for n in 1..16_385u32 {
+        b.release(b.acquire().unwrap(), Outcome::Failure);
+        assert_eq!(
+            b.snapshot().unwrap().state,
+            State::Closed { failures: n },
+            "failure {n}"
+        );
+    }
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(
+        b.observer().phases(),
+        [(Status::Closed, Status::Open)],
+        "exactly one trip"
+    );
+}
