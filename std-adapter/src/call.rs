@@ -558,8 +558,10 @@ pub trait BreakerExt: AnyBreaker {
         let timed = Timing::<Self::Clock>::threshold(policy.slow_threshold()).is_some();
         // A call that ends by returning is settled below; one that panics,
         // in `f` or in the classifier, drops `pending` while unwinding: a
-        // failure.
-        let mut pending = Pending::new(self, ticket, timed, self.abandon_outcome());
+        // failure. It cannot end any other way, so the outcome for a drop
+        // without a panic (the breaker's abandon outcome for a permit) is
+        // never used here, and not read.
+        let mut pending = Pending::new(self, ticket, timed, Outcome::Failure);
         let result = f().into_result();
         let verdict = policy.judge::<T, E, Self::Clock>(&result, pending.elapsed());
         pending.settle(verdict);

@@ -104,3 +104,9 @@ pub mod prelude {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// `docs/services.md`'s examples, as doctests (they need the `tower` and
+/// `tokio` features).
+#[cfg(all(doctest, feature = "tower", feature = "tokio"))]
+#[doc = include_str!("../../docs/services.md")]
+pub struct ServicesDoctests;

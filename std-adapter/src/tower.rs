@@ -14,9 +14,9 @@
 //!   `&Result<Response, Error>`), and a slow-call threshold with
 //!   [`slow_after`](BreakerLayer::slow_after).
 //! - **Rejection** is an error the caller can match:
-//!   [`BreakerError::Open`] (with the [`Rejected`](tripword::Rejected): its
-//!   cause and wait) apart from [`BreakerError::Inner`], the service's own
-//!   error. The inner service is not called.
+//!   [`BreakerError::Open`] (with the [`Rejected`]: its cause and wait)
+//!   apart from [`BreakerError::Inner`], the service's own error. The inner
+//!   service is not called. `BreakerError` converts into tower's `BoxError`.
 //! - **Readiness** is the inner service's: `poll_ready` never asks the
 //!   breaker, so a service made ready and then dropped, or never called,
 //!   holds no probe. The breaker is asked in `call`, and the response future
@@ -29,7 +29,7 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //! use http::{Request, Response, StatusCode};
-//! use tower::{ServiceBuilder, ServiceExt, service_fn};
+//! use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
 //! use tripword::Status;
 //! use tripword_std::tower::{BreakerError, BreakerLayer};
 //! use tripword_std::Settings;
@@ -55,28 +55,168 @@
 //! # }
 //! ```
 
+use core::fmt;
+use core::future::Future;
 use core::ops::Deref;
+use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::time::Duration;
 
+use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
-use tripword::Outcome;
+use tripword::{Cause, Outcome, Rejected};
 
 use crate::call::{AnyBreaker, CallError};
 use crate::classify::{Classify, IntoVerdict};
+use crate::clock::RealClock;
 use crate::future::CallAsync;
 use crate::http::StatusClassifier;
 use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
 
-/// The error of a [`BreakerService`]: [`Open`](CallError::Open) when the
-/// breaker did not admit the call (the inner service was not called),
-/// [`Inner`](CallError::Inner) with the inner service's error. The same
-/// type as [`CallError`].
-pub type BreakerError<E> = CallError<E>;
+/// The error of a [`BreakerService`]: the breaker did not admit the call
+/// (the inner service was not called), or the inner service failed.
+///
+/// Unlike [`CallError`] it is an [`Error`](std::error::Error) whenever `E`
+/// is `Debug + Display`, tower's `BoxError` included (a
+/// `Box<dyn Error + Send + Sync>` does not implement `Error` itself), so it
+/// converts into a `BoxError` and composes with layers outside it. The
+/// price: it cannot forward the inner error's
+/// [`source`](std::error::Error::source); match
+/// [`Inner`](BreakerError::Inner) to get the error itself.
+///
+/// ```
+/// use tripword::Cause;
+/// use tripword_std::tower::BreakerError;
+///
+/// type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// let inner: BreakerError<BoxError> = BreakerError::Inner("connection reset".into());
+/// assert_eq!(inner.to_string(), "connection reset");
+/// let boxed: BoxError = inner.into(); // composes with tower's error type
+/// assert!(boxed.downcast_ref::<BreakerError<BoxError>>().is_some());
+/// assert_eq!(BreakerError::<()>::Inner(()).cause(), None::<Cause>);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BreakerError<E> {
+    /// The circuit is open (or a probe is running): the inner service was
+    /// not called.
+    Open(Rejected),
+    /// The inner service's error (from `call`'s future, or `poll_ready`).
+    Inner(E),
+}
 
-/// The response future of a [`BreakerService`].
-pub type ResponseFuture<H, F, K, S> = CallAsync<H, F, CallPolicy<K, S>>;
+impl<E> BreakerError<E> {
+    /// Whether the call was rejected without reaching the inner service.
+    pub fn is_open(&self) -> bool {
+        matches!(self, BreakerError::Open(_))
+    }
+
+    /// The rejection, if the call was not admitted.
+    pub fn rejected(&self) -> Option<&Rejected> {
+        match self {
+            BreakerError::Open(r) => Some(r),
+            BreakerError::Inner(_) => None,
+        }
+    }
+
+    /// Why the call was not admitted, if it was not.
+    pub fn cause(&self) -> Option<Cause> {
+        self.rejected().map(Rejected::cause)
+    }
+
+    /// How long until a call could be admitted, on the breaker's clock (see
+    /// [`CallError::retry_after`]).
+    pub fn retry_after<C: RealClock>(&self, clock: &C) -> Option<Duration> {
+        let _ = clock; // names the clock type; its tick is a constant
+        self.rejected()
+            .and_then(Rejected::retry_after)
+            .map(C::duration)
+    }
+
+    /// The inner service's error, if it failed.
+    pub fn inner(&self) -> Option<&E> {
+        match self {
+            BreakerError::Open(_) => None,
+            BreakerError::Inner(e) => Some(e),
+        }
+    }
+
+    /// The inner service's error, unwrapped, if it failed.
+    pub fn into_inner(self) -> Option<E> {
+        match self {
+            BreakerError::Open(_) => None,
+            BreakerError::Inner(e) => Some(e),
+        }
+    }
+}
+
+impl<E> From<CallError<E>> for BreakerError<E> {
+    fn from(error: CallError<E>) -> Self {
+        match error {
+            CallError::Open(r) => BreakerError::Open(r),
+            CallError::Inner(e) => BreakerError::Inner(e),
+        }
+    }
+}
+
+impl<E> From<BreakerError<E>> for CallError<E> {
+    fn from(error: BreakerError<E>) -> Self {
+        match error {
+            BreakerError::Open(r) => CallError::Open(r),
+            BreakerError::Inner(e) => CallError::Inner(e),
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for BreakerError<E> {
+    /// `Open` reads as the rejection; `Inner` as the inner error itself.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BreakerError::Open(r) => fmt::Display::fmt(r, f),
+            BreakerError::Inner(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl<E: fmt::Debug + fmt::Display> std::error::Error for BreakerError<E> {}
+
+pin_project! {
+    /// The response future of a [`BreakerService`]: a [`CallAsync`] whose
+    /// error is a [`BreakerError`].
+    #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
+    pub struct ResponseFuture<H, F, K, S>
+    where
+        H: Deref,
+        H::Target: AnyBreaker,
+    {
+        #[pin]
+        call: CallAsync<H, F, CallPolicy<K, S>>,
+    }
+}
+
+impl<H, F, K, S, T, E> Future for ResponseFuture<H, F, K, S>
+where
+    H: Deref,
+    H::Target: AnyBreaker,
+    CallAsync<H, F, CallPolicy<K, S>>: Future<Output = Result<T, CallError<E>>>,
+{
+    type Output = Result<T, BreakerError<E>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().call.poll(cx).map_err(BreakerError::from)
+    }
+}
+
+impl<H, F, K, S> fmt::Debug for ResponseFuture<H, F, K, S>
+where
+    H: Deref,
+    H::Target: AnyBreaker,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.call, f)
+    }
+}
 
 /// The clock of the breaker behind handle `H`.
 type ClockOf<H> = <<H as Deref>::Target as AnyBreaker>::Clock;
@@ -226,7 +366,7 @@ where
     /// inner service's and is not counted.
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx).map_err(CallError::Inner)
+        self.inner.poll_ready(cx).map_err(BreakerError::Inner)
     }
 
     /// Asks the breaker: admitted, calls the inner service (a panic there is
@@ -235,8 +375,10 @@ where
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
         let inner = &mut self.inner;
-        CallAsync::start(self.breaker.clone(), self.policy.clone(), move || {
-            inner.call(request)
-        })
+        ResponseFuture {
+            call: CallAsync::start(self.breaker.clone(), self.policy.clone(), move || {
+                inner.call(request)
+            }),
+        }
     }
 }
