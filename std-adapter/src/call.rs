@@ -48,9 +48,9 @@ use crate::policy::{CallPolicy, Timing};
 /// admit it (the function was not called), or the function returned an
 /// error.
 ///
-/// The [`Rejected`] of `Open` says why ([`Cause`](tripword::Cause)) and, in
+/// The [`Rejected`] of `Open` says why ([`Cause`]) and, in
 /// the clock's ticks, how long until a call could be admitted; a
-/// [`RealClock`](crate::RealClock) turns that into a [`Duration`](std::time::Duration):
+/// [`RealClock`] turns that into a [`Duration`]:
 ///
 /// ```
 /// use std::time::Duration;
@@ -90,7 +90,7 @@ impl<E> CallError<E> {
 
     /// The rejection, if the call was not admitted: its
     /// [`cause`](Rejected::cause) and [`retry_after`](Rejected::retry_after)
-    /// (in ticks; [`RealClock::duration`](crate::RealClock::duration)
+    /// (in ticks; [`RealClock::duration`]
     /// converts them).
     ///
     /// ```
@@ -392,7 +392,7 @@ impl<C> fmt::Display for Rejection<C> {
 }
 
 /// A [`Breaker`] of any form (clock, word width, observer, config source):
-/// what [`BreakerExt`], the call futures and the [`tower`](crate::tower)
+/// what [`BreakerExt`], the call futures and the `tower`
 /// service work on, directly or through a handle that dereferences to it
 /// (`&Breaker`, `Arc<Breaker>`, `&'static Breaker`). Sealed.
 pub trait AnyBreaker: sealed::Sealed {
@@ -612,7 +612,7 @@ pub trait BreakerExt: AnyBreaker {
     /// another outcome with [`CallPolicy::on_cancel`] and
     /// [`call_async_with`](BreakerExt::call_async_with)). A deadline is a
     /// failure: put it inside, with
-    /// [`tokio::timeout`](crate::tokio::timeout) (feature `tokio`).
+    /// `tokio::timeout` (feature `tokio`).
     ///
     /// ```
     /// use std::future::{Future, ready};

@@ -1,6 +1,8 @@
 //! Classification: how a call's result counts towards the breaker.
 //!
-//! A classifier is any `Fn(&Result<T, E>) -> Outcome`. Only failures that say
+//! A classifier is any `Fn(&Result<T, E>) -> Outcome` (or `-> Verdict`, to
+//! say how long to stay open, or `-> TickVerdict`; or any [`Classify`]).
+//! Only failures that say
 //! the dependency is unhealthy (timeouts, connection errors, 5xx) should be
 //! [`Outcome::Failure`]; the caller's own mistakes (a 404, a validation
 //! error) are [`Outcome::Ignored`] and change no count.
@@ -75,7 +77,7 @@ where
 /// The classifier [`OkOrFailure`] as a value: `Ok` is a success, `Err` a
 /// failure, for any `T` and `E`. The default of a
 /// [`CallPolicy`](crate::CallPolicy); a unit type, so a policy or a
-/// [`tower`](crate::tower) layer can name it without naming `T` and `E`.
+/// `tower` layer can name it without naming `T` and `E`.
 ///
 /// ```
 /// use tripword::Outcome;
@@ -90,7 +92,7 @@ pub struct OkOrFailure;
 /// Something that classifies a call's result: every
 /// `Fn(&Result<T, E>) -> V` (`V` an [`Outcome`], a [`Verdict`] or a
 /// [`TickVerdict`]), [`OkOrFailure`], and the HTTP classifiers of
-/// [`http`](crate::http) (which are generic over the response body, so they
+/// `http` (which are generic over the response body, so they
 /// cannot be closures).
 ///
 /// ```

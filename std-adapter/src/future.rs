@@ -1,6 +1,6 @@
 //! Futures through a breaker: [`CallAsync`], what
 //! [`BreakerExt::call_async`](crate::BreakerExt::call_async) returns and the
-//! [`tower`](crate::tower) service's response future, and [`CallOrElse`],
+//! `tower` service's response future, and [`CallOrElse`],
 //! a call with an async fallback.
 //!
 //! Admission is decided when the call is made, before the protected future
@@ -34,7 +34,7 @@ pin_project! {
     ///
     /// `H` is the handle on the breaker (`&Breaker` from
     /// [`call_async`](crate::BreakerExt::call_async), an `Arc` or a
-    /// `&'static` reference in a [`tower`](crate::tower) service), `F` the
+    /// `&'static` reference in a `tower` service), `F` the
     /// protected future, `J` the [`CallPolicy`](crate::CallPolicy) (by
     /// value, by reference or in an `Arc`).
     #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]

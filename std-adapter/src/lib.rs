@@ -1,4 +1,4 @@
-//! Real time and closures for the [`tripword`] circuit breaker.
+//! Real time, closures and futures for the [`tripword`] circuit breaker.
 //!
 //! The core is `no_std` and counts time in abstract ticks; this crate adds
 //! what a service on `std` expects:
@@ -17,7 +17,24 @@
 //!   from the function's own error;
 //! - [`classify`]: classifiers for
 //!   [`BreakerExt::call_classified`], so that a 404 can be
-//!   [`Ignored`](tripword::Outcome::Ignored).
+//!   [`Ignored`](tripword::Outcome::Ignored), and
+//!   [`Verdict::FailureFor`](classify::Verdict::FailureFor), a failure that
+//!   keeps the breaker open as long as the dependency asked (`Retry-After`);
+//! - [`future`]: [`BreakerExt::call_async`] runs a future through any
+//!   breaker: admitted before its first poll, its outcome recorded once when
+//!   it completes, a panic a failure, a cancelled (dropped) call
+//!   [`Ignored`](tripword::Outcome::Ignored) by default;
+//! - [`policy`]: [`CallPolicy`], the classifier, a slow-call threshold and
+//!   the cancel outcome, kept next to a breaker;
+//! - fallbacks ([`BreakerExt::call_or_else`],
+//!   [`call_async_or_else`](BreakerExt::call_async_or_else)) get the
+//!   [`Rejection`], whose wait is a `Duration` on a [`RealClock`];
+//!   [`ManualTime`] is a hand-moved clock for tests;
+//! - features: `http` (`tripword_std::http`: 5xx fail, 4xx ignored,
+//!   `Retry-After`), `tower` (`tower::BreakerLayer`), `tokio`
+//!   (`tokio::timeout`, a deadline counted as a failure).
+//!
+//! The guide is `docs/services.md` in the repository.
 //!
 //! ```
 //! use std::time::Duration;
@@ -52,8 +69,7 @@
 //! # Ok::<(), tripword_std::SettingsError>(())
 //! ```
 //!
-//! Later additions (futures, richer classification, integrations) each get a
-//! module of their own next to these; they share the settling guard that
+//! Closures, futures and the tower service share one settling guard, which
 //! records exactly one outcome per admitted call.
 
 #![forbid(unsafe_code)]

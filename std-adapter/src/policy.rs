@@ -4,7 +4,7 @@
 //! A [`CallPolicy`] is built once, kept next to its breaker, and passed with
 //! each call ([`BreakerExt::call_with`](crate::BreakerExt::call_with),
 //! [`call_async_with`](crate::BreakerExt::call_async_with)) or given to a
-//! [`tower`](crate::tower) layer. The default policy is what
+//! `tower` layer. The default policy is what
 //! [`call`](crate::BreakerExt::call) and
 //! [`call_async`](crate::BreakerExt::call_async) use: `Ok` a success, `Err`
 //! a failure, no timing, a cancelled future [`Ignored`](Outcome::Ignored).

@@ -243,9 +243,12 @@ impl Settings {
     }
 
     /// The outcome recorded for a permit dropped without one (an early
-    /// return, a cancelled future). Failure by default. A panic inside
-    /// [`BreakerExt::call`](crate::BreakerExt::call) is always a failure,
-    /// whatever this says.
+    /// return between `permit()` and `success()`). Failure by default. A
+    /// panic inside [`BreakerExt::call`](crate::BreakerExt::call) is always
+    /// a failure, whatever this says; a cancelled
+    /// [`call_async`](crate::BreakerExt::call_async) records its
+    /// [`CallPolicy`](crate::CallPolicy)'s cancel outcome instead
+    /// ([`Ignored`](Outcome::Ignored) by default).
     ///
     /// ```
     /// use tripword::Outcome;
