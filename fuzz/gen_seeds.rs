@@ -10,7 +10,7 @@ use std::path::Path;
 
 use arbitrary::{Arbitrary, Unstructured};
 use tripword_fuzz::config::{Base32, Base64, ConfigCase, Edge32, Edge64};
-use tripword_fuzz::differential::{Burst, ClockMove, DiffCase, Jump, Op, Span};
+use tripword_fuzz::differential::{Burst, ClockMove, DiffCase, Hint, Jump, Op, Span};
 use tripword_fuzz::input::{ConfigSpec, Out, Pick};
 use tripword_fuzz::seed::Encode;
 use tripword_fuzz::word::{ConfigChoice, EventSpec, StateSpec, TicketSpec, WordCase, WordSpec};
@@ -155,6 +155,38 @@ fn differential() -> Vec<(&'static str, DiffCase)> {
             ]].concat()),
         ),
         (
+            "hinted-trip",
+            diff(SMALL, 0, vec![
+                Acquire, Acquire, FailureFor { slot: 0, hint: Hint::Ticks(250) },
+                FailureFor { slot: 0, hint: Hint::Ticks(250) }, Status, fwd(Span::OpenFor, 0),
+                Acquire, Clock(ClockMove::Tick(150)), Acquire, Permit,
+                PermitFailureFor { slot: 0, hint: Hint::Span(Jump { span: Span::OpenFor, wide: true, delta: 7 }) },
+                Status, fwd(Span::OpenFor, 6), Acquire, fwd(Span::OpenFor, 1), Acquire, release(0, Failure),
+                Status,
+            ]),
+        ),
+        (
+            "hint-clamp",
+            diff(ConfigSpec { threshold: Pick::Min, ..SMALL_DEFAULT }, 1_000, [&trip1[..], &[
+                fwd(Span::OpenFor, 0), Permit, PermitFailureFor { slot: 0, hint: Hint::Top(0) },
+                Acquire, Clock(ClockMove::Forward(Jump { span: Span::MaxDuration, wide: false, delta: -1 })),
+                Acquire, Status, Clock(ClockMove::Tick(1)), Acquire, Status,
+                FailureFor { slot: 0, hint: Hint::Span(Jump { span: Span::MaxDuration, wide: true, delta: 0 }) },
+                Status,
+            ]].concat()),
+        ),
+        (
+            "force-open-for",
+            diff(SMALL, 5, vec![
+                Acquire, ForceOpenFor(Hint::Ticks(30)), release(0, Success), Acquire,
+                Clock(ClockMove::Tick(29)), Acquire, Clock(ClockMove::Tick(1)), Acquire,
+                ForceOpenFor(Hint::Ticks(0)), release(0, Failure), Acquire, ForceOpen,
+                ForceOpenFor(Hint::Any(1 << 40)), Status, Clock(ClockMove::Back(3)), Acquire,
+                ForceClose, ForceOpenFor(Hint::Span(Jump { span: Span::TimeField, wide: false, delta: 0 })),
+                Acquire, Status,
+            ]),
+        ),
+        (
             "units-coarse",
             diff(ConfigSpec { threshold: Pick::Min, ..SMALL_COARSE }, u64::MAX - 5, [&trip1[..], &[
                 Status, Clock(ClockMove::Set(1 << 40)), Acquire, Status,
@@ -192,7 +224,21 @@ fn word() -> Vec<(&'static str, WordCase)> {
         ("half-open-admit", word_case(true, Encoded(S::HalfOpen(4), 3), Admit, 1 << 40)),
         ("forced-status", word_case(false, Encoded(S::ForcedOpen, 2), Status, 0)),
         ("stale-release", word_case(true, Encoded(S::Closed(0), 4), Release(TicketSpec::Previous, Failure), 0)),
-        ("unknown-tag", word_case(true, Raw(0x2d), Admit, 0)),
+        ("unknown-tag", word_case(true, Raw(0x2e), Admit, 0)),
+        ("tag-5-is-open-until", word_case(true, Raw(0x2d), Admit, 0)),
+        ("open-until-before", word_case(false, Encoded(S::OpenUntil(300, 2), 7), Admit, 299)),
+        ("open-until-reached", word_case(true, Encoded(S::OpenUntil(300, 2), 7), Admit, 300)),
+        ("open-until-status", word_case(false, Encoded(S::OpenUntil(300, 2), 7), Status, 300)),
+        ("open-until-clock-back", word_case(true, Encoded(S::OpenUntil(300, 2), 7), Admit, 1 << 60)),
+        ("open-until-stale", word_case(false, Encoded(S::OpenUntil(300, 2), 7), FailureFor(TicketSpec::Current, 5), 0)),
+        ("failure-for-trips", word_case(true, Encoded(S::Closed(1), 4), FailureFor(TicketSpec::Current, 500), 9)),
+        ("failure-for-counts", word_case(false, Encoded(S::Closed(0), 4), FailureFor(TicketSpec::Current, 500), 9)),
+        ("failure-for-stale", word_case(true, Encoded(S::Closed(1), 4), FailureFor(TicketSpec::Previous, 500), 9)),
+        ("failure-for-probe", word_case(false, Encoded(S::Probing(5, 15), 9), FailureFor(TicketSpec::Current, u64::MAX), 54)),
+        ("failure-for-late-probe", word_case(true, Encoded(S::Probing(5, 2), 9), FailureFor(TicketSpec::Current, 7), 55)),
+        ("force-open-for-closed", word_case(false, Encoded(S::Closed(1), 3), ForceOpenFor(0), 77)),
+        ("force-open-for-elapsed", word_case(true, Encoded(S::Open(10, 3), 3), ForceOpenFor(40), 110)),
+        ("force-open-for-forced", word_case(false, Encoded(S::ForcedOpen, 3), ForceOpenFor(u64::MAX), 1)),
         ("unknown-tag-w32", word_case(false, Raw(u64::MAX), current(Failure), 0)),
         ("stray-bits", word_case(true, Flipped(S::HalfOpen(1), 5, 63), Release(TicketSpec::Stored, Success), 0)),
         ("over-threshold", word_case(false, Encoded(S::Closed(2), 1023), Admit, 0)),

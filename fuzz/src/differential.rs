@@ -1,6 +1,12 @@
 //! Differential check: real breakers of both word widths, sharing one
 //! `ManualClock`, against the reference model, after every operation.
 //!
+//! The operations include issue 11's: a failure that carries its open time
+//! (`release_failure_for` on a held ticket, `Permit::failure_for` on a held
+//! permit) and `force_open_for`, with hints of a few ticks, a span of either
+//! width's config or layout (the open time, half the ring =
+//! `longest_hint`, the ring) plus a small offset, near `u64::MAX`, or any.
+//!
 //! Per operation and per width, the breaker and its model must agree on:
 //! the verdict (admitted or not, the ticket's counter modulo the counter
 //! period, whether it is the probe; a rejection's cause and wait; recorded
@@ -104,6 +110,36 @@ pub enum Op {
         /// What.
         burst: Burst,
     },
+    /// `release_failure_for` of held ticket `slot` (current or stale).
+    FailureFor {
+        /// Which held ticket.
+        slot: u8,
+        /// How long to stay open, if it trips.
+        hint: Hint,
+    },
+    /// Finishes held permit `slot` with `failure_for`.
+    PermitFailureFor {
+        /// Which held permit.
+        slot: u8,
+        /// How long to stay open, if it trips.
+        hint: Hint,
+    },
+    /// `force_open_for`.
+    ForceOpenFor(Hint),
+}
+
+/// How long a hinted failure or `force_open_for` asks to stay open.
+#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hint {
+    /// A few ticks, 0 included.
+    Ticks(u8),
+    /// A span of one width's config or layout (`Span::MaxDuration` is
+    /// `longest_hint`, half the ring), plus a small offset.
+    Span(Jump),
+    /// `u64::MAX - n`: clamped.
+    Top(u8),
+    /// Anything.
+    Any(u64),
 }
 
 /// A move of the shared clock.
@@ -406,6 +442,53 @@ impl<'b, 'c, W: Word> Lane<'b, 'c, W> {
         self.settle(&"force_close");
     }
 
+    fn failure_for(&mut self, slot: u8, hint: u64) {
+        let Some((ticket, m)) = self.take_ticket(slot) else {
+            return self.idle(&"failure_for (no ticket held)");
+        };
+        let now = self.clock.now();
+        let what = (
+            "release_failure_for",
+            ticket.counter(),
+            ticket.is_probe(),
+            hint,
+            now,
+        );
+        let real = self.breaker.release_failure_for(ticket, hint);
+        let model = self.model.release_failure_for(m.counter, hint, now);
+        assert_eq!(
+            real == Release::Recorded,
+            model,
+            "{}: {what:?}: breaker {real:?}, model recorded = {model}",
+            name::<W>()
+        );
+        self.settle(&what);
+    }
+
+    fn permit_failure_for(&mut self, slot: u8, hint: u64) {
+        if self.permits.is_empty() {
+            return self.idle(&"permit failure_for (none held)");
+        }
+        let (permit, m) = self.permits.remove(usize::from(slot) % self.permits.len());
+        let now = self.clock.now();
+        let real = permit.failure_for(hint);
+        let model = self.model.release_failure_for(m.counter, hint, now);
+        assert_eq!(
+            real == Release::Recorded,
+            model,
+            "{}: permit {m:?} failure_for({hint}) at {now}: breaker {real:?}",
+            name::<W>()
+        );
+        self.settle(&"permit failure_for");
+    }
+
+    fn force_open_for(&mut self, hint: u64) {
+        let now = self.clock.now();
+        self.breaker.force_open_for(hint);
+        self.model.force_open_for(hint, now);
+        self.settle(&("force_open_for", hint, now));
+    }
+
     fn ignored_probe(&mut self) {
         self.acquire();
         if self.tickets.last().is_some_and(|(t, _)| t.is_probe()) {
@@ -507,6 +590,10 @@ pub fn model_state(config: &ModelConfig, state: ModelState) -> State {
             trips: trips as u32,
         },
         ModelState::ForcedOpen => State::ForcedOpen,
+        ModelState::OpenUntil { until, trips } => State::OpenUntil {
+            until: config.units(until),
+            trips: trips as u32,
+        },
     }
 }
 
@@ -543,7 +630,21 @@ pub fn run(
     let b32 = config32.map(|c| breaker::<W32>(c, &clock));
     let mut l64 = b64.as_ref().map(|b| Lane::new(b, &clock));
     let mut l32 = b32.as_ref().map(|b| Lane::new(b, &clock));
+    let span = |jump: Jump, l64: &Option<Lane<'_, '_, W64>>, l32: &Option<Lane<'_, '_, W32>>| {
+        let ticks = match (jump.wide, l64.as_ref(), l32.as_ref()) {
+            (true, Some(l), _) | (false, Some(l), None) => l.span(jump.span),
+            (_, _, Some(l)) => l.span(jump.span),
+            (_, None, None) => 0,
+        };
+        ticks.wrapping_add_signed(jump.delta.into())
+    };
     for op in ops {
+        let hint = |hint: Hint| match hint {
+            Hint::Ticks(n) => u64::from(n),
+            Hint::Span(jump) => span(jump, &l64, &l32),
+            Hint::Top(n) => u64::MAX - u64::from(n),
+            Hint::Any(t) => t,
+        };
         match *op {
             Op::Acquire => each_lane!(l64, l32, |l| l.acquire()),
             Op::Release { slot, outcome } => {
@@ -567,15 +668,20 @@ pub fn run(
             Op::Status => each_lane!(l64, l32, |l| l.status()),
             Op::ForceOpen => each_lane!(l64, l32, |l| l.force_open()),
             Op::ForceClose => each_lane!(l64, l32, |l| l.force_close()),
+            Op::FailureFor { slot, hint: h } => {
+                let h = hint(h);
+                each_lane!(l64, l32, |l| l.failure_for(slot, h))
+            }
+            Op::PermitFailureFor { slot, hint: h } => {
+                let h = hint(h);
+                each_lane!(l64, l32, |l| l.permit_failure_for(slot, h))
+            }
+            Op::ForceOpenFor(h) => {
+                let h = hint(h);
+                each_lane!(l64, l32, |l| l.force_open_for(h))
+            }
             Op::Clock(step) => {
-                let span = |jump: Jump| {
-                    let ticks = match (jump.wide, l64.as_ref(), l32.as_ref()) {
-                        (true, Some(l), _) | (false, Some(l), None) => l.span(jump.span),
-                        (_, _, Some(l)) => l.span(jump.span),
-                        (_, None, None) => 0,
-                    };
-                    ticks.wrapping_add_signed(jump.delta.into())
-                };
+                let span = |jump: Jump| span(jump, &l64, &l32);
                 match step {
                     ClockMove::Tick(n) => clock.advance(n.into()),
                     ClockMove::Back(n) => clock.set(clock.now().wrapping_sub(n.into())),

@@ -10,7 +10,7 @@
 //! data (for a collection: no terminator needed).
 
 use crate::config::{Base32, Base64, ConfigCase, Edge32, Edge64};
-use crate::differential::{Burst, ClockMove, DiffCase, Jump, Op, Span};
+use crate::differential::{Burst, ClockMove, DiffCase, Hint, Jump, Op, Span};
 use crate::input::{ConfigSpec, Out, Pick};
 use crate::word::{ConfigChoice, EventSpec, StateSpec, TicketSpec, WordCase, WordSpec};
 
@@ -120,7 +120,7 @@ impl Encode for DiffCase {
 
 impl Encode for Op {
     fn encode(&self, out: &mut Vec<u8>) {
-        const N: u64 = 11;
+        const N: u64 = 14;
         match self {
             Op::Acquire => variant(out, 0, N),
             Op::Release { slot, outcome } => tagged!(out, 1, N; slot, outcome),
@@ -137,6 +137,21 @@ impl Encode for Op {
             Op::ForceClose => variant(out, 8, N),
             Op::Clock(step) => tagged!(out, 9, N; step),
             Op::Repeat { times, burst } => tagged!(out, 10, N; times, burst),
+            Op::FailureFor { slot, hint } => tagged!(out, 11, N; slot, hint),
+            Op::PermitFailureFor { slot, hint } => tagged!(out, 12, N; slot, hint),
+            Op::ForceOpenFor(hint) => tagged!(out, 13, N; hint),
+        }
+    }
+}
+
+impl Encode for Hint {
+    fn encode(&self, out: &mut Vec<u8>) {
+        const N: u64 = 4;
+        match self {
+            Hint::Ticks(n) => tagged!(out, 0, N; n),
+            Hint::Span(j) => tagged!(out, 1, N; j),
+            Hint::Top(n) => tagged!(out, 2, N; n),
+            Hint::Any(t) => tagged!(out, 3, N; t),
         }
     }
 }
@@ -204,11 +219,12 @@ impl Encode for WordSpec {
 impl Encode for StateSpec {
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
-            StateSpec::Closed(f) => tagged!(out, 0, 5; f),
-            StateSpec::Open(s, t) => tagged!(out, 1, 5; s, t),
-            StateSpec::HalfOpen(t) => tagged!(out, 2, 5; t),
-            StateSpec::Probing(s, t) => tagged!(out, 3, 5; s, t),
-            StateSpec::ForcedOpen => variant(out, 4, 5),
+            StateSpec::Closed(f) => tagged!(out, 0, 6; f),
+            StateSpec::Open(s, t) => tagged!(out, 1, 6; s, t),
+            StateSpec::HalfOpen(t) => tagged!(out, 2, 6; t),
+            StateSpec::Probing(s, t) => tagged!(out, 3, 6; s, t),
+            StateSpec::ForcedOpen => variant(out, 4, 6),
+            StateSpec::OpenUntil(u, t) => tagged!(out, 5, 6; u, t),
         }
     }
 }
@@ -231,11 +247,13 @@ impl Encode for ConfigChoice {
 impl Encode for EventSpec {
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
-            EventSpec::Admit => variant(out, 0, 5),
-            EventSpec::Release(t, o) => tagged!(out, 1, 5; t, o),
-            EventSpec::ForceOpen => variant(out, 2, 5),
-            EventSpec::ForceClose => variant(out, 3, 5),
-            EventSpec::Status => variant(out, 4, 5),
+            EventSpec::Admit => variant(out, 0, 7),
+            EventSpec::Release(t, o) => tagged!(out, 1, 7; t, o),
+            EventSpec::ForceOpen => variant(out, 2, 7),
+            EventSpec::ForceClose => variant(out, 3, 7),
+            EventSpec::Status => variant(out, 4, 7),
+            EventSpec::FailureFor(t, d) => tagged!(out, 5, 7; t, d),
+            EventSpec::ForceOpenFor(d) => tagged!(out, 6, 7; d),
         }
     }
 }

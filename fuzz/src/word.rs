@@ -19,9 +19,15 @@
 //! rejection's cause and wait included), the state out, the transitions
 //! (with their `forced` flag) and whether the clock was read, with time in
 //! units of the config's time shift. A status read (`status_at`) stores
-//! nothing and reports the state, an elapsed `Open` or timed-out `Probing`
-//! as `HalfOpen` and a corrupt word as `Closed`, reading the clock only for
-//! a valid `Open` or `Probing`.
+//! nothing and reports the state, an elapsed `Open`, timed-out `Probing` or
+//! reached `OpenUntil` as `HalfOpen` and a corrupt word as `Closed`, reading
+//! the clock only for a valid `Open`, `Probing` or `OpenUntil`.
+//!
+//! Issue 11: tag 5 is `OpenUntil` (the layout of `Open`, its time field the
+//! deadline), valid with any payload; tags 6 and 7 are corrupt. The events
+//! include a failure that carries its open time (`Event::FailureFor`, with
+//! any of the tickets a release takes) and `Event::ForceOpenFor`, with any
+//! hint.
 
 use std::cell::Cell;
 
@@ -72,11 +78,14 @@ pub enum StateSpec {
     Probing(u64, u32),
     /// `ForcedOpen`.
     ForcedOpen,
+    /// `OpenUntil { until, trips }`.
+    OpenUntil(u64, u32),
 }
 
 impl StateSpec {
     fn state(self) -> State {
         match self {
+            StateSpec::OpenUntil(until, trips) => State::OpenUntil { until, trips },
             StateSpec::Closed(failures) => State::Closed { failures },
             StateSpec::Open(since, trips) => State::Open { since, trips },
             StateSpec::HalfOpen(trips) => State::HalfOpen { trips },
@@ -167,6 +176,10 @@ pub enum EventSpec {
     ForceClose,
     /// A status read: `transition::status_at`.
     Status,
+    /// `Event::FailureFor`, with a hint in ticks.
+    FailureFor(TicketSpec, u64),
+    /// `Event::ForceOpenFor`, with a hint in ticks.
+    ForceOpenFor(u64),
 }
 
 /// The counter a release carries.
@@ -215,18 +228,24 @@ impl WordCase {
             EventSpec::ForceOpen => Event::ForceOpen,
             EventSpec::ForceClose => Event::ForceClose,
             EventSpec::Status => return check_status::<W>(&config, raw, self.now),
-            EventSpec::Release(ticket, outcome) => {
+            EventSpec::ForceOpenFor(open_for) => Event::ForceOpenFor { open_for },
+            EventSpec::Release(ticket, _) | EventSpec::FailureFor(ticket, _) => {
                 let current = match effective::<W>(&config, raw) {
                     Ok(snap) | Err(snap) => snap.counter,
                 };
-                Event::Release {
-                    counter: match ticket {
-                        TicketSpec::Current => current,
-                        TicketSpec::Stored => stored,
-                        TicketSpec::Previous => current.wrapping_sub(1) & layout.max_counter(),
-                        TicketSpec::Any(c) => c,
+                let counter = match ticket {
+                    TicketSpec::Current => current,
+                    TicketSpec::Stored => stored,
+                    TicketSpec::Previous => current.wrapping_sub(1) & layout.max_counter(),
+                    TicketSpec::Any(c) => c,
+                };
+                match self.event {
+                    EventSpec::FailureFor(_, open_for) => Event::FailureFor { counter, open_for },
+                    EventSpec::Release(_, outcome) => Event::Release {
+                        counter,
+                        outcome: outcome.into(),
                     },
-                    outcome: outcome.into(),
+                    _ => unreachable!("matched above"),
                 }
             }
         };
@@ -254,6 +273,10 @@ fn reduced(layout: &Layout, state: State, counter: u32) -> Snapshot {
                 trips: trips(k),
             },
             State::ForcedOpen => State::ForcedOpen,
+            State::OpenUntil { until, trips: k } => State::OpenUntil {
+                until: time(until),
+                trips: trips(k),
+            },
         },
         counter: counter & layout.max_counter(),
     }
@@ -419,7 +442,7 @@ pub fn check<W: Word>(config: &ValidConfig<W>, raw: W::Raw, event: Event, now: u
 
 /// A status read of any word: stores nothing (it cannot: it returns only a
 /// status), reports what the module docs say, reads the clock only for a
-/// valid `Open` or `Probing`.
+/// valid `Open`, `Probing` or `OpenUntil`.
 pub fn check_status<W: Word>(config: &ValidConfig<W>, raw: W::Raw, now: u64) {
     let reads = Cell::new(0u32);
     let got = status_at::<W>(config, raw, || {
@@ -444,8 +467,8 @@ pub fn check_status<W: Word>(config: &ValidConfig<W>, raw: W::Raw, now: u64) {
     );
 }
 
-/// An `Open` or `Probing` state's time at `now`, by the model's arithmetic
-/// on the stored units.
+/// An `Open`, `Probing` or `OpenUntil` state's time at `now`, by the
+/// model's arithmetic on the stored units.
 struct Timed {
     lapsed: bool,
     trips: u32,
@@ -454,6 +477,24 @@ struct Timed {
 }
 
 fn timed(model: &ModelConfig, state: State, now: u64) -> Option<Timed> {
+    if let State::OpenUntil { until, trips } = state {
+        // The deadline's units as a clock reading (time_bits + shift <= 64).
+        let until = until << model.time_shift;
+        let lapsed = model.reached(until, now);
+        let wait = if lapsed {
+            0
+        } else {
+            model
+                .first_reach_at(until, now)
+                .wrapping_sub(now)
+                .min(MAX_RETRY_AFTER)
+        };
+        return Some(Timed {
+            lapsed,
+            trips,
+            wait,
+        });
+    }
     let (since, need, trips) = match state {
         State::Open { since, trips } => (since, model.open_need(trips.into()), trips),
         State::Probing { since, trips } => (since, model.probe_need(), trips),
@@ -520,7 +561,7 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
     };
     let rejected = |state: State, wait| Told::Rejected {
         cause: match state {
-            State::Open { .. } => Cause::Open,
+            State::Open { .. } | State::OpenUntil { .. } => Cause::Open,
             State::Probing { .. } => Cause::Probing,
             _ => Cause::ForcedOpen,
         },
@@ -544,7 +585,7 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
                     probe: true,
                 }
             }
-            state @ (State::Open { .. } | State::Probing { .. }) => {
+            state @ (State::Open { .. } | State::Probing { .. } | State::OpenUntil { .. }) => {
                 e.reads_clock = true;
                 let t = timed(&model, state, now).expect("a timed state");
                 if t.lapsed {
@@ -601,8 +642,63 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
                     Told::Recorded
                 }
             }
-            State::Open { .. } | State::HalfOpen { .. } | State::ForcedOpen => Told::Stale,
+            State::Open { .. }
+            | State::HalfOpen { .. }
+            | State::ForcedOpen
+            | State::OpenUntil { .. } => Told::Stale,
         },
+        // Issue 11: a failure that carries its open time.
+        Event::FailureFor { counter, .. } if counter != s0.counter => Told::Stale,
+        Event::FailureFor { open_for, .. } => {
+            // The deadline: unit units(now) + min(need(d), half the field).
+            let until = model.units(model.deadline(now, open_for));
+            let max_trips = model.max_trips() as u32;
+            match e.state {
+                State::Closed { failures } if failures + 1 >= model.failure_threshold => {
+                    e.reads_clock = true;
+                    e.go(State::OpenUntil { until, trips: 1 });
+                    Told::Recorded
+                }
+                State::Closed { failures } => {
+                    e.state = State::Closed {
+                        failures: failures + 1,
+                    };
+                    Told::Recorded
+                }
+                state @ State::Probing { trips, .. } => {
+                    e.reads_clock = true;
+                    if timed(&model, state, now).expect("a timed state").lapsed {
+                        e.go(State::HalfOpen { trips });
+                        Told::Stale
+                    } else {
+                        e.go(State::OpenUntil {
+                            until,
+                            trips: (trips + 1).min(max_trips),
+                        });
+                        Told::Recorded
+                    }
+                }
+                _ => Told::Stale,
+            }
+        }
+        Event::ForceOpenFor { open_for } => {
+            e.reads_clock = true;
+            let until = model.units(model.deadline(now, open_for));
+            if let Some(t) = timed(&model, e.state, now)
+                && t.lapsed
+            {
+                e.go(State::HalfOpen { trips: t.trips });
+            }
+            let trips = match e.state {
+                State::Closed { .. } | State::ForcedOpen => 1,
+                State::Open { trips, .. }
+                | State::HalfOpen { trips }
+                | State::Probing { trips, .. }
+                | State::OpenUntil { trips, .. } => trips.max(1),
+            };
+            e.go(State::OpenUntil { until, trips });
+            Told::Done
+        }
         Event::ForceOpen => {
             if e.state != State::ForcedOpen {
                 e.go(State::ForcedOpen);

@@ -172,6 +172,9 @@ pub fn state_mismatch(snapshot: &Snapshot, model: &Model) -> Option<String> {
         }
         (State::HalfOpen { trips }, ModelState::HalfOpen { trips: k }) => u64::from(trips) == k,
         (State::ForcedOpen, ModelState::ForcedOpen) => true,
+        (State::OpenUntil { until, trips }, ModelState::OpenUntil { until: u, trips: k }) => {
+            until == time(u) && u64::from(trips) == k
+        }
         _ => false,
     };
     if same && counter_matches(cfg, model.counter(), snapshot.counter) {
@@ -226,7 +229,9 @@ pub fn time_bounds(cfg: &ModelConfig, state: &ModelState) -> Option<(u64, u64, u
 /// `before` went through (or a status read at `now` read `HalfOpen`).
 /// Nothing is admitted before `d` ticks have passed since the timestamp;
 /// a caller at or past the latest deadline and below the ring less one unit
-/// is admitted ([`time_bounds`]).
+/// is admitted ([`time_bounds`]). From `OpenUntil` (issue 11), in ticks
+/// from its deadline: nobody is admitted before it, and the first caller
+/// at or after it, up to half the ring past it, is.
 ///
 /// # Panics
 /// When a bound does not hold, saying which, with `what`.
@@ -237,6 +242,20 @@ pub fn check_time_bounds(
     admitted: bool,
     what: &str,
 ) {
+    if let ModelState::OpenUntil { until, .. } = *before {
+        // Ticks from the deadline to `now`, modulo the ring (the deadline
+        // starts a unit, so the ring in ticks is the field in units).
+        let past = u128::from(now.wrapping_sub(until)) % cfg.ring();
+        let reached = past < cfg.ring() / 2;
+        assert_eq!(
+            admitted,
+            reached,
+            "{what}: {} {past} ticks past the deadline modulo the ring {} (half the ring              past it is the gap bound), from {before:?}, config {cfg:?}",
+            if admitted { "admitted" } else { "rejected" },
+            cfg.ring()
+        );
+        return;
+    }
     let Some((since, d, latest)) = time_bounds(cfg, before) else {
         return;
     };
@@ -252,6 +271,55 @@ pub fn check_time_bounds(
             "{what}: rejected {gap} ticks after the timestamp, past the latest deadline \
              {latest} (d = {d}) and below the ring less one unit, from {before:?}, config {cfg:?}"
         );
+    }
+}
+
+/// The documented bounds of a hint (issue 11): a hint of `d` ticks given
+/// at clock reading `t0` sets a deadline `lo..=hi` ticks after `t0`. With
+/// `e = min(d, longest_hint)`: at most `e + 2 * (2^s - 1)` (below the
+/// spec's `d + 3 * 2^s` for any duration); at least `d` when the hint's
+/// units fit half the field (`d <= (2^(T-1) - 1) * 2^s + 1`, every hint up
+/// to `longest_hint` when `s = 0`), else, clamped to the field, at least
+/// `longest_hint - (2^s - 1)`: the clamp is in units, so a clamped hint
+/// given inside a unit ends up to `2^s - 1` ticks before `t0 +
+/// longest_hint`.
+pub fn hint_bounds(cfg: &ModelConfig, d: u64) -> (u64, u64) {
+    let u = cfg.unit();
+    let longest = cfg.longest_hint();
+    let e = d.min(longest);
+    let fits = u128::from(d) <= u128::from(cfg.max_hint_units() - 1) * u128::from(u) + 1;
+    let lo = if fits { d } else { longest - (u - 1) };
+    (lo, e + 2 * (u - 1))
+}
+
+/// Whether a deadline the core stored for a hint is within [`hint_bounds`]:
+/// `until_units` is the word's deadline field, `t0` the clock reading of
+/// the event, `d` the hint. `None` when it is, else what is wrong.
+pub fn hint_deadline_mismatch(
+    cfg: &ModelConfig,
+    until_units: u64,
+    t0: u64,
+    d: u64,
+) -> Option<String> {
+    let (lo, hi) = hint_bounds(cfg, d);
+    // The deadline's distance from t0 in ticks, modulo the ring.
+    let until = u128::from(until_units) << cfg.time_shift;
+    let ahead = (until + cfg.ring() - u128::from(t0) % cfg.ring()) % cfg.ring();
+    (!(u128::from(lo)..=u128::from(hi)).contains(&ahead)).then(|| {
+        format!(
+            "a hint of {d} ticks at {t0} set a deadline {ahead} ticks ahead, outside \
+             {lo}..={hi}, config {cfg:?}"
+        )
+    })
+}
+
+/// [`hint_deadline_mismatch`], as an assertion.
+///
+/// # Panics
+/// When the deadline is outside the bounds, with `what`.
+pub fn check_hint_deadline(cfg: &ModelConfig, until_units: u64, t0: u64, d: u64, what: &str) {
+    if let Some(diff) = hint_deadline_mismatch(cfg, until_units, t0, d) {
+        panic!("{what}: {diff}");
     }
 }
 

@@ -36,7 +36,15 @@
 //!   wrap"). The model's own counter never wraps; [`Model::counter`] is the
 //!   true number of state changes;
 //! - **trips saturate** at `2^trips_bits - 1`, which bounds the backoff
-//!   doubling.
+//!   doubling;
+//! - **a deadline is a unit, modulo `2^T`** (issue 11, `OpenUntil`): a
+//!   hint of `d` ticks at clock reading `now` opens until the start of unit
+//!   `units(now) + hint(d)`, with `hint(d) = min(need(d), 2^(T-1))` (clamped
+//!   to half the time field: [`ModelConfig::longest_hint`] ticks); the model
+//!   keeps that deadline as the clock reading where the unit starts. A
+//!   reading lapses it when it is at most half the field past it:
+//!   `(units(now) - units(until)) mod 2^T < 2^(T-1)`; any other reading is
+//!   before it (so a clock stepping back reads as "not yet").
 //!
 //! # The rules (design.md's transition table, row by row)
 //!
@@ -60,17 +68,30 @@
 //! | Probing{s,k} | release(c, success) in time | Closed{0} |
 //! | Probing{s,k} | release(c, failure) in time | Open{now, min(k+1, max trips)} |
 //! | Probing{s,k} | release(c, ignored) in time | HalfOpen{k} |
-//! | Open, HalfOpen, ForcedOpen | release(c, _) | unchanged, stale |
+//! | Open, HalfOpen, ForcedOpen, OpenUntil | release(c, _) | unchanged, stale |
+//! | Closed{f} | failure_for(c, d), f+1 < N | as release(c, failure) |
+//! | Closed{f} | failure_for(c, d), f+1 = N *(clock)* | OpenUntil{deadline(now, d), 1} |
+//! | Probing{s,k} | failure_for(c, d) *(clock)*, timed out | HalfOpen{k}, **stale** |
+//! | Probing{s,k} | failure_for(c, d) in time | OpenUntil{deadline(now, d), min(k+1, max trips)} |
+//! | any other | failure_for(c, d) | as release(c, failure): stale |
+//! | any | failure_for(c' ≠ c, d) | unchanged, stale, no clock |
+//! | OpenUntil{u,k} | admit *(clock)* | before `u`: rejected (`Open`, wait to `u`); else HalfOpen{k} then Probing{now,k}, ticket `c+2` |
+//! | any | force_open_for(d) *(clock)* | a lapsed Open/Probing/OpenUntil first becomes HalfOpen{k}; then OpenUntil{deadline(now, d), k'} with `k' = max(k, 1)` from a timed state or HalfOpen, else 1 |
 //! | ForcedOpen | admit | rejected (`ForcedOpen`, no wait) |
 //! | any but ForcedOpen | force_open | ForcedOpen |
 //! | ForcedOpen | force_open | unchanged |
 //! | any | force_close | Closed{0} (a transition even from Closed) |
-//! | Open / Probing | status *(clock)* | a read: lapsed reads `HalfOpen`, nothing changes |
-//! | any | status | a read: the state (ForcedOpen reads as Open) |
+//! | Open / Probing / OpenUntil | status *(clock)* | a read: lapsed reads `HalfOpen`, nothing changes |
+//! | any | status | a read: the state (ForcedOpen and OpenUntil read as Open) |
+//!
+//! `deadline(now, d)` is the clock reading that starts unit `units(now) +
+//! hint(d)` (see above). Transitions name `OpenUntil` as `Open`, not
+//! forced.
 //!
 //! A rejection's wait is the ticks from `now` to the first tick whose unit
 //! count reaches the duration: the start of unit `units(now) + (need -
-//! elapsed)`, saturated at the most a `Rejected` holds.
+//! elapsed)`, saturated at the most a `Rejected` holds. For `OpenUntil` it is
+//! the start of unit `units(now) + ((units(until) - units(now)) mod 2^T)`.
 //!
 //! # Use
 //!
@@ -157,6 +178,11 @@ impl ModelConfig {
                 "the ring, for {valid:?}"
             );
         }
+        assert_eq!(
+            m.longest_hint(),
+            valid.longest_hint(),
+            "the longest hint (half the ring), for {valid:?}"
+        );
         m
     }
 
@@ -238,6 +264,48 @@ impl ModelConfig {
         need_units(ticks, self.time_shift)
     }
 
+    /// Half the time field, in units: `2^(T-1)`, the longest a deadline may
+    /// lie ahead.
+    pub fn max_hint_units(&self) -> u64 {
+        1u64 << (self.time_bits - 1)
+    }
+
+    /// The longest hint kept, in ticks: half the ring, `2^(T-1+s)` (what
+    /// `ValidConfig::longest_hint` documents). Longer ones are clamped.
+    pub fn longest_hint(&self) -> u64 {
+        self.max_hint_units() << self.time_shift
+    }
+
+    /// The units a hint of `ticks` (`failure_for`, `force_open_for`) keeps
+    /// the breaker open: `need(ticks)`, clamped to half the time field.
+    pub fn hint_units(&self, ticks: u64) -> u64 {
+        self.need(ticks).min(self.max_hint_units())
+    }
+
+    /// The deadline a hint of `ticks` given at clock reading `now` sets, as
+    /// a clock reading: the start of unit `units(now) + hint(ticks)`
+    /// (wrapping, like the clock).
+    pub fn deadline(&self, now: u64, ticks: u64) -> u64 {
+        (now >> self.time_shift)
+            .wrapping_add(self.hint_units(ticks))
+            .wrapping_shl(self.time_shift)
+    }
+
+    /// Whether the clock reading `now` is at or past the deadline `until`
+    /// (a clock reading), as the word tells: at most half the time field
+    /// past it, `(units(now) - units(until)) mod 2^T < 2^(T-1)`.
+    pub fn reached(&self, until: u64, now: u64) -> bool {
+        self.elapsed(until, now) < self.max_hint_units()
+    }
+
+    /// The first clock reading at or after `now` that reaches the deadline
+    /// `until`, given that `now` does not: the start of unit `units(now) +
+    /// ((units(until) - units(now)) mod 2^T)`. Wrapping, like the clock.
+    pub fn first_reach_at(&self, until: u64, now: u64) -> u64 {
+        let left = self.elapsed(now, until);
+        ((now >> self.time_shift).wrapping_add(left)).wrapping_shl(self.time_shift)
+    }
+
     /// `trips` as the word keeps it: at least 1 (0 reads as 1 here), at most
     /// the largest count.
     fn trips(&self, trips: u64) -> u64 {
@@ -305,15 +373,17 @@ pub enum ModelPhase {
     Probing,
     /// Held open by an operator.
     ForcedOpen,
+    /// Open until a deadline (a hinted failure or `force_open_for`).
+    OpenUntil,
 }
 
 impl ModelPhase {
     /// What a status read reports for this phase, before time is looked at:
-    /// `ForcedOpen` reads as `Open`.
+    /// `ForcedOpen` and `OpenUntil` read as `Open`.
     pub fn status(self) -> Status {
         match self {
             ModelPhase::Closed => Status::Closed,
-            ModelPhase::Open | ModelPhase::ForcedOpen => Status::Open,
+            ModelPhase::Open | ModelPhase::ForcedOpen | ModelPhase::OpenUntil => Status::Open,
             ModelPhase::HalfOpen => Status::HalfOpen,
             ModelPhase::Probing => Status::Probing,
         }
@@ -350,6 +420,14 @@ pub enum ModelState {
     },
     /// Held open by `force_open`.
     ForcedOpen,
+    /// Rejecting calls until the clock reaches `until` (issue 11: a hinted
+    /// failure that tripped, or `force_open_for`), after `trips` trips.
+    OpenUntil {
+        /// The deadline: the clock reading that starts the deadline's unit.
+        until: u64,
+        /// Consecutive trips since the last close (at least 1).
+        trips: u64,
+    },
 }
 
 impl ModelState {
@@ -361,6 +439,18 @@ impl ModelState {
             ModelState::HalfOpen { .. } => ModelPhase::HalfOpen,
             ModelState::Probing { .. } => ModelPhase::Probing,
             ModelState::ForcedOpen => ModelPhase::ForcedOpen,
+            ModelState::OpenUntil { .. } => ModelPhase::OpenUntil,
+        }
+    }
+
+    /// The trip count of a state that keeps one.
+    pub fn trips(&self) -> Option<u64> {
+        match *self {
+            ModelState::Open { trips, .. }
+            | ModelState::HalfOpen { trips }
+            | ModelState::Probing { trips, .. }
+            | ModelState::OpenUntil { trips, .. } => Some(trips),
+            ModelState::Closed { .. } | ModelState::ForcedOpen => None,
         }
     }
 
@@ -501,16 +591,37 @@ impl Model {
         }
     }
 
-    /// Whether the `Open` or `Probing` state's time is up at `now`.
+    /// The deadline of an `OpenUntil` state (a clock reading).
+    pub fn until(&self) -> Option<u64> {
+        match self.state {
+            ModelState::OpenUntil { until, .. } => Some(until),
+            _ => None,
+        }
+    }
+
+    /// Whether the state keeps a time (`Open`, `Probing`, `OpenUntil`).
+    pub fn is_timed(&self) -> bool {
+        self.timed().is_some() || self.until().is_some()
+    }
+
+    /// Whether the `Open` or `Probing` state's time is up at `now`, or the
+    /// `OpenUntil` state's deadline is reached.
     fn lapsed(&self, now: u64) -> bool {
+        if let Some(until) = self.until() {
+            return self.config.reached(until, now);
+        }
         self.timed()
             .is_some_and(|(since, need, _)| self.config.elapsed(since, now) >= need)
     }
 
     /// The first clock reading at or after `now` at which an admission
-    /// would elect a probe, if the state is `Open` or `Probing` and not yet
-    /// lapsed at `now` (wrapping, like the clock).
+    /// would elect a probe, if the state is `Open`, `Probing` or `OpenUntil`
+    /// and not yet lapsed at `now` (wrapping, like the clock).
     pub fn next_lapse(&self, now: u64) -> Option<u64> {
+        if let Some(until) = self.until() {
+            return (!self.config.reached(until, now))
+                .then(|| self.config.first_reach_at(until, now));
+        }
         let (since, need, _) = self.timed()?;
         (self.config.elapsed(since, now) < need)
             .then(|| self.config.first_lapse_at(since, need, now))
@@ -520,7 +631,7 @@ impl Model {
     /// `now`.
     fn rejection(&self, now: u64) -> ModelRejected {
         let cause = match self.state {
-            ModelState::Open { .. } => Cause::Open,
+            ModelState::Open { .. } | ModelState::OpenUntil { .. } => Cause::Open,
             ModelState::Probing { .. } => Cause::Probing,
             _ => Cause::ForcedOpen,
         };
@@ -546,7 +657,9 @@ impl Model {
                 let now = self.clock(now);
                 Ok(self.elect(trips, now))
             }
-            ModelState::Open { trips, .. } | ModelState::Probing { trips, .. } => {
+            ModelState::Open { trips, .. }
+            | ModelState::Probing { trips, .. }
+            | ModelState::OpenUntil { trips, .. } => {
                 let now = self.clock(now);
                 if self.lapsed(now) {
                     self.go(ModelState::HalfOpen { trips });
@@ -610,15 +723,50 @@ impl Model {
                 }
                 true
             }
-            ModelState::Open { .. } | ModelState::HalfOpen { .. } | ModelState::ForcedOpen => false,
+            ModelState::Open { .. }
+            | ModelState::HalfOpen { .. }
+            | ModelState::ForcedOpen
+            | ModelState::OpenUntil { .. } => false,
         }
     }
 
+    /// A failure that says how long to stay open (`release_failure_for`,
+    /// `Permit::failure_for`): `open_for` ticks, clamped to half the ring.
+    /// When it trips the breaker (the N-th consecutive failure, or the
+    /// probe's failure in time) the breaker is `OpenUntil` the deadline
+    /// instead of `Open`; otherwise it is exactly
+    /// [`release`](Self::release) with a failure. True when it counted.
+    pub fn release_failure_for(&mut self, ticket_counter: u64, open_for: u64, now: u64) -> bool {
+        self.clear_last();
+        if !self.config.same_counter(ticket_counter, self.counter) {
+            return false;
+        }
+        let trips = match self.state {
+            ModelState::Closed { failures } if failures + 1 >= self.config.failure_threshold => 1,
+            ModelState::Probing { trips, .. } => {
+                let now = self.clock(now);
+                if self.lapsed(now) {
+                    self.go(ModelState::HalfOpen { trips });
+                    return false;
+                }
+                (trips + 1).min(self.config.max_trips())
+            }
+            _ => return self.release(ticket_counter, Outcome::Failure, now),
+        };
+        let now = self.clock(now);
+        self.go(ModelState::OpenUntil {
+            until: self.config.deadline(now, open_for),
+            trips,
+        });
+        true
+    }
+
     /// The status at `now`: a read, which changes nothing. An `Open` whose
-    /// time is up or a `Probing` whose probe timed out reads as `HalfOpen`.
+    /// time is up, a `Probing` whose probe timed out, or an `OpenUntil`
+    /// whose deadline is reached reads as `HalfOpen`.
     pub fn status(&mut self, now: u64) -> Status {
         self.clear_last();
-        if self.timed().is_some() {
+        if self.is_timed() {
             let now = self.clock(now);
             if self.lapsed(now) {
                 return Status::HalfOpen;
@@ -633,6 +781,30 @@ impl Model {
         if self.state != ModelState::ForcedOpen {
             self.go(ModelState::ForcedOpen);
         }
+    }
+
+    /// Opens the breaker now for `open_for` ticks (clamped to half the
+    /// ring), from any state: `OpenUntil` the deadline, keeping the trips of
+    /// a timed or half-open state (at least 1), else 1. An `Open`, `Probing`
+    /// or `OpenUntil` whose time is up first becomes `HalfOpen` (the lazy
+    /// move, reported); every earlier ticket becomes stale. Reads the clock.
+    pub fn force_open_for(&mut self, open_for: u64, now: u64) {
+        self.clear_last();
+        let now = self.clock(now);
+        if self.is_timed()
+            && self.lapsed(now)
+            && let Some(trips) = self.state.trips()
+        {
+            self.go(ModelState::HalfOpen { trips });
+        }
+        let trips = match self.state {
+            ModelState::Closed { .. } | ModelState::ForcedOpen => 1,
+            state => state.trips().unwrap_or(1).max(1),
+        };
+        self.go(ModelState::OpenUntil {
+            until: self.config.deadline(now, open_for),
+            trips,
+        });
     }
 
     /// Closes the breaker from any state; every earlier ticket becomes stale.
@@ -808,6 +980,130 @@ mod tests {
             assert_eq!(cfg::<W32>(config).time_shift, s, "{config:?}");
         }
         assert_eq!(cfg::<W64>(Config::new().open_for(1 << 33)).time_shift, 0);
+    }
+
+    #[test]
+    fn a_hinted_trip_opens_until_the_deadline() {
+        let c = cfg::<W64>(Config::new().failure_threshold(2).open_for(100));
+        let mut m = Model::new(c);
+        let a = m.acquire(0).unwrap();
+        let b = m.acquire(0).unwrap();
+        // Not the trip: a plain failure, no clock.
+        assert!(m.release_failure_for(a.counter, 5_000, 1));
+        assert_eq!(m.state(), ModelState::Closed { failures: 1 });
+        assert!(!m.read_clock());
+        assert!(m.release_failure_for(b.counter, 700, 1_000));
+        assert!(m.read_clock());
+        assert_eq!(
+            m.state(),
+            ModelState::OpenUntil {
+                until: 1_700,
+                trips: 1
+            }
+        );
+        assert_eq!(m.transitions()[0].to.status(), Status::Open);
+        assert!(!m.transitions()[0].forced());
+        assert_eq!(
+            m.acquire(1_100),
+            Err(ModelRejected {
+                cause: Cause::Open,
+                retry_after: Some(600)
+            })
+        );
+        assert_eq!(m.status(1_699), Status::Open);
+        assert_eq!(m.status(1_700), Status::HalfOpen);
+        let p = m.acquire(1_700).unwrap();
+        assert!(p.probe);
+        // A probe's hinted failure: trips counted on.
+        assert!(m.release_failure_for(p.counter, 10, 1_800));
+        assert_eq!(
+            m.state(),
+            ModelState::OpenUntil {
+                until: 1_810,
+                trips: 2
+            }
+        );
+        // A stale hinted failure changes nothing and reads no clock.
+        assert!(!m.release_failure_for(p.counter, 10, 1_800));
+        assert!(!m.read_clock());
+    }
+
+    #[test]
+    fn hints_are_units_clamped_to_half_the_field() {
+        let c = cfg::<W32>(Config::new().open_for(1_000));
+        assert_eq!(c.time_shift, 7);
+        assert_eq!(c.longest_hint(), 1 << 21);
+        assert_eq!(c.hint_units(0), 1);
+        assert_eq!(c.hint_units(1_000), 9);
+        assert_eq!(c.hint_units(u64::MAX), 1 << 14);
+        assert_eq!(c.hint_units(1 << 21), 1 << 14);
+        assert_eq!(c.deadline(130, 1_000), (1 + 9) << 7);
+        // Reached up to half the field past the deadline; before it, a
+        // reading from a clock that went back.
+        let until = c.deadline(0, 1 << 21);
+        assert!(!c.reached(until, 0));
+        assert!(c.reached(until, until));
+        assert!(c.reached(until, until + (1 << 21) - 1));
+        assert!(!c.reached(until, until + (1 << 21)));
+        let c = cfg::<W64>(Config::new());
+        assert_eq!((c.hint_units(0), c.hint_units(7)), (0, 7));
+        assert_eq!(c.hint_units(u64::MAX), 1 << 33);
+    }
+
+    #[test]
+    fn force_open_for_keeps_the_trips_of_a_timed_state() {
+        let c = cfg::<W64>(
+            Config::new()
+                .failure_threshold(1)
+                .open_for(10)
+                .probe_timeout(5),
+        );
+        let mut m = Model::new(c);
+        m.force_open_for(50, 3);
+        assert_eq!(
+            m.state(),
+            ModelState::OpenUntil {
+                until: 53,
+                trips: 1
+            }
+        );
+        assert_eq!(m.counter(), 1);
+        // Elapsed: lapses first (two transitions), trips kept.
+        m.force_open_for(0, 60);
+        assert_eq!(m.transitions().len(), 2);
+        assert_eq!(
+            m.state(),
+            ModelState::OpenUntil {
+                until: 60,
+                trips: 1
+            }
+        );
+        let p = m.acquire(60).unwrap();
+        assert!(m.release(p.counter, Outcome::Failure, 61));
+        assert_eq!(
+            m.state(),
+            ModelState::Open {
+                since: 61,
+                trips: 2
+            }
+        );
+        m.force_open_for(7, 62);
+        assert_eq!(
+            m.state(),
+            ModelState::OpenUntil {
+                until: 69,
+                trips: 2
+            }
+        );
+        m.force_open();
+        m.force_open_for(7, 62);
+        assert_eq!(
+            m.state(),
+            ModelState::OpenUntil {
+                until: 69,
+                trips: 1
+            }
+        );
     }
 
     #[test]

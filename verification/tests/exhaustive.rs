@@ -10,7 +10,11 @@
 //! A node is (word, model, clock). From each node the search applies every
 //! event — admit; release with the current counter and with stale ones (one
 //! and two states old) and a future one, each with every outcome; force open;
-//! force close; status — and every clock move within a finite clock domain
+//! force close; status; and issue 11's hinted failure (`Event::FailureFor`,
+//! with the current counter) and `force_open_for`, each with the hints 0, 1,
+//! the open time, `longest_hint - 1`, `longest_hint` (the clamp) and
+//! `u64::MAX`, and a stale hinted failure (one state old) — and every clock
+//! move within a finite clock domain
 //! `S` per config (small times 0..=6, the unit's edges, and clusters around
 //! half the ring, the ring, the ring minus the open time, the old `2^15`-tick
 //! horizon and `u64::MAX`), so the moves include +0, +1, backwards, huge jumps
@@ -21,9 +25,21 @@
 //! states before the counter wraps, so transitions across the wrap are
 //! explored too.
 //!
+//! So `OpenUntil` words (tag 5) are among the reachable states: every
+//! deadline those hints set from every clock of the domain. Once per
+//! distinct `OpenUntil` state the search checks its deadline at exact times:
+//! the first reading at the deadline elects the probe and one tick before is
+//! rejected, a rejection's wait lands on the deadline, a caller up to half
+//! the ring past the deadline probes and one exactly half the ring past reads
+//! as before it (the documented limit), a clock stepped back by more than
+//! half the ring probes, and callers spaced around the ring, half the ring
+//! and the old `2^15` horizon are rejected before the deadline and the first
+//! one at or after it probes.
+//!
 //! On every node it also checks, outside the graph, corrupt words derived
-//! from the node's word (I8), and, once per distinct timed state (`Open` or
-//! `Probing` with its timestamp), the time bounds at exact times computed
+//! from the node's word (I8: tags 6 and 7 are corrupt, tag 5 is
+//! `OpenUntil`, valid with any payload), and, once per distinct timed state
+//! (`Open` or `Probing` with its timestamp), the time bounds at exact times computed
 //! from the state (I4, I5, I6): the first lapsing reading is never before `d`
 //! ticks and never later than `d + 3 * 2^s` (with backoff below the cap,
 //! `(open_for + 3 * 2^s) * 2^(k-1)`: `harness::time_bounds`), it elects
@@ -42,7 +58,8 @@ use tripword::transition::{Event, Step, Verdict, apply, status_at};
 use tripword::word::{Snapshot, State, TAG_BITS};
 use tripword::{Cause, Config, Outcome, Status, Transition, ValidConfig, W32, W64, Word};
 use tripword_verification::harness::{
-    XorShift, counter_matches, state_mismatch, time_bounds, transitions_match,
+    XorShift, counter_matches, hint_deadline_mismatch, state_mismatch, time_bounds,
+    transitions_match,
 };
 use tripword_verification::model::{Model, ModelConfig, ModelRejected, ModelState};
 
@@ -50,6 +67,9 @@ const OUTCOMES: [Outcome; 3] = [Outcome::Success, Outcome::Failure, Outcome::Ign
 /// Release counters relative to the current one: current, one and two states
 /// old, one ahead (a ticket no state issued yet).
 const DELTAS: [i64; 4] = [0, -1, -2, 1];
+/// Hints a stale hinted failure (a ticket one state old) is tried with: it
+/// must change nothing whatever the hint, so two suffice.
+const STALE_HINTS: [u64; 2] = [0, u64::MAX];
 /// The old `W32` horizon: `2^15` ticks, the time field's range at `s = 0`.
 const OLD_HORIZON: u64 = 1 << 15;
 
@@ -60,14 +80,35 @@ enum Ev {
     ForceOpen,
     ForceClose,
     Status,
+    /// A failure with a hint (ticks), the counter relative to the current.
+    FailureFor(i64, u64),
+    /// `force_open_for` with a hint (ticks).
+    ForceOpenFor(u64),
 }
 
-fn all_events() -> Vec<Ev> {
+/// The hints searched for a config: 0, 1, the open time, `longest_hint -
+/// 1`, `longest_hint` (the clamp) and `u64::MAX` (clamped too).
+fn hints(cfg: &ModelConfig) -> Vec<u64> {
+    let longest = cfg.longest_hint();
+    let mut v = vec![0, 1, cfg.open_for, longest - 1, longest, u64::MAX];
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn all_events(hints: &[u64]) -> Vec<Ev> {
     let mut v = vec![Ev::Admit, Ev::ForceOpen, Ev::ForceClose, Ev::Status];
     for d in DELTAS {
         for o in OUTCOMES {
             v.push(Ev::Release(d, o));
         }
+    }
+    for &h in hints {
+        v.push(Ev::FailureFor(0, h));
+        v.push(Ev::ForceOpenFor(h));
+    }
+    for h in STALE_HINTS {
+        v.push(Ev::FailureFor(-1, h));
     }
     v
 }
@@ -84,6 +125,11 @@ fn pure_event(ev: Ev, counter: u32, period: u64) -> Option<Event> {
         Ev::ForceOpen => Event::ForceOpen,
         Ev::ForceClose => Event::ForceClose,
         Ev::Status => return None,
+        Ev::FailureFor(d, open_for) => Event::FailureFor {
+            counter: (i128::from(counter) + i128::from(d)).rem_euclid(i128::from(period)) as u32,
+            open_for,
+        },
+        Ev::ForceOpenFor(open_for) => Event::ForceOpenFor { open_for },
     })
 }
 
@@ -140,6 +186,17 @@ fn model_step(m: &mut Model, ev: Ev, now: u64) -> Said {
             Said::Done
         }
         Ev::Status => Said::Status(m.status(now)),
+        Ev::FailureFor(d, hint) => {
+            if m.release_failure_for(m.counter().wrapping_add_signed(d), hint, now) {
+                Said::Recorded
+            } else {
+                Said::Stale
+            }
+        }
+        Ev::ForceOpenFor(hint) => {
+            m.force_open_for(hint, now);
+            Said::Done
+        }
     }
 }
 
@@ -193,6 +250,8 @@ fn pure<W: Word>(
 
 #[derive(Default, Debug)]
 struct Counts {
+    /// Distinct `OpenUntil` states whose deadline was checked.
+    deadline_states: u64,
     states: u64,
     edges: u64,
     side_checks: u64,
@@ -388,7 +447,7 @@ impl<W: Word> Explorer<'_, W> {
                     // The cause names the state; only a timer has a wait,
                     // and a positive one.
                     let cause = match pre.state {
-                        State::Open { .. } => Cause::Open,
+                        State::Open { .. } | State::OpenUntil { .. } => Cause::Open,
                         State::Probing { .. } => Cause::Probing,
                         State::ForcedOpen => Cause::ForcedOpen,
                         _ => panic!("rejected in {:?}: {}", pre.state, ctx()),
@@ -406,6 +465,16 @@ impl<W: Word> Explorer<'_, W> {
                         assert!(
                             elapsed < self.mcfg.open_need(u64::from(trips)),
                             "I4/I5: {}",
+                            ctx()
+                        );
+                    }
+                    // An OpenUntil rejects only before its deadline: at
+                    // least half the field of units short of it.
+                    if let State::OpenUntil { until, .. } = pre.state {
+                        let past = l.elapsed(until, self.mcfg.units(now));
+                        assert!(
+                            past >= l.max_units(),
+                            "OpenUntil rejected {past} units past its deadline: {}",
                             ctx()
                         );
                     }
@@ -433,7 +502,10 @@ impl<W: Word> Explorer<'_, W> {
                 }
                 if matches!(
                     pre.state,
-                    State::Open { .. } | State::HalfOpen { .. } | State::ForcedOpen
+                    State::Open { .. }
+                        | State::HalfOpen { .. }
+                        | State::ForcedOpen
+                        | State::OpenUntil { .. }
                 ) {
                     assert_eq!(
                         step.said,
@@ -491,11 +563,55 @@ impl<W: Word> Explorer<'_, W> {
                     }
                 }
             }
+            Ev::FailureFor(d, hint) => self.hinted_failure(pre, d, hint, now, step, post, ctx),
+            Ev::ForceOpenFor(hint) => {
+                // From any state: OpenUntil, the trips of a timed or
+                // half-open state kept (at least 1), else 1; one transition,
+                // two when an elapsed timed state lapses first; the clock
+                // read once; the deadline within the hint's bounds.
+                assert_eq!(step.said, Said::Done, "{}", ctx());
+                assert_eq!(reads, 1, "force_open_for reads the clock: {}", ctx());
+                let State::OpenUntil { until, trips } = post.state else {
+                    panic!("force_open_for left {:?}: {}", post.state, ctx());
+                };
+                let want = match pre.state {
+                    State::Closed { .. } | State::ForcedOpen => 1,
+                    State::Open { trips, .. }
+                    | State::HalfOpen { trips }
+                    | State::Probing { trips, .. }
+                    | State::OpenUntil { trips, .. } => trips.max(1),
+                };
+                assert_eq!(trips, want, "force_open_for trips: {}", ctx());
+                let timed = matches!(
+                    pre.state,
+                    State::Open { .. } | State::Probing { .. } | State::OpenUntil { .. }
+                );
+                assert!(
+                    n == 1 || (n == 2 && timed),
+                    "force_open_for made {n} transitions: {}",
+                    ctx()
+                );
+                // Reported as Open, forced only when leaving the
+                // operator-held open.
+                let last = step.transitions.last().expect("at least one");
+                assert_eq!(
+                    (last.to, last.forced),
+                    (Status::Open, pre.state.is_forced_open()),
+                    "reported as Open, not forced: {}",
+                    ctx()
+                );
+                if let Some(diff) = hint_deadline_mismatch(&self.mcfg, until, now, hint) {
+                    panic!("{diff}: {}", ctx());
+                }
+            }
             Ev::Status => {
                 // A status is a read: it never writes nor reports; it reads
                 // the clock only for a timed state.
                 assert!(unchanged && n == 0, "status wrote: {}", ctx());
-                let timed = matches!(pre.state, State::Open { .. } | State::Probing { .. });
+                let timed = matches!(
+                    pre.state,
+                    State::Open { .. } | State::Probing { .. } | State::OpenUntil { .. }
+                );
                 assert_eq!(reads == 1, timed, "I9: status clock read: {}", ctx());
                 let Said::Status(st) = step.said else {
                     panic!("status answered {:?}: {}", step.said, ctx());
@@ -517,6 +633,90 @@ impl<W: Word> Explorer<'_, W> {
             Ev::ForceClose => {
                 assert_eq!(post.state, State::Closed { failures: 0 }, "{}", ctx());
                 assert_eq!(n, 1, "force_close is always a transition: {}", ctx());
+            }
+        }
+    }
+
+    /// Issue 11's hinted failure on one edge, stated directly: stale with
+    /// another counter (no clock, no change); with the current one, exactly
+    /// a plain failure unless it trips (the N-th consecutive failure in
+    /// `Closed`, or the probe's failure in time), which opens until a
+    /// deadline within the hint's bounds, with one trip, or the probe's
+    /// trips plus one (saturating), as one transition reported as `Open`.
+    #[allow(clippy::too_many_arguments)]
+    fn hinted_failure(
+        &self,
+        pre: &Snapshot,
+        d: i64,
+        hint: u64,
+        now: u64,
+        step: &CoreStep<W::Raw>,
+        post: &Snapshot,
+        ctx: &dyn Fn() -> String,
+    ) {
+        let n = step.transitions.len();
+        let unchanged = step.word == pre.encode::<W>();
+        if d != 0 {
+            assert_eq!(step.said, Said::Stale, "I2: {}", ctx());
+            assert!(
+                unchanged && n == 0 && step.reads == 0,
+                "I2: a stale hinted failure acted: {}",
+                ctx()
+            );
+            return;
+        }
+        // The same event without its hint, from the same word.
+        let plain = pure::<W>(
+            &self.config,
+            pre.encode::<W>(),
+            Ev::Release(0, Outcome::Failure),
+            pre.counter,
+            now,
+        );
+        let trips_to = match pre.state {
+            State::Closed { failures } if failures + 1 == self.config.failure_threshold() => {
+                Some(1)
+            }
+            State::Probing { .. } if plain.said == Said::Recorded => {
+                let State::Open { trips, .. } = decode::<W>(plain.word).state else {
+                    panic!("a failed probe did not reopen: {}", ctx());
+                };
+                Some(trips)
+            }
+            _ => None,
+        };
+        match trips_to {
+            None => {
+                // Not a trip: a plain failure, to the bit.
+                assert_eq!(
+                    (step.word, step.said, &step.transitions, step.reads),
+                    (plain.word, plain.said, &plain.transitions, plain.reads),
+                    "a hinted failure that does not trip is a plain failure: {}",
+                    ctx()
+                );
+            }
+            Some(k) => {
+                assert_eq!(step.said, Said::Recorded, "{}", ctx());
+                assert_eq!(
+                    (n, step.reads),
+                    (1, 1),
+                    "one trip, one clock read: {}",
+                    ctx()
+                );
+                let t = step.transitions[0];
+                assert_eq!(
+                    (t.to, t.forced),
+                    (Status::Open, false),
+                    "reported as Open, not forced: {}",
+                    ctx()
+                );
+                let State::OpenUntil { until, trips } = post.state else {
+                    panic!("a hinted trip left {:?}: {}", post.state, ctx());
+                };
+                assert_eq!(trips, k, "I3: trips as after a plain trip: {}", ctx());
+                if let Some(diff) = hint_deadline_mismatch(&self.mcfg, until, now, hint) {
+                    panic!("{diff}: {}", ctx());
+                }
             }
         }
     }
@@ -557,11 +757,100 @@ impl<W: Word> Explorer<'_, W> {
                     assert_eq!(w, word, "forced open changed on an admission");
                 }
             }
+            State::OpenUntil { .. } => {
+                let raw: u64 = word.into();
+                if self
+                    .timed_seen
+                    .insert((raw & !self.counter_field(), model.state()))
+                {
+                    self.counts.deadline_states += 1;
+                    self.until_checks(word, model);
+                }
+            }
             State::Closed { .. } | State::HalfOpen { .. } => {
                 // Admitted at once, whatever the time.
                 self.counts.side_checks += 1;
                 let (w, _) = self.edge(word, model, Ev::Admit, now);
                 let _ = w;
+            }
+        }
+    }
+
+    /// Issue 11: an `OpenUntil` state's deadline, at exact times computed
+    /// from it (independently of the model's rule, which `edge` compares
+    /// on every admission here too).
+    fn until_checks(&mut self, word: W::Raw, model: &Model) {
+        let cfg = self.mcfg;
+        let u = cfg.unit();
+        let half = u64::try_from(cfg.ring() / 2).expect("half the ring fits a u64");
+        let until = model.until().expect("an OpenUntil model state");
+        assert_eq!(until % u, 0, "a deadline starts a unit");
+        // The first reading at the deadline probes; one tick before, not.
+        assert!(
+            self.elected(word, model, until),
+            "I5: no probe at the deadline {until}"
+        );
+        assert!(
+            !self.elected(word, model, until.wrapping_sub(1)),
+            "I4: admitted one tick before the deadline {until}"
+        );
+        // A rejection's wait lands on the deadline, from just before it, a
+        // unit before, and half the ring before (the farthest a deadline
+        // lies ahead).
+        for back in [1, 2, u, u + 1, 3 * u - 1, half - 1, half] {
+            let t = until.wrapping_sub(back);
+            self.counts.side_checks += 1;
+            let step = pure::<W>(&self.config, word, Ev::Admit, before_counter::<W>(word), t);
+            let Said::Rejected(r) = step.said else {
+                panic!("admitted at {t}, {back} ticks before the deadline {until}");
+            };
+            assert_eq!(
+                (r.cause, r.retry_after),
+                (Cause::Open, Some(back)),
+                "the wait from {t} does not land on the deadline {until}"
+            );
+        }
+        // Gaps up to half the ring past the deadline are measured exactly;
+        // half the ring past it reads as before it (the documented limit).
+        assert!(
+            self.elected(word, model, until.wrapping_add(half - 1)),
+            "a caller half the ring less a tick past the deadline did not probe"
+        );
+        assert!(
+            !self.elected(word, model, until.wrapping_add(half)),
+            "half the ring past the deadline must read as before it"
+        );
+        // I6: a clock stepped back by more than half the ring reads as past
+        // the deadline.
+        assert!(
+            self.elected(word, model, until.wrapping_sub(half + u)),
+            "a clock more than half the ring back did not probe"
+        );
+        // Callers every `gap` ticks from half the ring before the deadline
+        // (the farthest a hint puts it): rejected before it, the first one
+        // at or after it probes (it is less than half the ring past).
+        let t0 = until.wrapping_sub(half);
+        let mut gaps: Vec<u64> = [1, u, u + 1, 3 * u, half / 3, half - 1, half, OLD_HORIZON]
+            .into_iter()
+            .chain([OLD_HORIZON + 1, 2 * OLD_HORIZON - 1])
+            .filter(|&g| g > 0 && g <= half)
+            .collect();
+        gaps.sort_unstable();
+        gaps.dedup();
+        for gap in gaps {
+            // The first caller at or after the deadline is the k-th.
+            let k_first = half.div_ceil(gap);
+            let from = k_first.saturating_sub(2).max(1);
+            for k in from..=k_first {
+                self.counts.sparse_callers += 1;
+                let x = gap * k;
+                let elected = self.elected(word, model, t0.wrapping_add(x));
+                assert_eq!(
+                    elected,
+                    x >= half,
+                    "a caller every {gap} ticks from half the ring before the deadline, \
+                     {x} ticks after it (the deadline at {half})"
+                );
             }
         }
     }
@@ -768,8 +1057,21 @@ impl<W: Word> Explorer<'_, W> {
         let payload = TAG_BITS + l.counter_bits;
         let top = 1u64 << (l.word_bits - 1);
         let threshold = u64::from(self.config.failure_threshold());
+        // Tag 5 is OpenUntil (issue 11): every payload valid, as for the
+        // other timed tags.
+        let open_until = W::from_u64((raw & !7) | 5);
+        assert!(
+            matches!(
+                Snapshot::decode::<W>(open_until),
+                Ok(Snapshot {
+                    state: State::OpenUntil { .. },
+                    ..
+                })
+            ),
+            "tag 5 with any payload is OpenUntil: {:#x}",
+            (raw & !7) | 5
+        );
         let variants = [
-            (raw & !7) | 5,
             (raw & !7) | 6,
             (raw & !7) | 7,
             keep | (threshold << payload),
@@ -787,6 +1089,8 @@ impl<W: Word> Explorer<'_, W> {
             Ev::Release(0, Outcome::Failure),
             Ev::Release(0, Outcome::Ignored),
             Ev::Release(-1, Outcome::Failure),
+            Ev::FailureFor(0, self.config.open_for()),
+            Ev::ForceOpenFor(1),
         ];
         for bad in variants {
             let bad_w = W::from_u64(bad);
@@ -972,7 +1276,7 @@ fn run_width<W: Word>(name: &str) -> Counts {
             config,
             mcfg,
             clocks: &clocks,
-            events: all_events(),
+            events: all_events(&hints(&mcfg)),
             counts: Counts::default(),
             corrupt_seen: HashSet::new(),
             timed_seen: HashSet::new(),
@@ -980,7 +1284,7 @@ fn run_width<W: Word>(name: &str) -> Counts {
         };
         x.explore();
         println!(
-            "{name} threshold={} open_for={} probe_timeout={} backoff={:?} s={} (clock domain of {}): {} states, {} transitions, {} timed states, {} sparse callers",
+            "{name} threshold={} open_for={} probe_timeout={} backoff={:?} s={} (clock domain of {}): {} states, {} transitions, {} timed states, {} open-until states, {} sparse callers",
             config.failure_threshold(),
             config.open_for(),
             config.probe_timeout(),
@@ -990,6 +1294,7 @@ fn run_width<W: Word>(name: &str) -> Counts {
             x.counts.states,
             x.counts.edges,
             x.counts.timed_states,
+            x.counts.deadline_states,
             x.counts.sparse_callers,
         );
         shifts.push(config.time_shift());
@@ -998,17 +1303,19 @@ fn run_width<W: Word>(name: &str) -> Counts {
         total.side_checks += x.counts.side_checks;
         total.corrupt_words += x.counts.corrupt_words;
         total.timed_states += x.counts.timed_states;
+        total.deadline_states += x.counts.deadline_states;
         total.sparse_callers += x.counts.sparse_callers;
     }
     shifts.sort_unstable();
     shifts.dedup();
     let line = format!(
-        "exhaustive {name}: {} configs (time shifts {shifts:?}), {} states, {} transitions, {} side checks ({} timed states, {} sparse callers), {} corrupt words, {:.1}s",
+        "exhaustive {name}: {} configs (time shifts {shifts:?}), {} states, {} transitions, {} side checks ({} timed states, {} open-until states, {} sparse callers), {} corrupt words, {:.1}s",
         cases.len(),
         total.states,
         total.edges,
         total.side_checks,
         total.timed_states,
+        total.deadline_states,
         total.sparse_callers,
         total.corrupt_words,
         start.elapsed().as_secs_f64()
@@ -1044,7 +1351,7 @@ fn exhaustive_w32() {
 fn random_words<W: Word>(seed: u64, count: u64, config: Config) {
     let config = config.check::<W>().expect("in range");
     let mut rng = XorShift::new(seed);
-    let events = all_events();
+    let events = all_events(&hints(&ModelConfig::for_width(&config)));
     for i in 0..count {
         let r = rng.next_u64();
         let raw = if i % 2 == 0 {

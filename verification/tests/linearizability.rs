@@ -6,8 +6,11 @@
 //! (operations linearized, model state, tickets held).
 //!
 //! Operations: acquire, permit (held, then finished or dropped), release of
-//! the thread's own ticket with any outcome, status (a read), force open and
-//! close, and clock moves (advance by 0–3 ticks or far past any duration; in
+//! the thread's own ticket with any outcome, a hinted failure of the
+//! thread's own ticket or permit (`release_failure_for`,
+//! `Permit::failure_for`, issue 11), status (a read), force open and close,
+//! `force_open_for`, with hints of 0–3 ticks, the open time, four times it,
+//! `longest_hint`, `u64::MAX` or any, and clock moves (advance by 0–3 ticks or far past any duration; in
 //! half of the histories also set backwards by 1–3 ticks). A rejection's
 //! result is its cause and wait. `W32` breakers run half the histories in
 //! exact ticks (`horizon(0)`, `s = 0`) and half in 4-tick units (`s = 2`). The clock is read slowly
@@ -22,7 +25,10 @@
 //! atomic, itself linearizable. When the clock never went backwards, an
 //! operation that needed the time must not have acted on a timestamp newer
 //! than the value it read (the Acquire/Release argument of `docs/design.md`,
-//! "Memory orderings").
+//! "Memory orderings"). (An `OpenUntil` word keeps a deadline, not the time
+//! it was stamped, so that check covers `Open` and `Probing`; a stale clock
+//! reading against a deadline reads as "not yet", and the model, applied
+//! with that reading, must still give the recorded result.)
 //!
 //! An operation's result includes the transitions its observer calls
 //! reported on its own thread (SPEC I7: reported by the caller whose
@@ -111,8 +117,13 @@ enum Op {
     Release {
         outcome: Option<Outcome>,
     },
+    /// Release the thread's ticket, or finish its permit, with a failure
+    /// that carries this hint (ticks).
+    ReleaseFor(u64),
     Status,
     ForceOpen,
+    /// `force_open_for(hint)`.
+    ForceOpenFor(u64),
     ForceClose,
     Advance(u64),
     Set(u64),
@@ -153,6 +164,7 @@ fn outcome(rng: &mut XorShift) -> Outcome {
 }
 
 /// One thread's run: `ops` random operations, each stamped.
+#[allow(clippy::too_many_arguments)]
 fn run_thread<'b, W: Word>(
     thread: usize,
     seed: u64,
@@ -161,6 +173,7 @@ fn run_thread<'b, W: Word>(
     clock: &ManualClock,
     seq: &AtomicU64,
     backwards: bool,
+    hints: &[u64],
 ) -> Vec<Entry> {
     let mut rng = XorShift::new(seed);
     let mut held: Held<'_, W> = Held::None;
@@ -181,7 +194,22 @@ fn run_thread<'b, W: Word>(
         let _ = take_seen();
         LAST_READ.with(|r| r.set(None));
         let invoke = seq.fetch_add(1, Ordering::SeqCst);
-        let (op, res) = if holding && (must_finish || r < 45) {
+        let hint = |rng: &mut XorShift| match rng.below(hints.len() as u64 + 1) {
+            0 => rng.next_u64(),
+            i => hints[i as usize - 1],
+        };
+        let (op, res) = if holding && (must_finish || r < 45) && rng.below(4) == 0 {
+            let h = hint(&mut rng);
+            let rel = match std::mem::replace(&mut held, Held::None) {
+                Held::Ticket(t) => b.release_failure_for(t, h),
+                Held::Permit(p) => p.failure_for(h),
+                Held::None => unreachable!(),
+            };
+            (
+                Op::ReleaseFor(h),
+                Res::Released(Some(rel == Release::Recorded)),
+            )
+        } else if holding && (must_finish || r < 45) {
             match std::mem::replace(&mut held, Held::None) {
                 Held::Ticket(t) => {
                     let o = outcome(&mut rng);
@@ -234,6 +262,10 @@ fn run_thread<'b, W: Word>(
         } else if r < 72 {
             b.force_close();
             (Op::ForceClose, Res::Done)
+        } else if r < 75 {
+            let h = hint(&mut rng);
+            b.force_open_for(h);
+            (Op::ForceOpenFor(h), Res::Done)
         } else if r < 96 {
             let d = match rng.below(10) {
                 // Far past any duration, landing anywhere in the ring.
@@ -312,9 +344,20 @@ fn step(s: &mut Search, e: &Entry) -> bool {
                 _ => false,
             }
         }
+        Op::ReleaseFor(hint) => {
+            let Some(counter) = s.held[e.thread].take() else {
+                return false;
+            };
+            let r = m.release_failure_for(counter, hint, now);
+            e.res == Res::Released(Some(r))
+        }
         Op::Status => e.res == Res::Status(m.status(now)),
         Op::ForceOpen => {
             m.force_open();
+            true
+        }
+        Op::ForceOpenFor(hint) => {
+            m.force_open_for(hint, now);
             true
         }
         Op::ForceClose => {
@@ -374,6 +417,8 @@ struct Totals {
     overlapping: u64,
     overlap_pairs: u64,
     clock_moves: u64,
+    /// Hinted failures and `force_open_for` (issue 11).
+    hinted: u64,
 }
 
 fn histories() -> u64 {
@@ -421,6 +466,17 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
         let seq = AtomicU64::new(0);
         let barrier = Arc::new(Barrier::new(threads));
         let seeds: Vec<u64> = (0..threads).map(|_| rng.next_u64()).collect();
+        let hints = [
+            0,
+            1,
+            2,
+            3,
+            open_for,
+            4 * open_for,
+            valid.longest_hint(),
+            u64::MAX,
+        ];
+        let hints = &hints;
         let mut history: Vec<Entry> = std::thread::scope(|s| {
             let handles: Vec<_> = seeds
                 .iter()
@@ -429,7 +485,7 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
                     let (b, clock, seq, barrier) = (&b, &clock, &seq, barrier.clone());
                     s.spawn(move || {
                         barrier.wait();
-                        run_thread::<W>(t, seed, ops, b, clock, seq, backwards)
+                        run_thread::<W>(t, seed, ops, b, clock, seq, backwards, hints)
                     })
                 })
                 .collect();
@@ -478,6 +534,10 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
         );
         totals.histories += 1;
         totals.ops += history.len() as u64;
+        totals.hinted += history
+            .iter()
+            .filter(|e| matches!(e.op, Op::ReleaseFor(_) | Op::ForceOpenFor(_)))
+            .count() as u64;
         // `history` is sorted by invocation: count the pairs of operations of
         // different threads whose intervals overlap.
         let overlaps = history
@@ -498,11 +558,12 @@ fn histories_are_linearizable() {
     let a = check_width::<W64>("W64", 7);
     let b = check_width::<W32>("W32", 8);
     let line = format!(
-        "linearizability: {} histories ({} W64, {} W32), {} operations and {} clock moves, {} with overlapping operations ({} overlapping pairs), 0 violations, {:.1}s",
+        "linearizability: {} histories ({} W64, {} W32), {} operations ({} hinted failures or force_open_for) and {} clock moves, {} with overlapping operations ({} overlapping pairs), 0 violations, {:.1}s",
         a.histories + b.histories,
         a.histories,
         b.histories,
         a.ops + b.ops,
+        a.hinted + b.hinted,
         a.clock_moves + b.clock_moves,
         a.overlapping + b.overlapping,
         a.overlap_pairs + b.overlap_pairs,

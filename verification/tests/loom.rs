@@ -11,7 +11,9 @@
 //! ```
 //!
 //! Two-thread models run unbounded; models with three or more threads set the
-//! preemption bound named in their doc. `LOOM_MAX_PREEMPTIONS`, when set,
+//! preemption bound named in their doc. Issue 11 adds a hinted failure
+//! racing a plain one on the last failure before the trip, and
+//! `force_open_for` racing a probe election (one caller, and two). `LOOM_MAX_PREEMPTIONS`, when set,
 //! bounds every model (the two-thread ones too); `TRIPWORD_LOOM_UNBOUNDED=1`
 //! lifts every bound (minutes, not seconds: see docs/verification.md, "loom").
 //! Each model prints how many executions loom explored and how long it took.
@@ -715,6 +717,210 @@ fn probe_timeout_racing_clock_3_threads() {
             assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
             assert_eq!(b.status(), Status::Closed);
         }
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Issue 11: a failure that carries its open time, and `force_open_for`.
+
+/// The last failure before the trip, twice: two tickets admitted in
+/// `Closed` (threshold 2), one released with `release_failure_for(ticket,
+/// 50)`, the other with a plain failure, racing. Asserts: both are
+/// recorded; exactly one trip (`Closed -> Open`, reported once), made by
+/// the thread whose failure landed second; the word is that winner's: open
+/// until `now + 50` (the hint) with one trip if the hinted failure tripped,
+/// else `Open` since `now` with one trip; the hint of a failure that did not
+/// trip changed nothing.
+fn hinted_vs_plain_failure<W: Word>() {
+    let b = breaker::<W>(config(2, 10, 100));
+    b.clock().set(7);
+    let hinted = b.acquire().expect("closed admits");
+    let plain = b.acquire().expect("closed admits");
+    let b1 = b.clone();
+    let h1 = spawn(1, move || b1.release_failure_for(hinted, 50));
+    let b2 = b.clone();
+    let h2 = spawn(2, move || b2.release(plain, Outcome::Failure));
+    let (r1, r2) = (join(h1), join(h2));
+    assert_eq!(
+        (r1, r2),
+        (Release::Recorded, Release::Recorded),
+        "I3: both failures count"
+    );
+    let h = history(&b);
+    assert_eq!(h.len(), 1, "I3: exactly one trip: {h:?}");
+    assert_eq!((h[0].from, h[0].to), (Phase::Closed, Phase::Open));
+    match (h[0].by, state(&b)) {
+        (
+            1,
+            State::OpenUntil {
+                until: 57,
+                trips: 1,
+            },
+        ) => {}
+        (2, State::Open { since: 7, trips: 1 }) => {}
+        (by, other) => panic!("the trip by thread {by} left {other:?}: not the winner's word"),
+    }
+}
+
+#[test]
+fn hinted_vs_plain_failure_2_threads_w64() {
+    check(
+        "hinted_vs_plain_failure_2_threads_w64",
+        None,
+        hinted_vs_plain_failure::<W64>,
+    );
+}
+
+#[test]
+fn hinted_vs_plain_failure_2_threads_w32() {
+    check(
+        "hinted_vs_plain_failure_2_threads_w32",
+        None,
+        hinted_vs_plain_failure::<W32>,
+    );
+}
+
+/// `force_open_for(100)` races a caller on an elapsed `Open` (tripped at 0,
+/// open 10, now 10). Every interleaving ends open until 110 with one trip,
+/// and either:
+/// - the caller was elected probe first (`Open -> HalfOpen -> Probing`, by
+///   the caller), then `force_open_for` (`Probing -> Open`, by the
+///   operator) made its ticket stale: its success is `Stale` and changes
+///   nothing; or
+/// - the force came first (the lapse `Open -> HalfOpen` and `HalfOpen ->
+///   Open`, both by the operator), and nobody is admitted: the caller is
+///   rejected with cause `Open` and a wait of 100 ticks.
+///
+/// Afterwards the deadline holds: rejected at 109, the probe at 110.
+fn force_open_for_vs_probe<W: Word>() {
+    let b = elapsed_open::<W>();
+    let b1 = b.clone();
+    let caller = spawn(1, move || b1.acquire());
+    let b2 = b.clone();
+    let operator = spawn(2, move || b2.force_open_for(100));
+    let got = join(caller);
+    join(operator);
+    let h = history(&b);
+    assert!(
+        matches!(
+            state(&b),
+            State::OpenUntil {
+                until: 110,
+                trips: 1
+            }
+        ),
+        "ended {:?}: {h:?}",
+        state(&b)
+    );
+    let steps: Vec<_> = h.iter().map(|r| (r.from, r.to, r.by)).collect();
+    match got {
+        Ok(probe) => {
+            assert!(probe.is_probe(), "I1: admitted outside Closed as probe");
+            assert_eq!(
+                steps[1..],
+                [
+                    (Phase::Open, Phase::HalfOpen, 1),
+                    (Phase::HalfOpen, Phase::Probing, 1),
+                    (Phase::Probing, Phase::Open, 2),
+                ],
+                "elected, then forced open: {h:?}"
+            );
+            let before = tripword::__verification::load_word(&*b);
+            assert_eq!(
+                b.release(probe, Outcome::Success),
+                Release::Stale,
+                "I2: the probe's ticket is stale after force_open_for"
+            );
+            assert_eq!(tripword::__verification::load_word(&*b), before);
+        }
+        Err(r) => {
+            assert_eq!(
+                steps[1..],
+                [
+                    (Phase::Open, Phase::HalfOpen, 2),
+                    (Phase::HalfOpen, Phase::Open, 2),
+                ],
+                "forced open first: {h:?}"
+            );
+            assert_eq!(
+                (r.cause(), r.retry_after()),
+                (tripword::Cause::Open, Some(100)),
+                "nobody admitted before the deadline"
+            );
+        }
+    }
+    b.clock().set(109);
+    assert!(b.acquire().is_err(), "I4: admitted before the deadline");
+    b.clock().set(110);
+    assert!(
+        b.acquire().is_ok_and(|t| t.is_probe()),
+        "I5: no probe at the deadline"
+    );
+}
+
+#[test]
+fn force_open_for_vs_probe_2_threads_w64() {
+    check(
+        "force_open_for_vs_probe_2_threads_w64",
+        None,
+        force_open_for_vs_probe::<W64>,
+    );
+}
+
+#[test]
+fn force_open_for_vs_probe_2_threads_w32() {
+    check(
+        "force_open_for_vs_probe_2_threads_w32",
+        None,
+        force_open_for_vs_probe::<W32>,
+    );
+}
+
+/// `force_open_for(100)` races two callers on an elapsed `Open`.
+/// Asserts: at most one caller admitted, as the probe, and then its ticket
+/// is stale; a rejection says `Open` or `Probing`; the word ends open until
+/// 110 with one trip. Preemption bound 3.
+#[test]
+fn force_open_for_vs_two_callers_3_threads() {
+    check("force_open_for_vs_two_callers_3_threads", Some(3), || {
+        let b = elapsed_open::<W64>();
+        let callers: Vec<_> = (1..=2)
+            .map(|who| {
+                let b = b.clone();
+                spawn(who, move || b.acquire())
+            })
+            .collect();
+        let b3 = b.clone();
+        let operator = spawn(3, move || b3.force_open_for(100));
+        let got: Vec<_> = callers.into_iter().map(join).collect();
+        join(operator);
+        let h = history(&b);
+        assert!(
+            matches!(
+                state(&b),
+                State::OpenUntil {
+                    until: 110,
+                    trips: 1
+                }
+            ),
+            "{h:?}"
+        );
+        let mut admitted = 0;
+        for r in got {
+            match r {
+                Ok(t) => {
+                    admitted += 1;
+                    assert!(t.is_probe(), "I1");
+                    assert_eq!(b.release(t, Outcome::Success), Release::Stale, "I2");
+                }
+                Err(r) => assert!(
+                    matches!(r.cause(), tripword::Cause::Open | tripword::Cause::Probing),
+                    "{r:?}"
+                ),
+            }
+        }
+        assert!(admitted <= 1, "I1: {admitted} admitted: {h:?}");
+        assert_eq!(h.last().map(|r| (r.to, r.by)), Some((Phase::Open, 3)));
     });
 }
 

@@ -14,6 +14,11 @@
 //! ticket), release of any held ticket (stale ones included) with any
 //! outcome, a permit finished or dropped (the config's abandon outcome), a
 //! ticket of another breaker released here, status, force open and close,
+//! issue 11's hinted failures (`release_failure_for` on any held ticket,
+//! `Permit::failure_for` on a fresh permit) and `force_open_for`, with hints
+//! drawn around 0, small, the configured open time, the largest hint whose
+//! units fit (`(2^(T-1) - 1) * 2^s + 1`), `longest_hint` (`2^(T-1) << s`)
+//! and beyond, the ring and `u64::MAX`,
 //! clock moves (small, exactly to the current deadline and one before and
 //! after, huge: half the ring, the ring, `2^15`, `2^33`, `2^34`, `2^63`,
 //! backwards small and by half the ring, set next to the `u64` wrap), and the
@@ -28,8 +33,11 @@
 //!   `force_close` pairs, on `W32` by up to 1 026 changes, past a full turn of
 //!   its 10-bit counter, with tickets held across.
 //!
-//! Besides the model, every admission and status read from `Open` or
-//! `Probing` is checked against the documented time bounds directly: nothing
+//! Besides the model, every admission and status read from `OpenUntil` is
+//! checked against its deadline directly (never admitted before it, admitted
+//! at or after it up to half the ring past it), every deadline a hint sets
+//! against the hint (`harness::hint_bounds`), and every admission and status
+//! read from `Open` or `Probing` against the documented time bounds: nothing
 //! is admitted (nor reads as half-open) before `d` ticks have passed since the
 //! timestamp; and a caller between `d + 3 * 2^s - 1` ticks after it and the
 //! ring less one unit is admitted (the deadline is at most that late).
@@ -53,8 +61,8 @@ use proptest_state_machine::{ReferenceStateMachine, StateMachineTest, prop_state
 
 use tripword::{Breaker, Config, Outcome, Release, Status, Ticket, W32, W64, Word};
 use tripword_verification::harness::{
-    CountingClock, Recorder, SharedClock, SharedRecorder, check_time_bounds, counter_matches,
-    rejection_matches, state_mismatch, transitions_match,
+    CountingClock, Recorder, SharedClock, SharedRecorder, check_hint_deadline, check_time_bounds,
+    counter_matches, rejection_matches, state_mismatch, transitions_match,
 };
 use tripword_verification::model::{
     Model, ModelConfig, ModelRejected, ModelState, ModelTicket, ModelTransition,
@@ -96,6 +104,12 @@ enum Op {
     Status,
     ForceOpen,
     ForceClose,
+    /// `release_failure_for` on the held ticket at this index, with a hint.
+    FailureFor(Index, u64),
+    /// Take a permit; finish it with `failure_for(hint)`.
+    PermitFailureFor(u64),
+    /// `force_open_for(hint)`.
+    ForceOpenFor(u64),
     /// Move the clock forward (wrapping: a huge value moves it backwards).
     Advance(u64),
     /// Set the clock.
@@ -157,12 +171,23 @@ impl RefState {
             .map(|at| at.wrapping_sub(self.now))
     }
 
-    /// The current timed state's duration in ticks, or the base open time.
+    /// The current timed state's duration in ticks (for `OpenUntil`, the
+    /// ticks left to its deadline, when it lies ahead), or the base open
+    /// time.
     fn duration(&self) -> u64 {
         let cfg = self.model.config();
         match self.model.state() {
             ModelState::Open { trips, .. } => cfg.open_duration(trips),
             ModelState::Probing { .. } => cfg.probe_timeout,
+            ModelState::OpenUntil { until, .. } => {
+                let ring = ring(cfg);
+                let ahead = until.wrapping_sub(self.now) % ring;
+                if (1..=ring / 2).contains(&ahead) {
+                    ahead
+                } else {
+                    cfg.open_for
+                }
+            }
             _ => cfg.open_for,
         }
     }
@@ -198,6 +223,50 @@ fn duration(max: u64) -> impl Strategy<Value = u64> {
         1 => Just(max - 1),
         1 => 31u64..=max,
     ]
+}
+
+/// Hints for `failure_for` and `force_open_for`: around 0, small, the
+/// configured open time, the largest hint whose units fit half the field,
+/// `longest_hint` (half the ring) and beyond, the ring and `u64::MAX`.
+fn hint_strategy(cfg: &ModelConfig) -> BoxedStrategy<u64> {
+    let u = cfg.unit();
+    let open = cfg.open_for;
+    let longest = cfg.longest_hint();
+    let fits = (cfg.max_hint_units() - 1) * u + 1;
+    let ring = ring(cfg);
+    let edges = vec![
+        0,
+        1,
+        2,
+        u - 1,
+        u,
+        u + 1,
+        open - 1,
+        open,
+        open + 1,
+        open + u,
+        2 * open,
+        fits - 1,
+        fits,
+        fits + 1,
+        longest - u,
+        longest - 1,
+        longest,
+        longest + 1,
+        longest + u,
+        2 * longest - 1,
+        ring,
+        ring + 1,
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+    prop_oneof![
+        3 => 0u64..=30,
+        5 => proptest::sample::select(edges),
+        1 => 0..=longest,
+        1 => any::<u64>(),
+    ]
+    .boxed()
 }
 
 /// The horizons drawn per width, each with the largest duration drawn
@@ -366,6 +435,8 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
             3 => Just(Op::Status),
             1 => Just(Op::ForceOpen),
             1 => Just(Op::ForceClose),
+            2 => hint_strategy(&cfg).prop_map(Op::PermitFailureFor),
+            1 => hint_strategy(&cfg).prop_map(Op::ForceOpenFor),
             3 => (0u64..=20).prop_map(Op::Advance),
             4 => to_deadline.prop_map(Op::Advance),
             1 => clock_jump.prop_map(Op::Advance),
@@ -379,15 +450,16 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
             base.boxed()
         } else {
             prop_oneof![
-                3 => base,
-                2 => (any::<Index>(), outcome()).prop_map(|(i, o)| Op::Release(i, o)),
+                6 => base,
+                3 => (any::<Index>(), outcome()).prop_map(|(i, o)| Op::Release(i, o)),
+                1 => (any::<Index>(), hint_strategy(&cfg)).prop_map(|(i, d)| Op::FailureFor(i, d)),
             ]
             .boxed()
         }
     }
 
     fn preconditions(state: &RefState, op: &Op) -> bool {
-        !matches!(op, Op::Release(..)) || !state.held.is_empty()
+        !matches!(op, Op::Release(..) | Op::FailureFor(..)) || !state.held.is_empty()
     }
 
     fn apply(mut s: RefState, op: &Op) -> RefState {
@@ -425,6 +497,26 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
                     (t, r)
                 });
                 s.answer = Answer::Permit(done);
+            }
+            Op::FailureFor(i, d) => {
+                let t = s.held.remove(i.index(s.held.len()));
+                let r = s.model.release_failure_for(t.counter, d, now);
+                s.absorb();
+                s.answer = Answer::Released(r);
+            }
+            Op::PermitFailureFor(d) => {
+                let t = s.model.acquire(now);
+                s.absorb();
+                let done = t.map(|t| {
+                    let r = s.model.release_failure_for(t.counter, d, now);
+                    s.absorb();
+                    (t, r)
+                });
+                s.answer = Answer::Permit(done);
+            }
+            Op::ForceOpenFor(d) => {
+                s.model.force_open_for(d, now);
+                s.absorb();
             }
             Op::ForeignRelease(_) => s.answer = Answer::Released(false),
             Op::Status => {
@@ -484,6 +576,10 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
 static SEQUENCES: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 static SHIFTED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 static OPERATIONS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+/// Of the operations: those with a hint (issue 11), and the operations
+/// that left the breaker open until a deadline (`OpenUntil`).
+static HINTED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static IN_OPEN_UNTIL: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 fn width_index<W: Word>() -> usize {
     usize::from(W::LAYOUT.word_bits == 32)
@@ -499,10 +595,12 @@ fn record_counts<W: Word>(shift: u32) {
     if n.is_multiple_of(250) || n >= u64::from(cases()) {
         let shifted = SHIFTED[i].load(Ordering::Relaxed);
         let line = format!(
-            "proptest W{}: {n} sequences ({} at s = 0, {shifted} at s > 0), {} operations, each checked against the model",
+            "proptest W{}: {n} sequences ({} at s = 0, {shifted} at s > 0), {} operations ({} with a hint, {} ending open until a deadline), each checked against the model",
             W::LAYOUT.word_bits,
             n - shifted,
-            OPERATIONS[i].load(Ordering::Relaxed)
+            OPERATIONS[i].load(Ordering::Relaxed),
+            HINTED[i].load(Ordering::Relaxed),
+            IN_OPEN_UNTIL[i].load(Ordering::Relaxed),
         );
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("verification-counts");
         let _ = std::fs::create_dir_all(&dir);
@@ -545,6 +643,24 @@ fn admission_matches(
     }
 }
 
+/// After an operation with a hint of `d` ticks at clock reading `now`: if
+/// it opened the breaker until a deadline (the model made a transition into
+/// `OpenUntil`), the deadline the core stored is within the hint's
+/// documented bounds (`harness::hint_bounds`), read from the word.
+fn check_hinted_open<W: Word>(sut: &Sut<W>, r: &RefState, now: u64, d: u64, what: &str) {
+    if r.transitions.is_empty() || !matches!(r.model.state(), ModelState::OpenUntil { .. }) {
+        return;
+    }
+    let snap = sut
+        .breaker
+        .snapshot()
+        .expect("the word is never corrupt here");
+    let tripword::word::State::OpenUntil { until, .. } = snap.state else {
+        panic!("{what}({d}) at {now}: the core stored {snap:?}, the model opened until a deadline");
+    };
+    check_hint_deadline(&sut.config, until, now, d, what);
+}
+
 impl<W: Word> StateMachineTest for Sut<W> {
     type SystemUnderTest = Self;
     type Reference = Machine<W>;
@@ -569,6 +685,15 @@ impl<W: Word> StateMachineTest for Sut<W> {
 
     fn apply(mut sut: Self, r: &RefState, op: Op) -> Self {
         OPERATIONS[width_index::<W>()].fetch_add(1, Ordering::Relaxed);
+        if matches!(
+            op,
+            Op::FailureFor(..) | Op::PermitFailureFor(_) | Op::ForceOpenFor(_)
+        ) {
+            HINTED[width_index::<W>()].fetch_add(1, Ordering::Relaxed);
+        }
+        if matches!(r.model.state(), ModelState::OpenUntil { .. }) {
+            IN_OPEN_UNTIL[width_index::<W>()].fetch_add(1, Ordering::Relaxed);
+        }
         let reads = sut.clock.reads();
         let word_before = tripword::__verification::load_word(&*sut.breaker);
         let before = sut
@@ -666,6 +791,50 @@ impl<W: Word> StateMachineTest for Sut<W> {
                     "status wrote"
                 );
                 check_time_bounds(&cfg, &r.before, now, got == Status::HalfOpen, "status");
+            }
+            Op::FailureFor(i, d) => {
+                let t = sut.held.remove(i.index(sut.held.len()));
+                let got = sut.breaker.release_failure_for(t, d);
+                assert_eq!(
+                    r.answer,
+                    Answer::Released(got == Release::Recorded),
+                    "release_failure_for({d}) verdict"
+                );
+                check_hinted_open(&sut, r, now, d, "release_failure_for");
+            }
+            Op::PermitFailureFor(d) => {
+                let got = sut.breaker.permit();
+                let Answer::Permit(want) = &r.answer else {
+                    unreachable!()
+                };
+                check_time_bounds(&cfg, &r.before, now, got.is_ok(), "permit");
+                match (got, want) {
+                    (Ok(p), Ok((m, recorded))) => {
+                        assert_eq!(p.is_probe(), m.probe, "permit probe flag");
+                        let rel = p.failure_for(d);
+                        assert_eq!(
+                            rel == Release::Recorded,
+                            *recorded,
+                            "permit failure_for({d}) verdict"
+                        );
+                    }
+                    (Err(got), Err(m)) => {
+                        assert!(
+                            rejection_matches(&got, m),
+                            "permit rejected: core {got:?}, model {m:?}"
+                        );
+                    }
+                    (got, want) => panic!("permit: core ok={}, model {want:?}", got.is_ok()),
+                }
+                check_hinted_open(&sut, r, now, d, "Permit::failure_for");
+            }
+            Op::ForceOpenFor(d) => {
+                sut.breaker.force_open_for(d);
+                assert!(
+                    matches!(r.model.state(), ModelState::OpenUntil { .. }),
+                    "force_open_for always opens until a deadline"
+                );
+                check_hinted_open(&sut, r, now, d, "force_open_for");
             }
             Op::ForceOpen => sut.breaker.force_open(),
             Op::ForceClose => sut.breaker.force_close(),

@@ -11,6 +11,13 @@
 //! 1)) >> s` units, and with backoff the open time after `k` trips is
 //! `min(need(cap), need(open_for) * 2^(k-1))` units. So a clock that jumps or
 //! runs backwards reads here as it does on the breaker.
+//!
+//! Issue 11 (`docs/spec.md`, "Policies"): a failure that carries its open
+//! time and `force_open_for` open the breaker until a deadline: the start
+//! of unit `units(now) + min(need(d), 2^(time_bits - 1))` (a hint is clamped
+//! to half the ring), kept here as that clock reading. A reading reaches it
+//! when it is less than half the time field of units past it; any other
+//! reading is before it.
 
 use tripword::{Cause, Outcome, Status, ValidConfig, Word};
 
@@ -23,13 +30,14 @@ pub enum Phase {
     HalfOpen,
     Probing,
     ForcedOpen,
+    OpenUntil,
 }
 
 impl Phase {
     pub fn status(self) -> Status {
         match self {
             Phase::Closed => Status::Closed,
-            Phase::Open | Phase::ForcedOpen => Status::Open,
+            Phase::Open | Phase::ForcedOpen | Phase::OpenUntil => Status::Open,
             Phase::HalfOpen => Status::HalfOpen,
             Phase::Probing => Status::Probing,
         }
@@ -39,11 +47,26 @@ impl Phase {
 /// A state with what it needs to decide, in full precision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
-    Closed { failures: u32 },
-    Open { since: u64, trips: u32 },
-    HalfOpen { trips: u32 },
-    Probing { since: u64, trips: u32 },
+    Closed {
+        failures: u32,
+    },
+    Open {
+        since: u64,
+        trips: u32,
+    },
+    HalfOpen {
+        trips: u32,
+    },
+    Probing {
+        since: u64,
+        trips: u32,
+    },
     ForcedOpen,
+    /// Open until the clock reading `until` (the start of its unit).
+    OpenUntil {
+        until: u64,
+        trips: u32,
+    },
 }
 
 impl State {
@@ -54,6 +77,7 @@ impl State {
             State::HalfOpen { .. } => Phase::HalfOpen,
             State::Probing { .. } => Phase::Probing,
             State::ForcedOpen => Phase::ForcedOpen,
+            State::OpenUntil { .. } => Phase::OpenUntil,
         }
     }
 }
@@ -173,6 +197,21 @@ impl Model {
         }
     }
 
+    /// Half the time field, in units: the longest a deadline lies ahead.
+    fn half_field(&self) -> u64 {
+        1u64 << (self.time_bits - 1)
+    }
+
+    /// The deadline a hint of `ticks` given at `now` sets: the start of
+    /// unit `units(now) + min(need(ticks), half the field)`. `need` in
+    /// `u128` here: a hint may be any `u64`.
+    pub fn deadline_for(&self, now: u64, ticks: u64) -> u64 {
+        let unit = 1u128 << self.shift;
+        let need = (u128::from(ticks) + 2 * (unit - 1)) >> self.shift;
+        let units = need.min(u128::from(self.half_field())) as u64;
+        ((now >> self.shift).wrapping_add(units)).wrapping_shl(self.shift)
+    }
+
     /// The current timed state's start and the units it lasts.
     fn timed(&self) -> Option<(u64, u64)> {
         match self.state {
@@ -187,6 +226,12 @@ impl Model {
     /// has one that has not run out at `now`: the start of unit `units(now)
     /// + need - elapsed`. Lets a test land on the boundary.
     pub fn deadline(&self, now: u64) -> Option<u64> {
+        if let State::OpenUntil { until, .. } = self.state {
+            // Units from `now` to the deadline, modulo the field.
+            let left = self.elapsed(now, until);
+            return (!self.lapsed(now))
+                .then(|| ((now >> self.shift).wrapping_add(left)).wrapping_shl(self.shift));
+        }
         let (since, need) = self.timed()?;
         let elapsed = self.elapsed(since, now);
         (elapsed < need)
@@ -203,16 +248,23 @@ impl Model {
         self.state = to;
     }
 
-    /// Whether the Open or Probing state's time is up at `now`.
+    /// Whether the Open or Probing state's time is up at `now`, or the
+    /// OpenUntil state's deadline reached.
     fn lapsed(&self, now: u64) -> bool {
+        if let State::OpenUntil { until, .. } = self.state {
+            return self.elapsed(until, now) < self.half_field();
+        }
         self.timed()
             .is_some_and(|(since, need)| self.elapsed(since, now) >= need)
     }
 
-    /// Open whose time is up, or Probing whose probe timed out: HalfOpen.
+    /// Open whose time is up, Probing whose probe timed out, or OpenUntil
+    /// whose deadline is reached: HalfOpen.
     fn lapse(&mut self, now: u64) {
         if self.lapsed(now)
-            && let State::Open { trips, .. } | State::Probing { trips, .. } = self.state
+            && let State::Open { trips, .. }
+            | State::Probing { trips, .. }
+            | State::OpenUntil { trips, .. } = self.state
         {
             self.go(State::HalfOpen { trips })
         }
@@ -236,14 +288,20 @@ impl Model {
                 cause: Cause::ForcedOpen,
                 retry_after: None,
             },
-            State::Open { .. } | State::Probing { .. } => Answer::Rejected {
-                cause: if matches!(self.state, State::Open { .. }) {
-                    Cause::Open
-                } else {
-                    Cause::Probing
-                },
-                retry_after: self.deadline(now).map(|at| at.wrapping_sub(now)),
-            },
+            State::Open { .. } | State::Probing { .. } | State::OpenUntil { .. } => {
+                Answer::Rejected {
+                    cause: if !matches!(self.state, State::Probing { .. }) {
+                        Cause::Open
+                    } else {
+                        Cause::Probing
+                    },
+                    // `Rejected` saturates its wait at `usize::MAX >> 2` ticks
+                    // (2^30 - 1 here): a hint can be that long.
+                    retry_after: self
+                        .deadline(now)
+                        .map(|at| at.wrapping_sub(now).min((usize::MAX >> 2) as u64)),
+                }
+            }
         }
     }
 
@@ -297,7 +355,7 @@ impl Model {
         }
         Answer::Status(match self.state {
             State::Closed { .. } => Status::Closed,
-            State::Open { .. } | State::ForcedOpen => Status::Open,
+            State::Open { .. } | State::ForcedOpen | State::OpenUntil { .. } => Status::Open,
             State::HalfOpen { .. } => Status::HalfOpen,
             State::Probing { .. } => Status::Probing,
         })
@@ -307,6 +365,44 @@ impl Model {
         if self.state != State::ForcedOpen {
             self.go(State::ForcedOpen);
         }
+        Answer::Done
+    }
+
+    /// A failure that carries its open time: as a failure, except that a
+    /// trip (the N-th failure, or the probe's in time) opens until the
+    /// deadline of `ticks` from `now`.
+    pub fn release_failure_for(&mut self, counter: u64, ticks: u64, now: u64) -> Answer {
+        if counter != self.counter {
+            return Answer::Stale;
+        }
+        let trips = match self.state {
+            State::Closed { failures } if failures + 1 >= self.threshold => 1,
+            State::Probing { trips, .. } if !self.lapsed(now) => (trips + 1).min(self.max_trips),
+            _ => return self.release(counter, Outcome::Failure, now),
+        };
+        self.go(State::OpenUntil {
+            until: self.deadline_for(now, ticks),
+            trips,
+        });
+        Answer::Recorded
+    }
+
+    /// Opens until the deadline of `ticks` from `now`, from any state (an
+    /// elapsed timed state lapses first), keeping the trips of a timed or
+    /// half-open state (at least 1), else 1.
+    pub fn force_open_for(&mut self, ticks: u64, now: u64) -> Answer {
+        self.lapse(now);
+        let trips = match self.state {
+            State::Closed { .. } | State::ForcedOpen => 1,
+            State::Open { trips, .. }
+            | State::HalfOpen { trips }
+            | State::Probing { trips, .. }
+            | State::OpenUntil { trips, .. } => trips.max(1),
+        };
+        self.go(State::OpenUntil {
+            until: self.deadline_for(now, ticks),
+            trips,
+        });
         Answer::Done
     }
 

@@ -5,6 +5,12 @@
 //! 128-tick units, `s = 7`) and once in whole ticks (`horizon(0)`); `W64`
 //! keeps whole ticks at its default horizon.
 //!
+//! Issue 11's operations are among them: a quarter of the releases of held
+//! tickets, and a quarter of the permits, are failures that carry their open
+//! time (`release_failure_for`, `Permit::failure_for`), and `force_open_for`
+//! runs now and then, with hints of 0, 1, the open time, four times it,
+//! `longest_hint`, `u64::MAX` or any.
+//!
 //! The clock moves forwards in small and huge steps and sometimes backwards,
 //! and starts either at 0 or just below `u64::MAX`, so wraps are covered.
 //! Held tickets are released within `MAX_HOLD` operations: at a handful of
@@ -62,6 +68,19 @@ struct Held {
     since_op: u32,
 }
 
+/// A hint for a hinted failure or `force_open_for`.
+fn hint(rng: &mut XorShift, open_for: u64, longest: u64) -> u64 {
+    match rng.below(8) {
+        0 => 0,
+        1 => 1,
+        2 | 3 => open_for,
+        4 => 4 * open_for,
+        5 => longest,
+        6 => u64::MAX,
+        _ => u64::from(rng.next()) << rng.below(33),
+    }
+}
+
 fn outcome(rng: &mut XorShift) -> Outcome {
     match rng.below(20) {
         0..=8 => Outcome::Failure,
@@ -77,6 +96,7 @@ fn compare<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, seed: 
     let mut held: [Option<Held>; SLOTS] = [const { None }; SLOTS];
     // Clock steps scale with the duration, at least a few units.
     let open_for = (f.b.config().open_for() as u32).max(8 * model.unit() as u32);
+    let (base_open, longest) = (f.b.config().open_for(), f.b.config().longest_hint());
     f.clock.set(origin);
     let mut bad_ops = 0u32;
     let mut tally = Tally::default();
@@ -102,10 +122,27 @@ fn compare<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, seed: 
                 c.eq(answer, want, "permit agrees with the model");
                 if let Ok(p) = &permit {
                     tally.probes += u32::from(p.is_probe());
-                    let abandon = f.b.config().abandon();
-                    let _ = model.release(model.counter, abandon, now);
                 }
-                drop(permit);
+                match permit {
+                    // A quarter: finished with a failure that carries its
+                    // open time.
+                    Ok(p) if rng.below(4) == 0 => {
+                        let d = hint(&mut rng, base_open, longest);
+                        let want = model.release_failure_for(model.counter, d, now);
+                        let got = match p.failure_for(d) {
+                            Release::Recorded => Answer::Recorded,
+                            Release::Stale => Answer::Stale,
+                        };
+                        tally.hinted += 1;
+                        c.eq(got, want, "permit failure_for agrees with the model");
+                    }
+                    Ok(p) => {
+                        let abandon = f.b.config().abandon();
+                        let _ = model.release(model.counter, abandon, now);
+                        drop(p);
+                    }
+                    Err(_) => {}
+                }
             }
             10..=89 => {
                 let want = mask_admitted(model.admit(now), &layout);
@@ -143,6 +180,10 @@ fn compare<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, seed: 
                     .map(|i| (first + i) % SLOTS)
                     .find(|&i| held[i].is_some());
                 match slot.and_then(|i| held[i].take()) {
+                    Some(h) if rng.below(4) == 0 => {
+                        let d = hint(&mut rng, base_open, longest);
+                        release_for(c, f, &mut model, h, d, now, &mut tally)
+                    }
                     Some(h) => release(c, f, &mut model, h, outcome(&mut rng), now, &mut tally),
                     None => {
                         let want = model.status(now);
@@ -189,6 +230,12 @@ fn compare<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, seed: 
                     want,
                     "status agrees with the model",
                 );
+            }
+            197 => {
+                let d = hint(&mut rng, base_open, longest);
+                f.b.force_open_for(d);
+                model.force_open_for(d, now);
+                tally.hinted += 1;
             }
             _ => {
                 f.b.force_close();
@@ -272,15 +319,17 @@ fn compare<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, seed: 
         tally.probe_timeouts,
         tally.stale
     );
-    let [closed, open, half_open, probing, forced] = tally.phase;
+    let [closed, open, half_open, probing, forced, open_until] = tally.phase;
     crate::out!(
-        "    ops ending in closed {}, open {}, half-open {}, probing {}, forced open {}",
+        "    ops ending in closed {}, open {}, half-open {}, probing {}, forced open {}, open until {}",
         closed,
         open,
         half_open,
         probing,
-        forced
+        forced,
+        open_until
     );
+    crate::out!("    {} hinted failures or force_open_for", tally.hinted);
 }
 
 /// A rejection as the model says it: cause and wait.
@@ -312,6 +361,28 @@ fn release<W: Word, P: ConfigSource<W>>(
     c.eq(got, want, "release agrees with the model");
 }
 
+/// Releases `h` on both as a failure that carries the open time `d`.
+fn release_for<W: Word, P: ConfigSource<W>>(
+    c: &mut Checks,
+    f: Fixture<W, P>,
+    model: &mut Model,
+    h: Held,
+    d: u64,
+    now: u64,
+    tally: &mut Tally,
+) {
+    tally.hinted += 1;
+    let want = model.release_failure_for(h.model_counter, d, now);
+    let got = match f.b.release_failure_for(h.ticket, d) {
+        Release::Recorded => Answer::Recorded,
+        Release::Stale => {
+            tally.stale += 1;
+            Answer::Stale
+        }
+    };
+    c.eq(got, want, "release_failure_for agrees with the model");
+}
+
 /// What a run covered, printed so a reader can see it exercised each path.
 #[derive(Default)]
 struct Tally {
@@ -319,7 +390,9 @@ struct Tally {
     stale: u32,
     transitions: u32,
     probe_timeouts: u32,
-    phase: [u32; 5],
+    /// Hinted failures and `force_open_for` (issue 11).
+    hinted: u32,
+    phase: [u32; 6],
 }
 
 /// The model's admission, with its counter reduced to the word's width.
@@ -349,6 +422,10 @@ fn expected<W: Word>(m: &Model) -> Snapshot {
             trips,
         },
         State::ForcedOpen => word::State::ForcedOpen,
+        State::OpenUntil { until, trips } => word::State::OpenUntil {
+            until: time(until),
+            trips,
+        },
     };
     Snapshot {
         state,

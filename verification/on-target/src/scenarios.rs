@@ -541,8 +541,19 @@ fn trip_from_probe<W: Word, P: ConfigSource<W>>(f: Fixture<W, P>) {
 
 fn corrupt<W: Word>(c: &mut Checks) {
     let config = ValidConfig::<W>::new(SEED);
-    // Tags 5, 6, 7 are no state: fail open, reported as repaired.
-    for tag in 5u64..8 {
+    // Tags 6 and 7 are no state: fail open, reported as repaired. (Tag 5 is
+    // OpenUntil, issue 11: valid with any payload.)
+    c.check(
+        matches!(
+            Snapshot::decode::<W>(W::from_u64(5 | 0x50)),
+            Ok(Snapshot {
+                state: tripword::word::State::OpenUntil { .. },
+                ..
+            })
+        ),
+        "tag 5: OpenUntil",
+    );
+    for tag in 6u64..8 {
         let step = apply::<W>(&config, W::from_u64(tag | 0x50), Event::Admit, || 0);
         c.check(
             matches!(step.verdict, Verdict::Admitted { probe: false, .. }),
