@@ -6,6 +6,7 @@
 # one), so read it next to the criterion times, not instead of them.
 #
 #   benches/per-call.sh [CALLS]        (default 100000)
+#   IMPLS="tripword_w64_call tripword_w64_call_async" benches/per-call.sh
 #
 # Prints a Markdown table. Needs valgrind; builds the per-call binary in
 # release mode (set CARGO_TARGET_DIR to reuse a build).
@@ -19,7 +20,7 @@ irefs() {
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" "$@" 2>&1 \
     | awk '/I *refs/ {gsub(",", "", $NF); print $NF}'
 }
-impls="atomic_load_pair tripword_w64 tripword_w32 mutex_breaker failsafe recloser tower_resilience"
+impls="${IMPLS:-atomic_load_pair tripword_w64 tripword_w32 tripword_w64_call tripword_w64_call_async tripword_w64_tower mutex_breaker failsafe recloser tower_resilience}"
 echo "| implementation | closed | failure_storm |"
 echo "|---|---:|---:|"
 for impl in $impls; do

@@ -2,14 +2,24 @@
 //! call.
 //!
 //! Used for `tower-resilience-circuitbreaker` (a tower `Service`, whose calls
-//! are futures) on plain threads and in criterion: [`block_on`] polls the
-//! future once, on the current thread, with a thread-parking waker. The
-//! futures it is given complete on that first poll when the inner service is
-//! ready and the breaker's state lock is free, so the measured cost is the
-//! breaker's own (its boxed future, its async mutex, its clock reads) plus a
-//! runtime-context enter. Only a future that is still pending (its lock is
-//! contended: it waits for the holder, or arms a 1 ms tokio timer) is handed
-//! to a current-thread tokio runtime, which drives the timer to completion.
+//! are futures) on plain threads and in criterion: [`block_on`] enters a
+//! tokio runtime's context and polls the future once, on the current thread,
+//! with a no-op waker. The futures it is given complete on that first poll
+//! when the inner service is ready and the breaker's state lock is free, so
+//! the measured cost is the breaker's own (its boxed future, its async
+//! mutex, its clock reads) plus the context enter. Only a future that is
+//! still pending (its lock is contended: it waits for the holder, or arms a
+//! 1 ms tokio timer) is handed to that current-thread runtime, which drives
+//! it to completion. The tower layer of `tripword-std` measured beside it is
+//! driven the same way, so both pay the same harness. Where calls come in
+//! batches (the sweep's threads, criterion's `iter_custom`) the context is
+//! entered once per batch and each call is driven by [`finish`]: entering
+//! costs tens of nanoseconds, more than a `tripword` call through a layer.
+//!
+//! [`now`] is for futures that must be ready on their first poll
+//! (`call_async` on a ready future): one poll with a no-op waker and no
+//! runtime, so what is measured is the future's own cost. [`poll_once`]
+//! polls with a waker that unparks this thread.
 
 use std::future::Future;
 use std::pin::pin;
@@ -51,10 +61,66 @@ pub fn runtime() -> tokio::runtime::Runtime {
 /// ```
 pub fn block_on<F: Future>(rt: &tokio::runtime::Runtime, future: F) -> F::Output {
     let _context = rt.enter();
+    finish(rt, future)
+}
+
+/// [`block_on`] for a thread that is already in `rt`'s context (it holds
+/// `rt.enter()` around a batch of calls): entering a tokio context clones
+/// the runtime's handle and costs tens of nanoseconds, more than a
+/// `tripword` call through a tower layer.
+///
+/// ```
+/// use tripword_benches::exec::{finish, runtime};
+/// let rt = runtime();
+/// let _context = rt.enter();
+/// assert_eq!(finish(&rt, async { 1 + 1 }), 2);
+/// ```
+pub fn finish<F: Future>(rt: &tokio::runtime::Runtime, future: F) -> F::Output {
     let mut future = pin!(future);
-    match poll_once(&mut future) {
-        Some(out) => out,
-        None => rt.block_on(future),
+    // The first poll gets a no-op waker (the thread-local one costs about
+    // 40 instructions a call to reach); a future still pending is polled
+    // again at once by `rt.block_on`, with the runtime's waker, which it
+    // registers in place of the first (tokio's locks and timers do).
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(out) => out,
+        Poll::Pending => finish_pending(rt, future),
+    }
+}
+
+/// The rare end of [`finish`], out of line so that the common one stays
+/// small: `rt` drives the pinned future to completion.
+#[cold]
+#[inline(never)]
+fn finish_pending<F: Future>(
+    rt: &tokio::runtime::Runtime,
+    future: std::pin::Pin<&mut F>,
+) -> F::Output {
+    rt.block_on(future)
+}
+
+/// Polls `future` once with a no-op waker and returns its output.
+///
+/// # Panics
+///
+/// If `future` is pending after that poll: use it only for futures that are
+/// ready at once.
+///
+/// ```
+/// use tripword_benches::exec::now;
+/// assert_eq!(now(std::future::ready(7)), 7);
+/// ```
+#[inline]
+pub fn now<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(out) => out,
+        Poll::Pending => panic!("`exec::now` needs a future that is ready on its first poll"),
     }
 }
 

@@ -65,6 +65,41 @@ impl Run {
 impl Pool {
     /// Spawns `threads` workers of `subject` for `scenario`.
     pub fn new<S: Subject>(subject: &Arc<S>, scenario: Scenario, threads: usize) -> Pool {
+        let subject = Arc::clone(subject);
+        Pool::from_batch(threads, move || {
+            let mut worker = subject.worker();
+            move |n| run_calls(&mut worker, scenario, n)
+        })
+    }
+
+    /// Spawns `threads` workers; each runs `make` once, on its own thread,
+    /// and then calls what it returned with a number of calls to make, to
+    /// get how many were admitted. For subjects whose types cannot be named
+    /// (a `tower::service_fn` around a closure), or that set something up
+    /// around a batch (a tokio context).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use tripword_benches::pool::Pool;
+    ///
+    /// let count = Arc::new(AtomicU64::new(0));
+    /// let c = Arc::clone(&count);
+    /// let pool = Pool::from_batch(2, move || {
+    ///     let c = Arc::clone(&c);
+    ///     move |n| {
+    ///         c.fetch_add(n, Ordering::Relaxed);
+    ///         n
+    ///     }
+    /// });
+    /// pool.run_calls(10);
+    /// assert_eq!(count.load(Ordering::Relaxed), 20);
+    /// ```
+    pub fn from_batch<M, R>(threads: usize, make: M) -> Pool
+    where
+        M: Fn() -> R + Send + Sync + 'static,
+        R: FnMut(u64) -> u64,
+    {
         let shared = Arc::new(Shared {
             start: Barrier::new(threads + 1),
             end: Barrier::new(threads + 1),
@@ -75,11 +110,12 @@ impl Pool {
             done_calls: AtomicU64::new(0),
             admitted: AtomicU64::new(0),
         });
+        let make = Arc::new(make);
         let handles = (0..threads)
             .map(|_| {
                 let shared = Arc::clone(&shared);
-                let subject = Arc::clone(subject);
-                std::thread::spawn(move || worker_loop(&subject, &shared, scenario))
+                let make = Arc::clone(&make);
+                std::thread::spawn(move || worker_loop(&shared, make()))
             })
             .collect();
         Pool { shared, handles }
@@ -126,8 +162,7 @@ impl Pool {
     }
 }
 
-fn worker_loop<S: Subject>(subject: &Arc<S>, shared: &Shared, scenario: Scenario) {
-    let mut worker = subject.worker();
+fn worker_loop(shared: &Shared, mut batch: impl FnMut(u64) -> u64) {
     loop {
         shared.start.wait();
         if shared.quit.load(Ordering::Relaxed) {
@@ -136,12 +171,12 @@ fn worker_loop<S: Subject>(subject: &Arc<S>, shared: &Shared, scenario: Scenario
         let (mut calls, mut admitted) = (0u64, 0u64);
         if shared.timed.load(Ordering::Relaxed) {
             while !shared.stop.load(Ordering::Relaxed) {
-                admitted += run_calls(&mut worker, scenario, CHUNK);
+                admitted += batch(CHUNK);
                 calls += CHUNK;
             }
         } else {
             calls = shared.calls.load(Ordering::Relaxed);
-            admitted = run_calls(&mut worker, scenario, calls);
+            admitted = batch(calls);
         }
         shared.done_calls.fetch_add(calls, Ordering::Relaxed);
         shared.admitted.fetch_add(admitted, Ordering::Relaxed);

@@ -44,3 +44,27 @@ pub fn failure_call_w64(b: &Breaker64) -> bool {
 pub fn failure_call_w32(b: &Breaker32) -> bool {
     crate::subjects::call(b, Outcome::Failure)
 }
+
+/// `tripword-std`'s `BreakerExt::call` of a closure returning `Ok`, on the
+/// sweep's closed `W64` breaker (real clock, never read when closed).
+#[inline(never)]
+pub fn std_call_w64(b: &Breaker<tripword_std::MonotonicClock>) -> bool {
+    crate::subjects::std_call(b, true)
+}
+
+/// `tripword-std`'s `BreakerExt::call_async` on a ready future, polled once,
+/// on the same breaker as [`std_call_w64`].
+#[inline(never)]
+pub fn std_call_async_w64(b: &Breaker<tripword_std::MonotonicClock>) -> bool {
+    crate::subjects::std_call_async(b, true)
+}
+
+/// One request through `tripword-std`'s tower layer around the sweep's
+/// `Dependency` (`ready`, `call`, one poll), on a closed `W64` breaker.
+#[inline(never)]
+pub fn std_tower_w64(svc: &mut crate::subjects::TripwordService) -> bool {
+    crate::exec::now(crate::subjects::layer_call(
+        svc,
+        crate::subjects::Call::Succeed,
+    ))
+}

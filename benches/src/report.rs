@@ -209,6 +209,9 @@ fn color(implementation: &str) -> (&'static str, &'static str) {
     match implementation {
         "tripword_w64" => ("#d62728", ""),
         "tripword_w32" => ("#ff7f0e", "6 3"),
+        "tripword_w64_call" => ("#e377c2", ""),
+        "tripword_w64_call_async" => ("#e377c2", "6 3"),
+        "tripword_w64_tower" => ("#17becf", ""),
         "mutex_breaker" => ("#555555", "4 3"),
         "atomic_load_pair" => ("#000000", "1 3"),
         "failsafe" => ("#1f77b4", ""),

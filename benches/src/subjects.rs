@@ -23,6 +23,16 @@
 //! `tower-resilience` admits `permitted_calls_in_half_open` (set to 1). The
 //! half-open storm therefore measures each crate doing what it does when a
 //! dependency stays down and callers keep arriving.
+//!
+//! `tripword-std`'s services adapter is measured on the same `tripword_w64`
+//! breaker, through its three entry points: [`TripwordCall`]
+//! (`BreakerExt::call`, a closure), [`TripwordCallAsync`]
+//! (`BreakerExt::call_async` on a future that is ready at once) and
+//! [`TripwordTower`] (`tripword_std::tower::BreakerLayer` around
+//! [`Dependency`], the inner service `tower-resilience` wraps too). In tokio
+//! tasks their futures are `.await`ed; on plain threads `call_async` is
+//! polled once with a no-op waker ([`now`]) and the tower layer is driven by
+//! [`block_on`], like `tower-resilience`.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -33,12 +43,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use failsafe::CircuitBreaker as _;
-use tower::{Service, ServiceExt};
+use tower::{Layer, Service, ServiceExt};
 use tripword::{Breaker, Config, Outcome, W32, W64, Word};
 
-use crate::exec::{block_on, runtime};
+use crate::exec::{block_on, finish, now, runtime};
 use crate::mutex_breaker::MutexBreaker;
-use tripword_std::MonotonicClock;
+use tripword_std::classify::OkOrFailure;
+use tripword_std::tower::{BreakerError, BreakerLayer, BreakerService};
+use tripword_std::{BreakerExt, CallError, MonotonicClock};
 
 /// What every caller does to the shared breaker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,6 +136,18 @@ pub trait Worker: Send + 'static {
     fn call_async(&mut self, scenario: Scenario) -> impl Future<Output = bool> + Send {
         std::future::ready(self.call(scenario))
     }
+
+    /// Runs `calls`, a batch of calls of this worker on this thread, in the
+    /// context those calls need. By default nothing; the tower services,
+    /// driven by [`block_on`] on plain threads, enter their runtime's
+    /// context once per batch instead of once per call.
+    #[inline]
+    fn batch<R>(&mut self, calls: impl FnOnce(&mut Self) -> R) -> R
+    where
+        Self: Sized,
+    {
+        calls(self)
+    }
 }
 
 /// Runs `n` calls of `scenario` and returns how many were admitted. The
@@ -131,6 +155,11 @@ pub trait Worker: Send + 'static {
 /// every implementation.
 #[inline]
 pub fn run_calls<W: Worker>(worker: &mut W, scenario: Scenario, n: u64) -> u64 {
+    worker.batch(|worker| run_batch(worker, scenario, n))
+}
+
+#[inline]
+fn run_batch<W: Worker>(worker: &mut W, scenario: Scenario, n: u64) -> u64 {
     let mut admitted = 0u64;
     match scenario {
         Scenario::Closed => {
@@ -359,6 +388,11 @@ impl<W: Width> Tripword<W> {
     /// The breaker.
     pub fn breaker(&self) -> &Breaker<MonotonicClock, W> {
         &self.breaker
+    }
+
+    /// The breaker, unwrapped.
+    pub fn into_breaker(self) -> Breaker<MonotonicClock, W> {
+        self.breaker
     }
 }
 
@@ -671,25 +705,43 @@ pub type TowerBreaker = tower_resilience_circuitbreaker::CircuitBreaker<
     tower_resilience_circuitbreaker::DefaultClassifier,
 >;
 
-/// A `tower-resilience` breaker around [`Dependency`]: consecutive-failures
-/// model with threshold `threshold`, open for `open`, one call admitted in
-/// half-open.
-pub fn tower_breaker(threshold: usize, open: Duration) -> TowerBreaker {
+/// The `tower-resilience` layer: consecutive-failures model with threshold
+/// `threshold`, open for `open`, one call admitted in half-open.
+pub fn tower_layer(
+    threshold: usize,
+    open: Duration,
+) -> tower_resilience_circuitbreaker::CircuitBreakerLayer<
+    tower_resilience_circuitbreaker::DefaultClassifier,
+> {
     tower_resilience_circuitbreaker::CircuitBreakerLayer::builder()
         .consecutive_failures(threshold)
         .wait_duration_in_open(open)
         .permitted_calls_in_half_open(1)
         .build()
         .expect("valid tower-resilience config")
-        .layer_fn(Dependency)
+}
+
+/// A `tower-resilience` breaker around [`Dependency`] (see
+/// [`tower_layer`]).
+pub fn tower_breaker(threshold: usize, open: Duration) -> TowerBreaker {
+    tower_layer(threshold, open).layer_fn(Dependency)
 }
 
 /// One `tower-resilience` call: `ready().await`, `call(..).await`; whether
 /// it was admitted.
 pub async fn tower_call(svc: &mut TowerBreaker, call: Call) -> bool {
+    resilience_call(svc, call).await
+}
+
+/// One request through any service behind `tower-resilience`'s layer:
+/// `ready().await`, `call(..).await`; whether it was admitted.
+pub async fn resilience_call<S, Req, E>(svc: &mut S, request: Req) -> bool
+where
+    S: Service<Req, Error = tower_resilience_circuitbreaker::CircuitBreakerError<E>>,
+{
     match svc.ready().await {
         Ok(svc) => !matches!(
-            svc.call(call).await,
+            svc.call(request).await,
             Err(tower_resilience_circuitbreaker::CircuitBreakerError::OpenCircuit)
         ),
         Err(_) => false,
@@ -700,8 +752,9 @@ pub async fn tower_call(svc: &mut TowerBreaker, call: Call) -> bool {
 /// an atomic state byte for the closed fast path, a boxed future per call;
 /// real clock). Driven by [`block_on`] on plain threads (every call here
 /// completes on its first poll unless the state lock is contended; then a
-/// current-thread runtime owned by the worker finishes it) and by `.await` in
-/// tokio tasks.
+/// current-thread runtime owned by the worker finishes it; in a batch of
+/// calls, [`Worker::batch`], the worker enters that runtime's context once
+/// and drives each call with [`finish`]) and by `.await` in tokio tasks.
 pub struct TowerResilience(TowerBreaker);
 
 impl core::fmt::Debug for TowerResilience {
@@ -717,13 +770,51 @@ impl core::fmt::Debug for TowerResilience {
 /// runtime that finishes a call that had to wait.
 pub struct TowerWorker {
     svc: TowerBreaker,
-    rt: Option<tokio::runtime::Runtime>,
+    rt: Driver,
+}
+
+/// The runtime a worker of a tower service drives its calls with on a plain
+/// thread (made on first use), and whether the thread is in its context.
+#[derive(Debug, Default)]
+pub struct Driver {
+    rt: Option<Arc<tokio::runtime::Runtime>>,
+    entered: bool,
+}
+
+impl Driver {
+    /// Runs `future` to completion: [`finish`] inside a
+    /// [`batch`](Self::batch), [`block_on`] outside one.
+    #[inline]
+    pub fn drive<F: Future>(&mut self, future: F) -> F::Output {
+        let rt = self.rt.get_or_insert_with(|| Arc::new(runtime()));
+        if self.entered {
+            finish(rt, future)
+        } else {
+            block_on(rt, future)
+        }
+    }
+
+    /// Runs `calls` on `worker` with this thread in the context of the
+    /// runtime of `driver(worker)`.
+    pub fn batch<W, R>(
+        worker: &mut W,
+        driver: impl Fn(&mut W) -> &mut Driver,
+        calls: impl FnOnce(&mut W) -> R,
+    ) -> R {
+        let cx = driver(worker);
+        let rt = Arc::clone(cx.rt.get_or_insert_with(|| Arc::new(runtime())));
+        let outer = std::mem::replace(&mut cx.entered, true);
+        let guard = rt.enter();
+        let out = calls(worker);
+        drop(guard);
+        driver(worker).entered = outer;
+        out
+    }
 }
 
 impl TowerWorker {
     fn drive(&mut self, call: Call) -> bool {
-        let rt = self.rt.get_or_insert_with(runtime);
-        block_on(rt, tower_call(&mut self.svc, call))
+        self.rt.drive(tower_call(&mut self.svc, call))
     }
 }
 
@@ -755,7 +846,7 @@ impl Subject for TowerResilience {
     fn worker(self: &Arc<Self>) -> TowerWorker {
         TowerWorker {
             svc: self.0.clone(),
-            rt: None,
+            rt: Driver::default(),
         }
     }
 }
@@ -779,5 +870,243 @@ impl Worker for TowerWorker {
             Scenario::FailureStorm | Scenario::HalfOpenStorm => Call::Fail,
         };
         tower_call(&mut self.svc, call)
+    }
+    fn batch<R>(&mut self, calls: impl FnOnce(&mut Self) -> R) -> R {
+        Driver::batch(self, |w| &mut w.rt, calls)
+    }
+}
+
+// ---------------------------------------------------------------- tripword-std services
+
+/// The error of a protected function that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Down;
+
+/// What the protected function returns: `Ok` if `ok`, else `Err` (behind
+/// `black_box`, so the branch is not folded away).
+#[inline]
+pub fn result(ok: bool) -> Result<(), Down> {
+    if black_box(ok) { Ok(()) } else { Err(Down) }
+}
+
+/// Whether a call through `tripword-std` was admitted.
+#[inline]
+pub fn admitted<T, E>(r: &Result<T, CallError<E>>) -> bool {
+    !matches!(r, Err(CallError::Open(_)))
+}
+
+/// One `BreakerExt::call` of a function returning [`result`]`(ok)`;
+/// whether it was admitted.
+#[inline]
+pub fn std_call<B: BreakerExt>(b: &B, ok: bool) -> bool {
+    admitted(&b.call(|| result(ok)))
+}
+
+/// One `BreakerExt::call_async` of `std::future::ready(`[`result`]`(ok))`,
+/// polled once ([`now`]); whether it was admitted.
+#[inline]
+pub fn std_call_async<B: BreakerExt>(b: &B, ok: bool) -> bool {
+    admitted(&now(b.call_async(std::future::ready(result(ok)))))
+}
+
+/// One request through a service behind `tripword_std::tower`'s layer:
+/// `ready().await`, `call(..).await`; whether it was admitted.
+pub async fn layer_call<S, Req, E>(svc: &mut S, request: Req) -> bool
+where
+    S: Service<Req, Error = BreakerError<E>>,
+{
+    match svc.ready().await {
+        Ok(svc) => !matches!(svc.call(request).await, Err(BreakerError::Open(_))),
+        Err(_) => false,
+    }
+}
+
+/// The breaker of [`Tripword`]`<W64>` for `scenario`, unwrapped.
+pub fn w64_breaker(scenario: Scenario) -> Option<Breaker<MonotonicClock, W64>> {
+    Tripword::<W64>::build(scenario).map(Tripword::into_breaker)
+}
+
+/// The scenario's outcome: success when closed, failure in both storms.
+fn ok(scenario: Scenario) -> bool {
+    scenario == Scenario::Closed
+}
+
+/// The scenario's request to [`Dependency`].
+fn call_of(scenario: Scenario) -> Call {
+    if ok(scenario) {
+        Call::Succeed
+    } else {
+        Call::Fail
+    }
+}
+
+/// After a call of `scenario`: a failure-storm call that was rejected closes
+/// the breaker again (see [`storm_call`]).
+#[inline]
+fn after<C: tripword::Clock>(b: &Breaker<C, W64>, scenario: Scenario, admitted: bool) -> bool {
+    if !admitted && scenario == Scenario::FailureStorm {
+        b.force_close();
+    }
+    admitted
+}
+
+/// `tripword-std`'s closure call, `BreakerExt::call`, on the
+/// `tripword_w64` breaker of the scenario (same configuration, same clock).
+/// In tokio tasks the synchronous call is made in the task, as for
+/// [`Tripword`].
+#[derive(Debug)]
+pub struct TripwordCall(Breaker<MonotonicClock, W64>);
+
+/// A worker of [`TripwordCall`].
+#[derive(Debug)]
+pub struct TripwordCallWorker(Arc<TripwordCall>);
+
+impl Subject for TripwordCall {
+    type Worker = TripwordCallWorker;
+    const NAME: &'static str = "tripword_w64_call";
+    const KIND: Kind = Kind::Tripword;
+    fn build(scenario: Scenario) -> Option<Self> {
+        w64_breaker(scenario).map(TripwordCall)
+    }
+    fn worker(self: &Arc<Self>) -> TripwordCallWorker {
+        TripwordCallWorker(Arc::clone(self))
+    }
+}
+
+impl Worker for TripwordCallWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        std_call(&self.0.0, true)
+    }
+    #[inline]
+    fn failure_storm(&mut self) -> bool {
+        let b = &self.0.0;
+        after(b, Scenario::FailureStorm, std_call(b, false))
+    }
+    #[inline]
+    fn half_open_storm(&mut self) -> bool {
+        std_call(&self.0.0, false)
+    }
+}
+
+/// `tripword-std`'s `BreakerExt::call_async` on a future that is ready at
+/// once (`std::future::ready`), on the `tripword_w64` breaker of the
+/// scenario: `.await`ed in tokio tasks, polled once with a no-op waker on
+/// plain threads. Its distance to [`TripwordCall`] is what the future costs.
+#[derive(Debug)]
+pub struct TripwordCallAsync(Breaker<MonotonicClock, W64>);
+
+/// A worker of [`TripwordCallAsync`].
+#[derive(Debug)]
+pub struct TripwordCallAsyncWorker(Arc<TripwordCallAsync>);
+
+impl Subject for TripwordCallAsync {
+    type Worker = TripwordCallAsyncWorker;
+    const NAME: &'static str = "tripword_w64_call_async";
+    const KIND: Kind = Kind::Tripword;
+    fn build(scenario: Scenario) -> Option<Self> {
+        w64_breaker(scenario).map(TripwordCallAsync)
+    }
+    fn worker(self: &Arc<Self>) -> TripwordCallAsyncWorker {
+        TripwordCallAsyncWorker(Arc::clone(self))
+    }
+}
+
+impl Worker for TripwordCallAsyncWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        std_call_async(&self.0.0, true)
+    }
+    #[inline]
+    fn failure_storm(&mut self) -> bool {
+        let b = &self.0.0;
+        after(b, Scenario::FailureStorm, std_call_async(b, false))
+    }
+    #[inline]
+    fn half_open_storm(&mut self) -> bool {
+        std_call_async(&self.0.0, false)
+    }
+    fn call_async(&mut self, scenario: Scenario) -> impl Future<Output = bool> + Send {
+        let b = &self.0.0;
+        async move {
+            let r = b.call_async(std::future::ready(result(ok(scenario)))).await;
+            after(b, scenario, admitted(&r))
+        }
+    }
+}
+
+/// The tower service of [`TripwordTower`]: `S` behind the `tripword_w64`
+/// breaker, shared through an `Arc`, `Ok` a success and `Err` a failure.
+pub type TripwordService<S = Dependency> =
+    BreakerService<S, Arc<Breaker<MonotonicClock, W64>>, OkOrFailure>;
+
+/// `tripword_std::tower`'s layer on `breaker` (an `Arc` handle: every clone
+/// of the service shares the one word), classifying `Ok` as a success and
+/// `Err` as a failure.
+pub fn tripword_layer(
+    breaker: Breaker<MonotonicClock, W64>,
+) -> BreakerLayer<Arc<Breaker<MonotonicClock, W64>>, OkOrFailure> {
+    BreakerLayer::new(Arc::new(breaker)).classify(OkOrFailure)
+}
+
+/// `tripword_std::tower::BreakerLayer` around [`Dependency`] (the inner
+/// service of [`TowerResilience`]), on the `tripword_w64` breaker of the
+/// scenario; one call is `ready().await` + `call(..).await`, as for
+/// `tower-resilience`, and is driven the same way (`.await` in tokio tasks,
+/// [`block_on`] on plain threads).
+#[derive(Debug)]
+pub struct TripwordTower(TripwordService);
+
+/// A worker of [`TripwordTower`]: a clone of the service, sharing the
+/// breaker, and on plain threads the runtime that drives its calls (as for
+/// [`TowerWorker`]).
+#[derive(Debug)]
+pub struct TripwordTowerWorker {
+    svc: TripwordService,
+    rt: Driver,
+}
+
+impl TripwordTowerWorker {
+    fn drive(&mut self, scenario: Scenario) -> bool {
+        let admitted = self.rt.drive(layer_call(&mut self.svc, call_of(scenario)));
+        after(self.svc.breaker(), scenario, admitted)
+    }
+}
+
+impl Subject for TripwordTower {
+    type Worker = TripwordTowerWorker;
+    const NAME: &'static str = "tripword_w64_tower";
+    const KIND: Kind = Kind::Tripword;
+    fn build(scenario: Scenario) -> Option<Self> {
+        let layer = tripword_layer(w64_breaker(scenario)?);
+        Some(TripwordTower(layer.layer(Dependency)))
+    }
+    fn worker(self: &Arc<Self>) -> TripwordTowerWorker {
+        TripwordTowerWorker {
+            svc: self.0.clone(),
+            rt: Driver::default(),
+        }
+    }
+}
+
+impl Worker for TripwordTowerWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        self.drive(Scenario::Closed)
+    }
+    #[inline]
+    fn failure_storm(&mut self) -> bool {
+        self.drive(Scenario::FailureStorm)
+    }
+    #[inline]
+    fn half_open_storm(&mut self) -> bool {
+        self.drive(Scenario::HalfOpenStorm)
+    }
+    async fn call_async(&mut self, scenario: Scenario) -> bool {
+        let admitted = layer_call(&mut self.svc, call_of(scenario)).await;
+        after(self.svc.breaker(), scenario, admitted)
+    }
+    fn batch<R>(&mut self, calls: impl FnOnce(&mut Self) -> R) -> R {
+        Driver::batch(self, |w| &mut w.rt, calls)
     }
 }

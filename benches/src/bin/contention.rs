@@ -10,8 +10,11 @@
 //! tasks) and on a tokio current-thread runtime (N tasks, one thread).
 //! Repeats are interleaved (each repeat walks the whole grid) so drift on a
 //! shared machine hits every implementation alike. Prints throughput tables,
-//! ratios of `tripword_w64` to every baseline and peer, and the goals
-//! as PASS/MISS from this run's own numbers; writes `contention.csv`,
+//! ratios of `tripword_w64` to every baseline and peer, and the goals (the
+//! core's three; the services adapter's two, from the tokio columns: the
+//! `tripword_w64_call_async` and `tripword_w64_call` cells, and
+//! `tripword_w64_tower` against `tower_resilience`) as PASS/MISS from this
+//! run's own numbers; writes `contention.csv`,
 //! `contention.svg` and `contention.md` to `--out` (default
 //! `target/contention`). Never fails on timings.
 
@@ -25,7 +28,7 @@ use tripword_benches::pool::{Pool, Run, run_tokio};
 use tripword_benches::report::{self, HEADLINE, Row};
 use tripword_benches::subjects::{
     AtomicPair, Failsafe, Kind, MutexBaseline, PrivateTripword, Recloser, Scenario, Subject,
-    TowerResilience, Tripword,
+    TowerResilience, Tripword, TripwordCall, TripwordCallAsync, TripwordTower,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,8 +77,10 @@ fn measure<S: Subject>(
     })
 }
 
-/// Every implementation, baselines first, then tripword, then the peers.
-const IMPLEMENTATIONS: [(&str, Kind, Measure); 8] = [
+/// Every implementation, baselines first, then tripword (the core's ticket
+/// API, then `tripword-std`'s `call`, `call_async` and tower layer), then
+/// the peers.
+const IMPLEMENTATIONS: [(&str, Kind, Measure); 11] = [
     (AtomicPair::NAME, AtomicPair::KIND, measure::<AtomicPair>),
     (
         PrivateTripword::NAME,
@@ -96,6 +101,21 @@ const IMPLEMENTATIONS: [(&str, Kind, Measure); 8] = [
         <Tripword<W32> as Subject>::NAME,
         Kind::Tripword,
         measure::<Tripword<W32>>,
+    ),
+    (
+        TripwordCall::NAME,
+        TripwordCall::KIND,
+        measure::<TripwordCall>,
+    ),
+    (
+        TripwordCallAsync::NAME,
+        TripwordCallAsync::KIND,
+        measure::<TripwordCallAsync>,
+    ),
+    (
+        TripwordTower::NAME,
+        TripwordTower::KIND,
+        measure::<TripwordTower>,
     ),
     (Failsafe::NAME, Failsafe::KIND, measure::<Failsafe>),
     (Recloser::NAME, Recloser::KIND, measure::<Recloser>),
@@ -217,7 +237,8 @@ fn verdict(pass: bool) -> &'static str {
     if pass { "PASS" } else { "MISS" }
 }
 
-/// The three goals, from this run's numbers.
+/// The goals, from this run's numbers: the core's three (OS threads), then
+/// the services adapter's two (tokio).
 fn goals(rows: &[Row], widest: usize) -> String {
     let mut out = String::new();
     let mut compact: Vec<String> = Vec::new();
@@ -300,8 +321,70 @@ fn goals(rows: &[Row], widest: usize) -> String {
         }
         _ => out.push_str("GOAL 3 n/a: needs --threads 2 or more\n"),
     }
+    service_goals(rows, widest, &mut out, &mut compact);
     let _ = writeln!(out, "GOALS: {}", compact.join(", "));
     out
+}
+
+/// The services adapter's two goals, from the tokio columns of this run
+/// (closed scenario, 1 and 2 workers): `call_async` on a ready future costs
+/// at most 2 ns more per call than the synchronous `call` (G4), and the
+/// tower layer has at least 10× `tower-resilience`'s throughput (G5). The
+/// compact line gives the worst cell of each.
+fn service_goals(rows: &[Row], widest: usize, out: &mut String, compact: &mut Vec<String>) {
+    let closed = Scenario::Closed.name();
+    let workers: Vec<usize> = [1, 2].into_iter().filter(|t| *t <= widest).collect();
+    let (mut worst_extra, mut worst_ratio): (Option<f64>, Option<f64>) = (None, None);
+    for scheduler in [Scheduler::TokioMultiThread, Scheduler::TokioCurrentThread] {
+        let sched = scheduler.name();
+        for &t in &workers {
+            // Time per call on one thread: the multi-thread runtime runs
+            // one worker per thread, the current-thread one every task on
+            // its one thread.
+            let busy = if scheduler == Scheduler::TokioCurrentThread {
+                1
+            } else {
+                t
+            };
+            let ns = |r: &Row| busy as f64 / r.median() * 1e9;
+            if let (Some(a), Some(c)) = (
+                get(rows, sched, closed, TripwordCallAsync::NAME, t),
+                get(rows, sched, closed, TripwordCall::NAME, t),
+            ) {
+                let extra = ns(a) - ns(c);
+                worst_extra = Some(worst_extra.map_or(extra, |w: f64| w.max(extra)));
+                let _ = writeln!(
+                    out,
+                    "GOAL 4 {}: call_async on a ready future ≤ call + 2 ns, {sched}, {t} worker(s): {extra:+.2} ns ({:.2} vs {:.2} ns per call)",
+                    verdict(extra <= 2.0),
+                    ns(a),
+                    ns(c)
+                );
+            }
+            if let (Some(l), Some(p)) = (
+                get(rows, sched, closed, TripwordTower::NAME, t),
+                get(rows, sched, closed, TowerResilience::NAME, t),
+            ) {
+                let ratio = l.median() / p.median();
+                worst_ratio = Some(worst_ratio.map_or(ratio, |w: f64| w.min(ratio)));
+                let _ = writeln!(
+                    out,
+                    "GOAL 5 {}: tower layer ≥ 10× tower_resilience, {sched}, {t} worker(s): {ratio:.1}× ({:.2} vs {:.2} M calls/s)",
+                    verdict(ratio >= 10.0),
+                    l.median() / 1e6,
+                    p.median() / 1e6
+                );
+            }
+        }
+    }
+    match worst_extra {
+        Some(w) => compact.push(format!("G4 {} worst {w:+.2} ns", verdict(w <= 2.0))),
+        None => out.push_str("GOAL 4 n/a: call and call_async not measured in tokio tasks\n"),
+    }
+    match worst_ratio {
+        Some(w) => compact.push(format!("G5 {} worst {w:.1}×", verdict(w >= 10.0))),
+        None => out.push_str("GOAL 5 n/a: the tower layers not measured in tokio tasks\n"),
+    }
 }
 
 fn main() {

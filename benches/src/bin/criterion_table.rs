@@ -2,7 +2,7 @@
 //! `docs/performance.md`.
 //!
 //! ```text
-//! criterion-table [--dir DIR] [--runs NAME,NAME,...] [GROUP ...]
+//! criterion-table [--dir DIR] [--runs NAME,NAME,...] [--head FUNCTION] [GROUP ...]
 //! ```
 //!
 //! Reads `DIR/<group>/<bench>/<run>/{benchmark,estimates}.json` (criterion's
@@ -14,6 +14,12 @@
 //! runs ((max - min) / median), the ratio to the group's baseline and the
 //! ratio to `tripword_w64`. In the contention groups one iteration is one
 //! call on every thread, so the time is what one thread sees per call.
+//!
+//! The group's baseline is its `atomic_load*` benchmark, else its
+//! `mutex_breaker*` one, else its `bare_*` one (a service alone, in
+//! `tower_layer`). `--head FUNCTION` takes the ratios to `FUNCTION` instead
+//! of `tripword_w64` and adds a column with the difference in ns (the
+//! `call_async` group: `--head tripword_w64/call`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -85,7 +91,7 @@ fn median_ns(estimates: &str) -> Option<f64> {
 /// Baselines first, then tripword, then the peers.
 fn rank(function: &str) -> u8 {
     match function {
-        f if f.starts_with("atomic_load") => 0,
+        f if f.starts_with("atomic_load") || f.starts_with("bare_") => 0,
         f if f.starts_with("mutex_breaker") => 1,
         f if f.starts_with("tripword_w64") => 2,
         f if f.starts_with("tripword_w32") => 3,
@@ -113,6 +119,7 @@ fn main() {
         .unwrap_or_else(|_| PathBuf::from("target/criterion"));
     let mut runs = vec!["new".to_string()];
     let mut groups: Vec<String> = Vec::new();
+    let mut head_name: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -125,8 +132,11 @@ fn main() {
                     .map(str::to_string)
                     .collect();
             }
+            "--head" => head_name = args.next(),
             "-h" | "--help" => {
-                eprintln!("usage: criterion-table [--dir DIR] [--runs NAME,...] [GROUP ...]");
+                eprintln!(
+                    "usage: criterion-table [--dir DIR] [--runs NAME,...] [--head FUNCTION] [GROUP ...]"
+                );
                 return;
             }
             g => groups.push(g.to_string()),
@@ -203,15 +213,20 @@ fn main() {
         };
         let _ = writeln!(out, "\n{g} ({} run(s): {})\n", runs.len(), runs.join(", "));
         let contended = members.iter().any(|b| b.elements.is_some());
+        let head_label = head_name.as_deref().unwrap_or("tripword_w64");
+        let (diff_head, diff_rule) = match &head_name {
+            Some(h) => (format!(" − {h}, ns |"), "---:|"),
+            None => (String::new(), ""),
+        };
         if contended {
             let _ = writeln!(
                 out,
-                "| threads | implementation | ns per call per thread | spread | M calls/s total | ÷ baseline | ÷ tripword_w64 |\n|---:|---|---:|---:|---:|---:|---:|"
+                "| threads | implementation | ns per call per thread | spread | M calls/s total | ÷ baseline | ÷ {head_label} |{diff_head}\n|---:|---|---:|---:|---:|---:|---:|{diff_rule}"
             );
         } else {
             let _ = writeln!(
                 out,
-                "| benchmark | ns per call | spread | ÷ baseline | ÷ tripword_w64 |\n|---|---:|---:|---:|---:|"
+                "| benchmark | ns per call | spread | ÷ baseline | ÷ {head_label} |{diff_head}\n|---|---:|---:|---:|---:|{diff_rule}"
             );
         }
         for value in &values {
@@ -220,16 +235,27 @@ fn main() {
                 .iter()
                 .find(|b| b.function.starts_with("atomic_load"))
                 .or_else(|| row.iter().find(|b| b.function.starts_with("mutex_breaker")))
+                .or_else(|| row.iter().find(|b| b.function.starts_with("bare_")))
                 .map(|b| b.median());
-            let head = row
-                .iter()
-                .find(|b| b.function == "tripword_w64/manual_clock" || b.function == "tripword_w64")
-                .or_else(|| row.iter().find(|b| b.function.starts_with("tripword_w64")))
-                .map(|b| b.median());
+            let head = match &head_name {
+                Some(h) => row.iter().find(|b| &b.function == h),
+                None => row
+                    .iter()
+                    .find(|b| {
+                        b.function == "tripword_w64/manual_clock" || b.function == "tripword_w64"
+                    })
+                    .or_else(|| row.iter().find(|b| b.function.starts_with("tripword_w64"))),
+            }
+            .map(|b| b.median());
             for b in &row {
                 let t = b.median();
                 let base = baseline.map_or("–".to_string(), |x| format!("{:.2}×", t / x));
                 let vs = head.map_or("–".to_string(), |x| format!("{:.2}×", t / x));
+                let diff = match (&head_name, head) {
+                    (Some(_), Some(x)) => format!(" {:+.2} |", t - x),
+                    (Some(_), None) => " – |".to_string(),
+                    (None, _) => String::new(),
+                };
                 let spread = if b.runs.len() > 1 {
                     format!("{:.0}%", b.spread() * 100.0)
                 } else {
@@ -239,14 +265,14 @@ fn main() {
                     let threads = b.elements.unwrap_or(1);
                     let _ = writeln!(
                         out,
-                        "| {threads} | {} | {t:.2} | {spread} | {:.1} | {base} | {vs} |",
+                        "| {threads} | {} | {t:.2} | {spread} | {:.1} | {base} | {vs} |{diff}",
                         b.function,
                         threads as f64 / t * 1e3
                     );
                 } else {
                     let _ = writeln!(
                         out,
-                        "| {} | {t:.2} | {spread} | {base} | {vs} |",
+                        "| {} | {t:.2} | {spread} | {base} | {vs} |{diff}",
                         b.function
                     );
                 }

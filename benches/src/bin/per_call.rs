@@ -17,7 +17,7 @@ use std::sync::Arc;
 use tripword::{W32, W64};
 use tripword_benches::subjects::{
     AtomicPair, Failsafe, MutexBaseline, Recloser, Scenario, Subject, TowerResilience, Tripword,
-    run_calls,
+    TripwordCall, TripwordCallAsync, TripwordTower, run_calls,
 };
 
 fn go<S: Subject>(scenario: Scenario, calls: u64) -> Option<u64> {
@@ -42,6 +42,9 @@ fn main() {
         n if n == MutexBaseline::NAME => go::<MutexBaseline>(scenario, calls),
         n if n == <Tripword<W64> as Subject>::NAME => go::<Tripword<W64>>(scenario, calls),
         n if n == <Tripword<W32> as Subject>::NAME => go::<Tripword<W32>>(scenario, calls),
+        n if n == TripwordCall::NAME => go::<TripwordCall>(scenario, calls),
+        n if n == TripwordCallAsync::NAME => go::<TripwordCallAsync>(scenario, calls),
+        n if n == TripwordTower::NAME => go::<TripwordTower>(scenario, calls),
         n if n == Failsafe::NAME => go::<Failsafe>(scenario, calls),
         n if n == Recloser::NAME => go::<Recloser>(scenario, calls),
         n if n == TowerResilience::NAME => go::<TowerResilience>(scenario, calls),

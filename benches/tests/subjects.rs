@@ -1,0 +1,88 @@
+//! The subjects of the services adapter (`tripword-std`'s `call`,
+//! `call_async` and tower layer) and their peer do what their scenario says,
+//! on plain threads (in a batch and call by call) and in tokio tasks.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tripword_benches::subjects::{
+    Scenario, Subject, TowerResilience, TripwordCall, TripwordCallAsync, TripwordTower, Worker,
+    run_calls,
+};
+
+fn closed<S: Subject>() {
+    let subject = Arc::new(S::build(Scenario::Closed).expect("closed"));
+    let mut w = subject.worker();
+    assert_eq!(run_calls(&mut w, Scenario::Closed, 100), 100, "{}", S::NAME);
+    assert!(w.closed(), "{}: one call outside a batch", S::NAME);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let admitted = rt.block_on(async {
+        let mut n = 0;
+        for _ in 0..100 {
+            n += u64::from(w.call_async(Scenario::Closed).await);
+        }
+        n
+    });
+    assert_eq!(admitted, 100, "{}: in a task", S::NAME);
+}
+
+#[test]
+fn closed_calls_are_admitted() {
+    closed::<TripwordCall>();
+    closed::<TripwordCallAsync>();
+    closed::<TripwordTower>();
+    closed::<TowerResilience>();
+}
+
+/// The failure storm trips the breaker after 65 535 failures; the call
+/// that is rejected closes it again.
+fn storm<S: Subject>() {
+    let subject = Arc::new(S::build(Scenario::FailureStorm).expect("storm"));
+    let mut w = subject.worker();
+    let calls = 70_000;
+    let admitted = run_calls(&mut w, Scenario::FailureStorm, calls);
+    assert_eq!(
+        admitted,
+        calls - 1,
+        "{}: one rejection, then reset",
+        S::NAME
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let admitted = rt.block_on(async {
+        let mut n = 0;
+        for _ in 0..calls {
+            n += u64::from(w.call_async(Scenario::FailureStorm).await);
+        }
+        n
+    });
+    assert_eq!(admitted, calls - 1, "{}: in a task", S::NAME);
+}
+
+#[test]
+fn failure_storm_trips_and_resets() {
+    storm::<TripwordCall>();
+    storm::<TripwordCallAsync>();
+    storm::<TripwordTower>();
+}
+
+/// Tripped at start, open for 1 µs: after a pause the next call is the
+/// probe, admitted; it fails and reopens the breaker.
+fn half_open<S: Subject>() {
+    let subject = Arc::new(S::build(Scenario::HalfOpenStorm).expect("half-open"));
+    let mut w = subject.worker();
+    std::thread::sleep(Duration::from_millis(2));
+    assert!(w.half_open_storm(), "{}: the probe", S::NAME);
+}
+
+#[test]
+fn half_open_storm_admits_a_probe() {
+    half_open::<TripwordCall>();
+    half_open::<TripwordCallAsync>();
+    half_open::<TripwordTower>();
+    half_open::<TowerResilience>();
+}
