@@ -125,14 +125,22 @@ where
         };
         // Armed while the protected future is polled and its result
         // classified: a panic in either records a failure.
+        // Disarmed with `forget` on the paths that did not unwind, so a
+        // completed or pending poll pays no `thread::panicking()` check.
         let guard = Unwinding(pending);
-        let result = ready!(future.poll(cx));
+        let result = match future.poll(cx) {
+            Poll::Ready(result) => result,
+            Poll::Pending => {
+                core::mem::forget(guard);
+                return Poll::Pending;
+            }
+        };
         let verdict = this
             .policy
             .policy()
             .judge::<T, E, ClockOf<H>>(&result, guard.0.elapsed());
         guard.0.settle(verdict);
-        drop(guard);
+        core::mem::forget(guard);
         this.future.set(None);
         Poll::Ready(result.map_err(CallError::Inner))
     }
