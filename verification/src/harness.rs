@@ -351,3 +351,131 @@ impl XorShift {
         self.next_u64() % n
     }
 }
+
+/// What one event did to a word, as the breaker can tell it: the verdict
+/// (a release only says recorded or stale, a force nothing), the word left,
+/// the clock reads, the transitions reported and the corrupt word reported.
+/// The comparison of issue 16: [`through_breaker`] against [`through_pure`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    /// What the caller was told.
+    pub verdict: tripword::transition::Verdict,
+    /// The word after the event.
+    pub word: u64,
+    /// How often the clock was read.
+    pub reads: u64,
+    /// The transitions reported, in order.
+    pub transitions: Vec<Transition>,
+    /// The corrupt word reported, if any.
+    pub corrupt: Option<u64>,
+}
+
+/// `event` on `raw` at `now` through the pure layer (`transition::apply`),
+/// told as the breaker would tell it.
+pub fn through_pure<W: tripword::Word>(
+    valid: &tripword::ValidConfig<W>,
+    raw: W::Raw,
+    event: tripword::transition::Event,
+    now: u64,
+) -> Seen {
+    use tripword::transition::{Event, Verdict, apply};
+    let mut reads = 0;
+    let step = apply(valid, raw, event, || {
+        reads += 1;
+        now
+    });
+    let verdict = match (event, step.verdict) {
+        (Event::Admit, v) => v,
+        (Event::Release { .. } | Event::FailureFor { .. }, Verdict::Recorded) => Verdict::Recorded,
+        (Event::Release { .. } | Event::FailureFor { .. }, _) => Verdict::Stale,
+        _ => Verdict::Done,
+    };
+    Seen {
+        verdict,
+        word: step.word.into(),
+        reads,
+        transitions: step.transitions.iter().collect(),
+        corrupt: step.repaired.map(Into::into),
+    }
+}
+
+/// `event` on `raw` at `now` through a `Breaker` seeded with `raw` (its
+/// fast paths included), a release carrying a forged ticket with the
+/// event's counter, a probe's if `probe`.
+pub fn through_breaker<W: tripword::Word>(
+    valid: &tripword::ValidConfig<W>,
+    raw: W::Raw,
+    event: tripword::transition::Event,
+    now: u64,
+    probe: bool,
+) -> Seen {
+    use tripword::__verification::{breaker_with_word, load_word, ticket};
+    use tripword::Release;
+    use tripword::transition::{Event, Verdict};
+    let clock = CountingClock::new(now);
+    let recorder = Recorder::default();
+    let b = breaker_with_word(*valid, &clock, &recorder, raw);
+    let released = |r: Release| match r {
+        Release::Recorded => Verdict::Recorded,
+        Release::Stale => Verdict::Stale,
+    };
+    let verdict = match event {
+        Event::Admit => match b.acquire() {
+            Ok(t) => Verdict::Admitted {
+                counter: t.counter(),
+                probe: t.is_probe(),
+            },
+            Err(r) => Verdict::Rejected(r),
+        },
+        Event::Release { counter, outcome } => {
+            released(b.release(ticket(&b, counter, probe), outcome))
+        }
+        Event::FailureFor { counter, open_for } => {
+            released(b.release_failure_for(ticket(&b, counter, probe), open_for))
+        }
+        Event::ForceOpen => {
+            b.force_open();
+            Verdict::Done
+        }
+        Event::ForceOpenFor { open_for } => {
+            b.force_open_for(open_for);
+            Verdict::Done
+        }
+        Event::ForceClose => {
+            b.force_close();
+            Verdict::Done
+        }
+    };
+    let corrupt = recorder.take_corrupt();
+    assert!(corrupt.len() <= 1, "a corrupt word is reported once");
+    Seen {
+        verdict,
+        word: load_word(&b).into(),
+        reads: clock.reads(),
+        transitions: recorder.take(),
+        corrupt: corrupt.first().map(|&(raw, _)| raw),
+    }
+}
+
+/// A status read of `raw` at `now` through a seeded `Breaker` and through
+/// `transition::status_at`: both answers, the two clock read counts, and
+/// whether the breaker stored or reported anything (it must not).
+pub fn status_both<W: tripword::Word>(
+    valid: &tripword::ValidConfig<W>,
+    raw: W::Raw,
+    now: u64,
+) -> ((tripword::Status, u64), (tripword::Status, u64), bool) {
+    use tripword::__verification::{breaker_with_word, load_word};
+    let clock = CountingClock::new(now);
+    let recorder = Recorder::default();
+    let b = breaker_with_word(*valid, &clock, &recorder, raw);
+    let mut reads = 0;
+    let pure = tripword::transition::status_at(valid, raw, || {
+        reads += 1;
+        now
+    });
+    let got = b.status();
+    let quiet =
+        load_word(&b) == raw && recorder.take().is_empty() && recorder.take_corrupt().is_empty();
+    ((got, clock.reads()), (pure, reads), quiet)
+}

@@ -15,116 +15,10 @@
 //! the word left, how often the clock was read, the transitions reported,
 //! and the corrupt-word report. Both words, on the host.
 
-use tripword::__verification::{breaker_with_word, load_word, ticket};
-use tripword::transition::{Event, Verdict, apply, status_at};
+use tripword::transition::Event;
 use tripword::word::{Layout, Snapshot, TAG_BITS};
-use tripword::{Config, Outcome, Release, ValidConfig, W32, W64, Word};
-use tripword_verification::harness::{CountingClock, Recorder, XorShift};
-
-/// What one operation did, comparable between the breaker and the pure
-/// layer.
-#[derive(Debug, PartialEq)]
-struct Seen {
-    verdict: Verdict,
-    word: u64,
-    reads: u64,
-    transitions: Vec<tripword::Transition>,
-    corrupt: Option<u64>,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Acquire,
-    Release(u32, bool, Outcome),
-    FailureFor(u32, bool, u64),
-    ForceOpen,
-    ForceOpenFor(u64),
-    ForceClose,
-}
-
-fn pure<W: Word>(valid: &ValidConfig<W>, raw: W::Raw, op: Op, now: u64) -> Seen {
-    let layout = W::LAYOUT;
-    let current = Snapshot::counter_bits::<W>(raw);
-    let event = match op {
-        Op::Acquire => Event::Admit,
-        Op::Release(c, _, outcome) => Event::Release {
-            counter: c,
-            outcome,
-        },
-        Op::FailureFor(c, _, open_for) => Event::FailureFor {
-            counter: c,
-            open_for,
-        },
-        Op::ForceOpen => Event::ForceOpen,
-        Op::ForceOpenFor(open_for) => Event::ForceOpenFor { open_for },
-        Op::ForceClose => Event::ForceClose,
-    };
-    let _ = (layout, current);
-    let mut reads = 0;
-    let step = apply(valid, raw, event, || {
-        reads += 1;
-        now
-    });
-    // The breaker tells a release only Recorded or Stale, and a force
-    // nothing: compare what it can tell.
-    let verdict = match (op, step.verdict) {
-        (Op::Acquire, v) => v,
-        (Op::Release(..) | Op::FailureFor(..), Verdict::Recorded) => Verdict::Recorded,
-        (Op::Release(..) | Op::FailureFor(..), _) => Verdict::Stale,
-        (_, _) => Verdict::Done,
-    };
-    Seen {
-        verdict,
-        word: step.word.into(),
-        reads,
-        transitions: step.transitions.iter().collect(),
-        corrupt: step.repaired.map(Into::into),
-    }
-}
-
-fn through_breaker<W: Word>(valid: &ValidConfig<W>, raw: W::Raw, op: Op, now: u64) -> Seen {
-    let clock = CountingClock::new(now);
-    let recorder = Recorder::default();
-    let b = breaker_with_word(*valid, &clock, &recorder, raw);
-    let released = |r: Release| match r {
-        Release::Recorded => Verdict::Recorded,
-        Release::Stale => Verdict::Stale,
-    };
-    let verdict = match op {
-        Op::Acquire => match b.acquire() {
-            Ok(t) => Verdict::Admitted {
-                counter: t.counter(),
-                probe: t.is_probe(),
-            },
-            Err(r) => Verdict::Rejected(r),
-        },
-        Op::Release(c, probe, outcome) => released(b.release(ticket(&b, c, probe), outcome)),
-        Op::FailureFor(c, probe, open_for) => {
-            released(b.release_failure_for(ticket(&b, c, probe), open_for))
-        }
-        Op::ForceOpen => {
-            b.force_open();
-            Verdict::Done
-        }
-        Op::ForceOpenFor(open_for) => {
-            b.force_open_for(open_for);
-            Verdict::Done
-        }
-        Op::ForceClose => {
-            b.force_close();
-            Verdict::Done
-        }
-    };
-    let corrupt = recorder.take_corrupt();
-    assert!(corrupt.len() <= 1, "a corrupt word is reported once");
-    Seen {
-        verdict,
-        word: load_word(&b).into(),
-        reads: clock.reads(),
-        transitions: recorder.take(),
-        corrupt: corrupt.first().map(|&(raw, _)| raw),
-    }
-}
+use tripword::{Config, Outcome, ValidConfig, W32, W64, Word};
+use tripword_verification::harness::{XorShift, status_both, through_breaker, through_pure};
 
 /// Words: every tag, counters at the edges, each state's fields at their
 /// edges and around `config`'s threshold, stray bits, and `random` more.
@@ -228,22 +122,24 @@ fn nows<W: Word>(valid: &ValidConfig<W>, raw: u64) -> Vec<u64> {
     out
 }
 
-fn ops(raw: u64, layout: &Layout) -> Vec<Op> {
+/// The events to apply, each with whether its ticket is a probe's.
+fn ops(raw: u64, layout: &Layout) -> Vec<(Event, bool)> {
     let current = ((raw >> TAG_BITS) as u32) & layout.max_counter();
     let max = layout.max_counter();
     let mut out = vec![
-        Op::Acquire,
-        Op::ForceOpen,
-        Op::ForceClose,
-        Op::ForceOpenFor(0),
-        Op::ForceOpenFor(77),
+        (Event::Admit, false),
+        (Event::ForceOpen, false),
+        (Event::ForceClose, false),
+        (Event::ForceOpenFor { open_for: 0 }, false),
+        (Event::ForceOpenFor { open_for: 77 }, false),
     ];
     for counter in [current, current.wrapping_sub(1) & max, (current + 1) & max] {
         for probe in [false, true] {
             for outcome in [Outcome::Success, Outcome::Failure, Outcome::Ignored] {
-                out.push(Op::Release(counter, probe, outcome));
+                out.push((Event::Release { counter, outcome }, probe));
             }
-            out.push(Op::FailureFor(counter, probe, 150));
+            let open_for = 150;
+            out.push((Event::FailureFor { counter, open_for }, probe));
         }
     }
     out
@@ -257,31 +153,25 @@ fn agree<W: Word>(config: Config, random: usize) -> u64 {
     for raw in words(&valid, random) {
         let word = W::from_u64(raw);
         for now in nows(&valid, raw) {
-            for op in ops(raw, &W::LAYOUT) {
-                let core = through_breaker(&valid, word, op, now);
-                let pure = pure(&valid, word, op, now);
+            for (event, probe) in ops(raw, &W::LAYOUT) {
+                let core = through_breaker(&valid, word, event, now, probe);
+                let pure = through_pure(&valid, word, event, now);
                 assert_eq!(
                     core,
                     pure,
-                    "{:?}: word {raw:#x} ({:?}), {op:?} at {now}",
+                    "{:?}: word {raw:#x} ({:?}), {event:?} (probe ticket {probe}) at {now}",
                     valid,
                     Snapshot::decode::<W>(word)
                 );
                 cases += 1;
             }
             // The status read: no store, no report, the pure read's answer.
-            let clock = CountingClock::new(now);
-            let recorder = Recorder::default();
-            let b = breaker_with_word(valid, &clock, &recorder, word);
-            let mut reads = 0;
-            let expected = status_at(&valid, word, || {
-                reads += 1;
-                now
-            });
-            assert_eq!(b.status(), expected, "status of {raw:#x} at {now}");
-            assert_eq!(clock.reads(), reads, "status reads of {raw:#x} at {now}");
-            assert_eq!(load_word(&b), word, "a status read stores nothing");
-            assert!(recorder.take().is_empty() && recorder.take_corrupt().is_empty());
+            let (core, pure, quiet) = status_both(&valid, word, now);
+            assert_eq!(core, pure, "status of {raw:#x} at {now}: (status, reads)");
+            assert!(
+                quiet,
+                "a status read of {raw:#x} stored or reported something"
+            );
             cases += 1;
         }
     }
