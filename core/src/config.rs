@@ -46,6 +46,76 @@ pub struct Config {
     probe_timeout: u64,
     horizon: Option<u64>,
     abandon: Outcome,
+    jitter: Jitter,
+}
+
+/// Jitter on the open time after a trip (`docs/spec.md`, "Jitter"), so that
+/// replicas that trip together do not probe together. The core has no random
+/// number generator: the jitter of each open time is a fixed function of the
+/// breaker's `seed` and of the word the trip stored (its counter and trip
+/// count), so it is deterministic in tests, the same for every thread of one
+/// breaker, and different across replicas given different seeds (for
+/// example, `tripword-std`'s `jitter_seed()`).
+///
+/// With the open time `d` units (after backoff), and `f` in `[0, 1)` the
+/// fraction `mix(seed, counter, trips) / 2^16` (see [`Jitter::fraction`]):
+///
+/// - [`Equal`](Jitter::Equal): `d - floor(floor(d / 2) * f)`, in `(d/2, d]`;
+/// - [`Full`](Jitter::Full): `d - floor(d * f)`, in `(0, d]` (at least one
+///   unit when `d` is).
+///
+/// Jitter only shortens an open time, never lengthens it: the configured
+/// open time stays the longest a trip rejects for (plus the rounding of
+/// units). An `OpenUntil` time (`failure_for`, `force_open_for`) is never
+/// jittered: it is what the caller asked for.
+///
+/// ```
+/// use tripword::{Config, Jitter, W64};
+///
+/// let a = Config::new().open_for(1_000).jitter(Jitter::Equal { seed: 1 }).check::<W64>()?;
+/// let b = Config::new().open_for(1_000).jitter(Jitter::Equal { seed: 2 }).check::<W64>()?;
+/// // The first trip stores counter 1 and trip count 1.
+/// let (da, db) = (a.jittered_open_duration(1, 1), b.jittered_open_duration(1, 1));
+/// assert!((501..=1_000).contains(&da) && (501..=1_000).contains(&db));
+/// assert_ne!(da, db); // replicas with different seeds reopen apart
+/// # Ok::<(), tripword::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Jitter {
+    /// The open time as configured (the default).
+    #[default]
+    None,
+    /// Equal jitter: between half the open time and all of it.
+    Equal {
+        /// This breaker's seed: give each replica its own.
+        seed: u32,
+    },
+    /// Full jitter: between one unit and the whole open time.
+    Full {
+        /// This breaker's seed: give each replica its own.
+        seed: u32,
+    },
+}
+
+impl Jitter {
+    /// The jitter fraction, in 1/65 536ths, of the open time that begins
+    /// with the word whose counter is `counter` and trip count `trips`, on a
+    /// word whose trip field is `trips_bits` wide: the high 16 bits of
+    /// `mix(seed ^ (counter << trips_bits | trips))`, where `mix` is the
+    /// 32-bit finaliser `x ^= x >> 16; x *= 0x7feb352d; x ^= x >> 15; x *=
+    /// 0x846ca68b; x ^= x >> 16` (a bijection, so for one seed no two
+    /// (counter, trips) pairs share an input, and no two seeds do for one
+    /// pair).
+    #[inline]
+    pub const fn fraction(seed: u32, counter: u32, trips: u32, trips_bits: u32) -> u32 {
+        let mut x = seed ^ (counter << trips_bits | trips);
+        x ^= x >> 16;
+        x = x.wrapping_mul(0x7feb_352d);
+        x ^= x >> 15;
+        x = x.wrapping_mul(0x846c_a68b);
+        x ^= x >> 16;
+        x >> 16
+    }
 }
 
 impl Default for Config {
@@ -145,7 +215,15 @@ impl Config {
             probe_timeout: 1000,
             horizon: None,
             abandon: Outcome::Failure,
+            jitter: Jitter::None,
         }
+    }
+
+    /// Jitter the open time after each trip ([`Jitter`]): replicas that trip
+    /// together then probe apart. None by default.
+    pub const fn jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
     }
 
     /// Trip after this many consecutive failures (a success resets the run).
@@ -479,6 +557,74 @@ impl<W: Word> ValidConfig<W> {
                 } else {
                     self.config.open_for << doublings
                 }
+            }
+        }
+    }
+
+    /// The jitter on the open time.
+    #[inline(always)]
+    pub const fn jitter(&self) -> Jitter {
+        self.config.jitter
+    }
+
+    /// How long the breaker stays open after the trip that stored counter
+    /// `counter` (the counter of the `Open` state, what
+    /// [`Transition::counter`](crate::Transition) reports for the trip) and
+    /// trip count `trips`, with the [`jitter`](Self::jitter) applied, in
+    /// ticks: the units the word waits, times `2^s`. Without jitter this is
+    /// [`open_duration`](Self::open_duration) in whole units.
+    pub const fn jittered_open_duration(&self, counter: u32, trips: u32) -> u64 {
+        let l = &W::LAYOUT;
+        let max = l.max_trips();
+        let trips = if trips > max {
+            max
+        } else if trips == 0 {
+            1
+        } else {
+            trips
+        };
+        let open = self.open_units;
+        let need = if self.cap_units == 0 {
+            open
+        } else {
+            let doubled = open << (trips - 1);
+            if self.cap_units < doubled {
+                self.cap_units
+            } else {
+                doubled
+            }
+        };
+        self.jitter_units(need, counter & l.max_counter(), trips) << self.shift
+    }
+
+    /// `need` units of an `Open` word with counter `counter` and trip count
+    /// `trips`, jittered.
+    #[inline(always)]
+    pub(crate) const fn jitter_units(&self, need: u64, counter: u32, trips: u32) -> u64 {
+        let bits = W::LAYOUT.trips_bits;
+        match self.config.jitter {
+            Jitter::None => need,
+            Jitter::Equal { seed } => {
+                need - (((need >> 1) * Jitter::fraction(seed, counter, trips, bits) as u64) >> 16)
+            }
+            Jitter::Full { seed } => {
+                need - ((need * Jitter::fraction(seed, counter, trips, bits) as u64) >> 16)
+            }
+        }
+    }
+
+    /// [`jitter_units`](Self::jitter_units) in 32 bits, for the 32-bit
+    /// word's time arithmetic (`need < 2^15`).
+    #[inline(always)]
+    pub(crate) const fn jitter_units32(&self, need: u32, counter: u32, trips: u32) -> u32 {
+        let bits = W::LAYOUT.trips_bits;
+        match self.config.jitter {
+            Jitter::None => need,
+            Jitter::Equal { seed } => {
+                need - (((need >> 1) * Jitter::fraction(seed, counter, trips, bits)) >> 16)
+            }
+            Jitter::Full { seed } => {
+                need - ((need * Jitter::fraction(seed, counter, trips, bits)) >> 16)
             }
         }
     }

@@ -397,12 +397,13 @@ pub(crate) fn units_left<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, n
             let open = config.open_units() as u32;
             let cap = config.cap_units() as u32;
             // Without backoff (cap 0) the open time does not double.
-            if cap == 0 {
+            let need = if cap == 0 {
                 open
             } else {
                 let doubled = open << doublings;
                 if cap < doubled { cap } else { doubled }
-            }
+            };
+            config.jitter_units32(need, counter_of(l, w), l.trips_of(w))
         };
         u64::from(need.saturating_sub(now.wrapping_sub(stamp) & mask))
     } else {
@@ -416,12 +417,13 @@ pub(crate) fn units_left<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, n
         } else {
             let open = config.open_units();
             let cap = config.cap_units();
-            if cap == 0 {
+            let need = if cap == 0 {
                 open
             } else {
                 let doubled = open << doublings;
                 if cap < doubled { cap } else { doubled }
-            }
+            };
+            config.jitter_units(need, counter_of(l, w), l.trips_of(w))
         };
         need.saturating_sub(now.wrapping_sub(stamp) & mask)
     }
