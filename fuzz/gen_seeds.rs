@@ -27,6 +27,7 @@ const SMALL: ConfigSpec = ConfigSpec {
     probe_timeout: Pick::Low(49),
     horizon: Some(Pick::Min),
     abandon: Failure,
+    jitter: (0, 0),
 };
 
 /// [`SMALL`] with the widths' default horizons: the 32-bit word keeps

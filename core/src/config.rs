@@ -46,6 +46,7 @@ pub struct Config {
     probe_timeout: u64,
     horizon: Option<u64>,
     abandon: Outcome,
+    #[cfg(feature = "jitter")]
     jitter: Jitter,
 }
 
@@ -80,6 +81,12 @@ pub struct Config {
 /// assert_ne!(da, db); // replicas with different seeds reopen apart
 /// # Ok::<(), tripword::ConfigError>(())
 /// ```
+///
+/// Behind the feature `jitter`, so that a firmware that does not jitter does
+/// not link the draw (68 B on `thumbv7em` with a config in a `static`, 48 B
+/// with a const one;
+/// `docs/embedded.md`, "Footprint").
+#[cfg(feature = "jitter")]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Jitter {
     /// The open time as configured (the default).
@@ -97,6 +104,7 @@ pub enum Jitter {
     },
 }
 
+#[cfg(feature = "jitter")]
 impl Jitter {
     /// The jitter fraction, in 1/65 536ths, of the open time that begins
     /// with the word whose counter is `counter` and trip count `trips`, on a
@@ -215,12 +223,14 @@ impl Config {
             probe_timeout: 1000,
             horizon: None,
             abandon: Outcome::Failure,
+            #[cfg(feature = "jitter")]
             jitter: Jitter::None,
         }
     }
 
     /// Jitter the open time after each trip ([`Jitter`]): replicas that trip
-    /// together then probe apart. None by default.
+    /// together then probe apart. None by default. Feature `jitter`.
+    #[cfg(feature = "jitter")]
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
         self.jitter = jitter;
         self
@@ -562,11 +572,13 @@ impl<W: Word> ValidConfig<W> {
     }
 
     /// The jitter on the open time.
+    #[cfg(feature = "jitter")]
     #[inline(always)]
     pub const fn jitter(&self) -> Jitter {
         self.config.jitter
     }
 
+    #[cfg(feature = "jitter")]
     /// How long the breaker stays open after the trip that stored counter
     /// `counter` (the counter of the `Open` state, what
     /// [`Transition::counter`](crate::Transition) reports for the trip) and
@@ -598,34 +610,47 @@ impl<W: Word> ValidConfig<W> {
     }
 
     /// `need` units of an `Open` word with counter `counter` and trip count
-    /// `trips`, jittered.
+    /// `trips`, jittered (`docs/spec.md`, "Jitter"). `need` is the 32-bit
+    /// word's (below `2^15`) or the 64-bit word's (below `2^34`): the
+    /// product with the 16-bit draw fits `u64` either way, and the 32-bit
+    /// caller's result fits `u32`.
     #[inline(always)]
     pub(crate) const fn jitter_units(&self, need: u64, counter: u32, trips: u32) -> u64 {
-        let bits = W::LAYOUT.trips_bits;
-        match self.config.jitter {
-            Jitter::None => need,
-            Jitter::Equal { seed } => {
-                need - (((need >> 1) * Jitter::fraction(seed, counter, trips, bits) as u64) >> 16)
-            }
-            Jitter::Full { seed } => {
-                need - ((need * Jitter::fraction(seed, counter, trips, bits) as u64) >> 16)
-            }
+        #[cfg(feature = "jitter")]
+        {
+            let (seed, span) = match self.config.jitter {
+                Jitter::None => return need,
+                Jitter::Equal { seed } => (seed, need >> 1),
+                Jitter::Full { seed } => (seed, need),
+            };
+            let f = Jitter::fraction(seed, counter, trips, W::LAYOUT.trips_bits);
+            need - ((span * f as u64) >> 16)
+        }
+        #[cfg(not(feature = "jitter"))]
+        {
+            let _ = (counter, trips);
+            need
         }
     }
 
     /// [`jitter_units`](Self::jitter_units) in 32 bits, for the 32-bit
-    /// word's time arithmetic (`need < 2^15`).
+    /// word's time arithmetic (`need < 2^15`, so `need * f < 2^31`).
     #[inline(always)]
     pub(crate) const fn jitter_units32(&self, need: u32, counter: u32, trips: u32) -> u32 {
-        let bits = W::LAYOUT.trips_bits;
-        match self.config.jitter {
-            Jitter::None => need,
-            Jitter::Equal { seed } => {
-                need - (((need >> 1) * Jitter::fraction(seed, counter, trips, bits)) >> 16)
-            }
-            Jitter::Full { seed } => {
-                need - ((need * Jitter::fraction(seed, counter, trips, bits)) >> 16)
-            }
+        #[cfg(feature = "jitter")]
+        {
+            let (seed, span) = match self.config.jitter {
+                Jitter::None => return need,
+                Jitter::Equal { seed } => (seed, need >> 1),
+                Jitter::Full { seed } => (seed, need),
+            };
+            let f = Jitter::fraction(seed, counter, trips, W::LAYOUT.trips_bits);
+            need - ((span * f) >> 16)
+        }
+        #[cfg(not(feature = "jitter"))]
+        {
+            let _ = (counter, trips);
+            need
         }
     }
 

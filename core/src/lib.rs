@@ -74,9 +74,9 @@ pub mod word;
 
 pub use breaker::{Breaker, Breaker32, ConstBreaker, Permit, Release, StaticBreaker, Ticket};
 pub use clock::Clock;
-pub use config::{
-    Config, ConfigError, ConfigSource, Const, ConstConfig, Field, Jitter, ValidConfig,
-};
+#[cfg(feature = "jitter")]
+pub use config::Jitter;
+pub use config::{Config, ConfigError, ConfigSource, Const, ConstConfig, Field, ValidConfig};
 pub use observer::{Observer, OnTransition};
 pub use outcome::Outcome;
 pub use rejected::{Cause, Rejected};

@@ -1892,137 +1892,163 @@ fn issue_16_the_16385th_failure_trips_at_a_threshold_of_16385() {
 
 // ---------------------------------------------------------------------------
 // Jitter on the open time (issue 11, item 3; docs/spec.md, "Jitter").
+#[cfg(feature = "jitter")]
+mod jitter {
+    use super::*;
 
-/// The mixing function is part of the contract: pinned to values computed
-/// outside the crate (a Python rendering of the finaliser).
-#[test]
-fn jitter_fraction_is_the_published_function() {
-    assert_eq!(Jitter::fraction(0, 0, 0, 5), 0);
-    assert_eq!(Jitter::fraction(1, 1, 1, 5), 5373);
-    assert_eq!(Jitter::fraction(2, 1, 1, 5), 33659);
-    assert_eq!(Jitter::fraction(0xdead_beef, 1023, 15, 4), 53380);
-    let eq = |seed| Config::new().open_for(1000).horizon(0).jitter(Jitter::Equal { seed });
-    let full = |seed| Config::new().open_for(1000).horizon(0).jitter(Jitter::Full { seed });
-    assert_eq!(eq(1).check::<W64>().unwrap().jittered_open_duration(1, 1), 960);
-    assert_eq!(eq(2).check::<W64>().unwrap().jittered_open_duration(1, 1), 744);
-    assert_eq!(full(1).check::<W64>().unwrap().jittered_open_duration(1, 1), 919);
-    assert_eq!(full(2).check::<W64>().unwrap().jittered_open_duration(1, 1), 487);
-}
-
-/// A jittered breaker rejects for exactly its jittered open time (the
-/// clock one tick before: rejected, with the exact wait; at it: a probe),
-/// on both widths, for equal and full jitter, after the first trip and
-/// after backed-off re-trips.
-fn jitter_is_what_the_breaker_waits<W: Word>() {
-    for seed in 0..64u32 {
-        for jitter in [Jitter::None, Jitter::Equal { seed }, Jitter::Full { seed }] {
-            let valid = Config::new()
-                .failure_threshold(1)
+    /// The mixing function is part of the contract: pinned to values computed
+    /// outside the crate (a Python rendering of the finaliser).
+    #[test]
+    fn jitter_fraction_is_the_published_function() {
+        assert_eq!(Jitter::fraction(0, 0, 0, 5), 0);
+        assert_eq!(Jitter::fraction(1, 1, 1, 5), 5373);
+        assert_eq!(Jitter::fraction(2, 1, 1, 5), 33659);
+        assert_eq!(Jitter::fraction(0xdead_beef, 1023, 15, 4), 53380);
+        let eq = |seed| {
+            Config::new()
                 .open_for(1000)
-                .exponential_backoff(4000)
                 .horizon(0)
-                .jitter(jitter)
-                .check::<W>()
-                .unwrap();
-            let clock = ManualClock::new(0);
-            let log = Log::default();
-            let b = Breaker::from_parts(valid, &clock, &log);
-            b.release(b.acquire().unwrap(), Outcome::Failure);
-            for trips in 1..=4u32 {
-                let t = log.transitions.borrow().last().copied().unwrap();
-                assert_eq!(t.to, Status::Open);
-                let d = valid.jittered_open_duration(t.counter, trips);
-                let base = valid.open_duration(trips);
-                match jitter {
-                    Jitter::None => assert_eq!(d, base),
-                    Jitter::Equal { .. } => assert!(base / 2 < d && d <= base, "{d} of {base}"),
-                    Jitter::Full { .. } => assert!(0 < d && d <= base, "{d} of {base}"),
+                .jitter(Jitter::Equal { seed })
+        };
+        let full = |seed| {
+            Config::new()
+                .open_for(1000)
+                .horizon(0)
+                .jitter(Jitter::Full { seed })
+        };
+        assert_eq!(
+            eq(1).check::<W64>().unwrap().jittered_open_duration(1, 1),
+            960
+        );
+        assert_eq!(
+            eq(2).check::<W64>().unwrap().jittered_open_duration(1, 1),
+            744
+        );
+        assert_eq!(
+            full(1).check::<W64>().unwrap().jittered_open_duration(1, 1),
+            919
+        );
+        assert_eq!(
+            full(2).check::<W64>().unwrap().jittered_open_duration(1, 1),
+            487
+        );
+    }
+
+    /// A jittered breaker rejects for exactly its jittered open time (the
+    /// clock one tick before: rejected, with the exact wait; at it: a probe),
+    /// on both widths, for equal and full jitter, after the first trip and
+    /// after backed-off re-trips.
+    fn jitter_is_what_the_breaker_waits<W: Word>() {
+        for seed in 0..64u32 {
+            for jitter in [Jitter::None, Jitter::Equal { seed }, Jitter::Full { seed }] {
+                let valid = Config::new()
+                    .failure_threshold(1)
+                    .open_for(1000)
+                    .exponential_backoff(4000)
+                    .horizon(0)
+                    .jitter(jitter)
+                    .check::<W>()
+                    .unwrap();
+                let clock = ManualClock::new(0);
+                let log = Log::default();
+                let b = Breaker::from_parts(valid, &clock, &log);
+                b.release(b.acquire().unwrap(), Outcome::Failure);
+                for trips in 1..=4u32 {
+                    let t = log.transitions.borrow().last().copied().unwrap();
+                    assert_eq!(t.to, Status::Open);
+                    let d = valid.jittered_open_duration(t.counter, trips);
+                    let base = valid.open_duration(trips);
+                    match jitter {
+                        Jitter::None => assert_eq!(d, base),
+                        Jitter::Equal { .. } => assert!(base / 2 < d && d <= base, "{d} of {base}"),
+                        Jitter::Full { .. } => assert!(0 < d && d <= base, "{d} of {base}"),
+                    }
+                    let opened = clock.now();
+                    clock.set(opened + d - 1);
+                    let r = b.acquire().unwrap_err();
+                    assert_eq!(r.retry_after(), Some(1), "{jitter:?} trip {trips}");
+                    assert_eq!(b.status(), Status::Open);
+                    clock.set(opened + d);
+                    assert_eq!(b.status(), Status::HalfOpen);
+                    let probe = b.acquire().unwrap();
+                    // The probe fails: the next open time doubles (before jitter).
+                    b.release(probe, Outcome::Failure);
                 }
-                let opened = clock.now();
-                clock.set(opened + d - 1);
-                let r = b.acquire().unwrap_err();
-                assert_eq!(r.retry_after(), Some(1), "{jitter:?} trip {trips}");
-                assert_eq!(b.status(), Status::Open);
-                clock.set(opened + d);
-                assert_eq!(b.status(), Status::HalfOpen);
-                let probe = b.acquire().unwrap();
-                // The probe fails: the next open time doubles (before jitter).
-                b.release(probe, Outcome::Failure);
             }
         }
     }
-}
 
-#[test]
-fn jitter_is_what_the_breaker_waits_w64() {
-    jitter_is_what_the_breaker_waits::<W64>();
-}
-
-#[test]
-fn jitter_is_what_the_breaker_waits_w32() {
-    jitter_is_what_the_breaker_waits::<W32>();
-}
-
-/// Replicas that trip together probe apart: 32 breakers with seeds 0..32,
-/// tripped at the same tick, reopen at (nearly) as many different ticks,
-/// spread over the jitter's range. Without jitter they would all reopen at
-/// one tick.
-#[test]
-fn replicas_that_trip_together_probe_apart() {
-    for jitter in [|seed| Jitter::Equal { seed }, |seed| Jitter::Full { seed }] {
-        let mut reopen: Vec<u64> = (0..32u32)
-            .map(|seed| {
-                Config::new()
-                    .open_for(10_000)
-                    .horizon(0)
-                    .jitter(jitter(seed))
-                    .check::<W64>()
-                    .unwrap()
-                    .jittered_open_duration(1, 1)
-            })
-            .collect();
-        reopen.sort_unstable();
-        reopen.dedup();
-        assert!(reopen.len() >= 30, "{reopen:?}");
-        assert!(reopen[reopen.len() - 1] - reopen[0] >= 2_000, "{reopen:?}");
+    #[test]
+    fn jitter_is_what_the_breaker_waits_w64() {
+        jitter_is_what_the_breaker_waits::<W64>();
     }
-}
 
-/// The jitter changes with the trip (the counter the trip stored), so one
-/// breaker's successive open times are not all the same draw.
-#[test]
-fn jitter_differs_from_trip_to_trip() {
-    let valid = Config::new()
-        .open_for(10_000)
-        .horizon(0)
-        .jitter(Jitter::Equal { seed: 7 })
-        .check::<W64>()
-        .unwrap();
-    let mut d: Vec<u64> = (1..40u32)
-        .step_by(3)
-        .map(|counter| valid.jittered_open_duration(counter, 1))
-        .collect();
-    d.sort_unstable();
-    d.dedup();
-    assert!(d.len() >= 12, "{d:?}");
-}
+    #[test]
+    fn jitter_is_what_the_breaker_waits_w32() {
+        jitter_is_what_the_breaker_waits::<W32>();
+    }
 
-/// `OpenUntil` times are never jittered: `failure_for` and
-/// `force_open_for` are what the caller asked for.
-#[test]
-fn open_until_is_not_jittered() {
-    let valid = Config::new()
-        .failure_threshold(1)
-        .open_for(1000)
-        .horizon(0)
-        .jitter(Jitter::Full { seed: 3 })
-        .check::<W64>()
-        .unwrap();
-    let clock = ManualClock::new(0);
-    let b = Breaker::from_parts(valid, &clock, ());
-    b.force_open_for(777);
-    clock.set(776);
-    assert_eq!(b.acquire().unwrap_err().retry_after(), Some(1));
-    clock.set(777);
-    assert!(b.acquire().is_ok());
+    /// Replicas that trip together probe apart: 32 breakers with seeds 0..32,
+    /// tripped at the same tick, reopen at (nearly) as many different ticks,
+    /// spread over the jitter's range. Without jitter they would all reopen at
+    /// one tick.
+    #[test]
+    fn replicas_that_trip_together_probe_apart() {
+        for jitter in [|seed| Jitter::Equal { seed }, |seed| Jitter::Full { seed }] {
+            let mut reopen: Vec<u64> = (0..32u32)
+                .map(|seed| {
+                    Config::new()
+                        .open_for(10_000)
+                        .horizon(0)
+                        .jitter(jitter(seed))
+                        .check::<W64>()
+                        .unwrap()
+                        .jittered_open_duration(1, 1)
+                })
+                .collect();
+            reopen.sort_unstable();
+            reopen.dedup();
+            assert!(reopen.len() >= 30, "{reopen:?}");
+            assert!(reopen[reopen.len() - 1] - reopen[0] >= 2_000, "{reopen:?}");
+        }
+    }
+
+    /// The jitter changes with the trip (the counter the trip stored), so one
+    /// breaker's successive open times are not all the same draw.
+    #[test]
+    fn jitter_differs_from_trip_to_trip() {
+        let valid = Config::new()
+            .open_for(10_000)
+            .horizon(0)
+            .jitter(Jitter::Equal { seed: 7 })
+            .check::<W64>()
+            .unwrap();
+        let mut d: Vec<u64> = (1..40u32)
+            .step_by(3)
+            .map(|counter| valid.jittered_open_duration(counter, 1))
+            .collect();
+        d.sort_unstable();
+        d.dedup();
+        assert!(d.len() >= 12, "{d:?}");
+    }
+
+    /// `OpenUntil` times are never jittered: `failure_for` and
+    /// `force_open_for` are what the caller asked for.
+    #[test]
+    fn open_until_is_not_jittered() {
+        let valid = Config::new()
+            .failure_threshold(1)
+            .open_for(1000)
+            .horizon(0)
+            .jitter(Jitter::Full { seed: 3 })
+            .check::<W64>()
+            .unwrap();
+        let clock = ManualClock::new(0);
+        let b = Breaker::from_parts(valid, &clock, ());
+        b.force_open_for(777);
+        clock.set(776);
+        assert_eq!(b.acquire().unwrap_err().retry_after(), Some(1));
+        clock.set(777);
+        assert!(b.acquire().is_ok());
+    }
 }

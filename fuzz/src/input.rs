@@ -3,7 +3,7 @@
 
 use arbitrary::Arbitrary;
 use tripword::word::Word;
-use tripword::{Config, Outcome, ValidConfig};
+use tripword::{Config, Jitter, Outcome, ValidConfig};
 
 /// [`Outcome`], decodable from fuzz input.
 #[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +115,9 @@ pub struct ConfigSpec {
     pub horizon: Option<Pick>,
     /// What a dropped permit records.
     pub abandon: Out,
+    /// Jitter on the open time: 0 none, 1 equal, 2 full (the rest: none),
+    /// with the seed.
+    pub jitter: (u8, u32),
 }
 
 impl ConfigSpec {
@@ -132,7 +135,12 @@ impl ConfigSpec {
             .failure_threshold(self.threshold.in_range(1, layout.max_failures().into()) as u32)
             .open_for(open_for)
             .probe_timeout(probe_timeout)
-            .abandon_as(self.abandon.into());
+            .abandon_as(self.abandon.into())
+            .jitter(match self.jitter {
+                (1, seed) => Jitter::Equal { seed },
+                (2, seed) => Jitter::Full { seed },
+                _ => Jitter::None,
+            });
         let mut longest = open_for.max(probe_timeout);
         if let Some(cap) = self.backoff {
             let cap = cap.in_range(open_for, reachable_cap::<W>(open_for).min(max));

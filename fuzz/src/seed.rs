@@ -108,7 +108,7 @@ impl Encode for Pick {
 impl Encode for ConfigSpec {
     fn encode(&self, out: &mut Vec<u8>) {
         encode_fields!(out; self.threshold, self.open_for, self.backoff, self.probe_timeout,
-            self.horizon, self.abandon);
+            self.horizon, self.abandon, self.jitter.0, self.jitter.1);
     }
 }
 

@@ -476,7 +476,7 @@ pub fn check_status<W: Word>(config: &ValidConfig<W>, raw: W::Raw, now: u64) {
     let model = ModelConfig::for_width(config);
     let want = match effective::<W>(config, raw) {
         Err(_) => (Status::Closed, false),
-        Ok(snap) => match timed(&model, snap.state, now) {
+        Ok(snap) => match timed(&model, snap.state, snap.counter, now) {
             Some(t) if t.lapsed => (Status::HalfOpen, true),
             Some(_) => (snap.state.status(), true),
             None => (snap.state.status(), false),
@@ -511,7 +511,7 @@ struct Timed {
     wait: u64,
 }
 
-fn timed(model: &ModelConfig, state: State, now: u64) -> Option<Timed> {
+fn timed(model: &ModelConfig, state: State, counter: u32, now: u64) -> Option<Timed> {
     if let State::OpenUntil { until, trips } = state {
         // The deadline's units as a clock reading (time_bits + shift <= 64).
         let until = until << model.time_shift;
@@ -531,7 +531,9 @@ fn timed(model: &ModelConfig, state: State, now: u64) -> Option<Timed> {
         });
     }
     let (since, need, trips) = match state {
-        State::Open { since, trips } => (since, model.open_need(trips.into()), trips),
+        State::Open { since, trips } => {
+            (since, model.open_need(trips.into(), counter.into()), trips)
+        }
         State::Probing { since, trips } => (since, model.probe_need(), trips),
         _ => return None,
     };
@@ -622,7 +624,7 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
             }
             state @ (State::Open { .. } | State::Probing { .. } | State::OpenUntil { .. }) => {
                 e.reads_clock = true;
-                let t = timed(&model, state, now).expect("a timed state");
+                let t = timed(&model, state, e.counter(), now).expect("a timed state");
                 if t.lapsed {
                     e.go(State::HalfOpen { trips: t.trips });
                     e.go(State::Probing {
@@ -661,7 +663,10 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
             }
             state @ State::Probing { trips, .. } => {
                 e.reads_clock = true;
-                if timed(&model, state, now).expect("a timed state").lapsed {
+                if timed(&model, state, e.counter(), now)
+                    .expect("a timed state")
+                    .lapsed
+                {
                     e.go(State::HalfOpen { trips });
                     Told::Stale
                 } else {
@@ -702,7 +707,10 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
                 }
                 state @ State::Probing { trips, .. } => {
                     e.reads_clock = true;
-                    if timed(&model, state, now).expect("a timed state").lapsed {
+                    if timed(&model, state, e.counter(), now)
+                        .expect("a timed state")
+                        .lapsed
+                    {
                         e.go(State::HalfOpen { trips });
                         Told::Stale
                     } else {
@@ -719,7 +727,7 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
         Event::ForceOpenFor { open_for } => {
             e.reads_clock = true;
             let until = model.units(model.deadline(now, open_for));
-            if let Some(t) = timed(&model, e.state, now)
+            if let Some(t) = timed(&model, e.state, e.counter(), now)
                 && t.lapsed
             {
                 e.go(State::HalfOpen { trips: t.trips });

@@ -82,6 +82,7 @@ pub mod future;
 mod guard;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod jitter;
 pub mod policy;
 pub mod settings;
 #[cfg(feature = "tokio")]
@@ -92,6 +93,7 @@ pub mod tower;
 pub use call::{AnyBreaker, BreakerExt, CallError, CallResult, Rejection};
 pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
 pub use future::{CallAsync, CallOrElse};
+pub use jitter::jitter_seed;
 pub use policy::CallPolicy;
 pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tripword::clock::ManualClock;
 use tripword::word::{Snapshot, State};
-use tripword::{Clock, Observer, Rejected, Transition};
+use tripword::{Clock, Jitter, Observer, Rejected, Transition};
 
 use crate::model::{Model, ModelConfig, ModelRejected, ModelState, ModelTransition};
 
@@ -209,14 +209,24 @@ pub fn time_bounds(cfg: &ModelConfig, state: &ModelState) -> Option<(u64, u64, u
             Some((since, cfg.probe_timeout, cfg.probe_timeout + 3 * u - 1))
         }
         ModelState::Open { since, trips } => {
-            let d = cfg.open_duration(trips);
+            // Jitter (issue 11) only shortens the open time: to more than
+            // half its units (equal) or at least one unit (full). The
+            // first reading past `j` units from `since` is at least
+            // `(j - 1) 2^s + 1` ticks after it. The exact jittered time
+            // is the model's; these are the documented bounds.
+            let base = cfg.with_jitter(Jitter::None).open_need(trips, 0);
+            let d = match cfg.jitter {
+                Jitter::None => cfg.open_duration(trips),
+                Jitter::Equal { .. } => (base.div_ceil(2) - 1) * u + 1,
+                Jitter::Full { .. } => 1,
+            };
             let latest = match cfg.backoff_cap {
                 Some(cap) if trips > 1 => {
                     let doublings = trips.min(cfg.max_trips()) - 1;
                     let doubled = u128::from(cfg.open_for + 3 * u) << doublings;
                     (doubled.min(u128::from(cap + 3 * u)) - 1) as u64
                 }
-                _ => d + 3 * u - 1,
+                _ => cfg.open_duration(trips) + 3 * u - 1,
             };
             Some((since, d, latest))
         }

@@ -113,7 +113,7 @@
 //! ```
 
 use tripword::word::{Layout, Word};
-use tripword::{Cause, Outcome, Status, ValidConfig};
+use tripword::{Cause, Jitter, Outcome, Status, ValidConfig};
 
 /// The model's config: what the user set, the time shift the spec's rule
 /// derives from it, and the observable parts of the word width.
@@ -140,6 +140,10 @@ pub struct ModelConfig {
     pub counter_bits: u32,
     /// Width of the trip count: trips saturate at `2^trips_bits - 1`.
     pub trips_bits: u32,
+    /// Jitter on the open time (`docs/spec.md`, "Jitter"): `None` unless
+    /// set with [`with_jitter`](Self::with_jitter) or taken from a core
+    /// config.
+    pub jitter: Jitter,
 }
 
 /// `(d + 2 (2^s - 1)) >> s`, in `u128` so that no duration overflows.
@@ -165,7 +169,8 @@ impl ModelConfig {
             valid.abandon(),
             valid.horizon(),
         )
-        .expect("the core accepted this config: the spec's rule must find a shift");
+        .expect("the core accepted this config: the spec's rule must find a shift")
+        .with_jitter(valid.jitter());
         assert_eq!(
             m.time_shift,
             valid.time_shift(),
@@ -213,7 +218,32 @@ impl ModelConfig {
             time_bits: layout.time_bits,
             counter_bits: layout.counter_bits,
             trips_bits: layout.trips_bits,
+            jitter: Jitter::None,
         })
+    }
+
+    /// The same config with `jitter` on the open time.
+    pub fn with_jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// The spec's jitter draw for the `Open` state entered with counter
+    /// `counter` after `trips` trips, in 1/65 536ths: the top 16 bits of
+    /// the finaliser `lowbias32` applied to `seed XOR (c << trips_bits |
+    /// k)`, with `c` the counter modulo its period and `k` the saturated
+    /// trip count. Written from the spec's text, not from the core's code.
+    pub fn jitter_fraction(&self, seed: u32, counter: u64, trips: u64) -> u64 {
+        let c = counter % self.counter_period();
+        let k = self.trips(trips);
+        let mut x = u64::from(seed) ^ ((c << self.trips_bits) | k);
+        let m = |a: u64, b: u64| (a * b) % (1u64 << 32);
+        x ^= x >> 16;
+        x = m(x, 0x7feb_352d);
+        x ^= x >> 15;
+        x = m(x, 0x846c_a68b);
+        x ^= x >> 16;
+        x >> 16
     }
 
     /// The spec's rule for the time shift (see [`new`](Self::new)).
@@ -315,13 +345,28 @@ impl ModelConfig {
     /// The units an `Open` state after `trips` trips must see elapse:
     /// `need(open_for)`, or with backoff `min(need(cap), need(open_for) *
     /// 2^(k-1))` with `k` the saturated trip count.
-    pub fn open_need(&self, trips: u64) -> u64 {
+    ///
+    /// With jitter, of the `Open` state entered with counter `counter`,
+    /// `d` shortened by the draw `f` ([`jitter_fraction`](Self::jitter_fraction)):
+    /// equal `d - floor(floor(d/2) f / 2^16)`, full `d - floor(d f / 2^16)`.
+    pub fn open_need(&self, trips: u64, counter: u64) -> u64 {
         let base = self.need(self.open_for);
-        match self.backoff_cap {
+        let d = match self.backoff_cap {
             None => base,
             Some(cap) => {
                 let doubled = u128::from(base) << (self.trips(trips) - 1);
                 doubled.min(u128::from(self.need(cap))) as u64
+            }
+        };
+        match self.jitter {
+            Jitter::None => d,
+            Jitter::Equal { seed } => {
+                let f = u128::from(self.jitter_fraction(seed, counter, trips));
+                d - ((u128::from(d / 2) * f) >> 16) as u64
+            }
+            Jitter::Full { seed } => {
+                let f = u128::from(self.jitter_fraction(seed, counter, trips));
+                d - ((u128::from(d) * f) >> 16) as u64
             }
         }
     }
@@ -585,7 +630,9 @@ impl Model {
     /// `Open` or `Probing`.
     pub fn timed(&self) -> Option<(u64, u64, u64)> {
         match self.state {
-            ModelState::Open { since, trips } => Some((since, self.config.open_need(trips), trips)),
+            ModelState::Open { since, trips } => {
+                Some((since, self.config.open_need(trips, self.counter), trips))
+            }
             ModelState::Probing { since, trips } => Some((since, self.config.probe_need(), trips)),
             _ => None,
         }
@@ -949,7 +996,7 @@ mod tests {
         let c = cfg::<W64>(Config::new().open_for(100).exponential_backoff(1000));
         let d: Vec<u64> = (0..7).map(|k| c.open_duration(k)).collect();
         assert_eq!(d, [100, 100, 200, 400, 800, 1000, 1000]);
-        let n: Vec<u64> = (0..7).map(|k| c.open_need(k)).collect();
+        let n: Vec<u64> = (0..7).map(|k| c.open_need(k, 1)).collect();
         assert_eq!(n, [100, 100, 200, 400, 800, 1000, 1000]);
         let c = cfg::<W64>(Config::new().open_for(1).exponential_backoff(1 << 30));
         assert_eq!(c.max_trips(), 31);
@@ -958,7 +1005,7 @@ mod tests {
         // In units: need(open_for) doubles, need(cap) caps.
         let c = cfg::<W32>(Config::new().open_for(1_000).exponential_backoff(8_000));
         assert_eq!((c.need(1_000), c.need(8_000)), (9, 64));
-        let n: Vec<u64> = (1..6).map(|k| c.open_need(k)).collect();
+        let n: Vec<u64> = (1..6).map(|k| c.open_need(k, 1)).collect();
         assert_eq!(n, [9, 18, 36, 64, 64]);
     }
 

@@ -15,6 +15,7 @@
 //! the word left, how often the clock was read, the transitions reported,
 //! and the corrupt-word report. Both words, on the host.
 
+use tripword::Jitter;
 use tripword::transition::Event;
 use tripword::word::{Layout, Snapshot, TAG_BITS};
 use tripword::{Config, Outcome, ValidConfig, W32, W64, Word};
@@ -190,6 +191,11 @@ fn configs() -> Vec<Config> {
             .exponential_backoff(800)
             .horizon(0),
         seed.failure_threshold(1).exponential_backoff(800),
+        seed.failure_threshold(1)
+            .exponential_backoff(800)
+            .horizon(0)
+            .jitter(Jitter::Equal { seed: 11 }),
+        seed.jitter(Jitter::Full { seed: 12 }),
     ]
 }
 

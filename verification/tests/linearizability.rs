@@ -44,6 +44,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
+use tripword::Jitter;
 use tripword::clock::ManualClock;
 use tripword::{
     Breaker, Cause, Clock, Config, Observer, Outcome, Permit, Rejected, Release, Status, Ticket,
@@ -443,6 +444,15 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
         if rng.below(2) == 0 {
             config = config.exponential_backoff(open_for * 4);
         }
+        config = config.jitter(match rng.below(3) {
+            0 => Jitter::None,
+            1 => Jitter::Equal {
+                seed: rng.below(1 << 32) as u32,
+            },
+            _ => Jitter::Full {
+                seed: rng.below(1 << 32) as u32,
+            },
+        });
         // W32: exact ticks (s = 0) or 4-tick units (s = 2); W64 keeps s = 0
         // at its default horizon.
         if W::LAYOUT.word_bits == 32 {

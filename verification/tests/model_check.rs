@@ -59,6 +59,7 @@ use proptest::sample::Index;
 use proptest::test_runner::{Config as PtConfig, FileFailurePersistence};
 use proptest_state_machine::{ReferenceStateMachine, StateMachineTest, prop_state_machine};
 
+use tripword::Jitter;
 use tripword::{Breaker, Config, Outcome, Release, Status, Ticket, W32, W64, Word};
 use tripword_verification::harness::{
     CountingClock, Recorder, SharedClock, SharedRecorder, check_hint_deadline, check_time_bounds,
@@ -286,6 +287,17 @@ fn horizons<W: Word>() -> Vec<(Option<u64>, u64)> {
     }
 }
 
+/// No jitter half the time; equal or full jitter with any seed otherwise
+/// (issue 11, item 3).
+fn jitter_strategy() -> BoxedStrategy<Jitter> {
+    prop_oneof![
+        2 => Just(Jitter::None),
+        1 => any::<u32>().prop_map(|seed| Jitter::Equal { seed }),
+        1 => any::<u32>().prop_map(|seed| Jitter::Full { seed }),
+    ]
+    .boxed()
+}
+
 fn config_strategy<W: Word>() -> BoxedStrategy<Config> {
     let l = W::LAYOUT;
     let threshold = prop_oneof![
@@ -309,12 +321,13 @@ fn config_strategy<W: Word>() -> BoxedStrategy<Config> {
                 } else {
                     Just(None).boxed()
                 };
-                cap.prop_map(move |cap| {
+                (cap, jitter_strategy()).prop_map(move |(cap, jitter)| {
                     let mut c = Config::new()
                         .failure_threshold(n)
                         .open_for(open_for)
                         .probe_timeout(probe)
-                        .abandon_as(abandon);
+                        .abandon_as(abandon)
+                        .jitter(jitter);
                     if let Some(h) = horizon {
                         c = c.horizon(h);
                     }

@@ -16,6 +16,7 @@ use std::convert::Infallible;
 use std::sync::Mutex;
 
 use proptest::prelude::*;
+use tripword::Jitter;
 use tripword::cell::{self, CasError, Cell};
 use tripword::transition::{self, Event, Verdict};
 use tripword::word::Snapshot;
@@ -155,12 +156,18 @@ fn config() -> impl Strategy<Value = Config> {
         1..60u64,
         prop::option::of(1..8u64),
         prop_oneof![Just(Some(0u64)), Just(None), Just(Some(2_000u64))],
+        prop_oneof![
+            Just(Jitter::None),
+            any::<u32>().prop_map(|seed| Jitter::Equal { seed }),
+            any::<u32>().prop_map(|seed| Jitter::Full { seed }),
+        ],
     )
-        .prop_map(|(n, open, probe, backoff, horizon)| {
+        .prop_map(|(n, open, probe, backoff, horizon, jitter)| {
             let mut c = Config::new()
                 .failure_threshold(n)
                 .open_for(open)
-                .probe_timeout(probe);
+                .probe_timeout(probe)
+                .jitter(jitter);
             if let Some(k) = backoff {
                 c = c.exponential_backoff(open << k);
             }

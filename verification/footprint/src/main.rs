@@ -40,10 +40,19 @@ fn SysTick() {
 
 /// The config every measured breaker uses (unused in the baseline build).
 #[allow(dead_code)]
+#[cfg(not(feature = "jitter"))]
 const CONFIG: tripword::Config = tripword::Config::new()
     .failure_threshold(5)
     .open_for(1_000)
     .probe_timeout(500);
+/// The same config with equal jitter (feature `jitter`).
+#[allow(dead_code)]
+#[cfg(feature = "jitter")]
+const CONFIG: tripword::Config = tripword::Config::new()
+    .failure_threshold(5)
+    .open_for(1_000)
+    .probe_timeout(500)
+    .jitter(tripword::Jitter::Equal { seed: 0x5eed });
 
 /// A `static` breaker and its three measured calls, in a module of its own:
 /// `measured!(module, BREAKER: Type = init; acquire, release, status)`.

@@ -8,7 +8,7 @@ use crate::fixture::{Fixture, fresh};
 use tripword::__verification::load_word;
 use tripword::transition::{Event, Verdict, apply, status_at};
 use tripword::word::{Snapshot, W32, W64};
-use tripword::{Config, ConfigSource, Outcome, Release, Status, ValidConfig, Word};
+use tripword::{Config, ConfigSource, Jitter, Outcome, Release, Status, ValidConfig, Word};
 
 /// The seed's demo: threshold 3, cooldown 100. The scenarios count single
 /// ticks, so the horizon is 0: time in whole ticks (`time_shift() == 0`) on
@@ -24,6 +24,10 @@ const BACKOFF: Config = Config::new()
     .exponential_backoff(350)
     .probe_timeout(50)
     .horizon(0);
+
+/// [`BACKOFF`] with equal and with full jitter (issue 11), seed 0x5eed.
+const EQUAL: Config = BACKOFF.jitter(Jitter::Equal { seed: 0x5eed });
+const FULL: Config = BACKOFF.jitter(Jitter::Full { seed: 0x5eed });
 
 /// Runs a scenario on four fresh breakers: `W32` and `W64`, each with its
 /// config inline (`Breaker::from_parts`) and in a `static`
@@ -54,6 +58,9 @@ pub fn run(c: &mut Checks) {
     on_each!(force, c, SEED);
     c.suite("backoff");
     on_each!(backoff, c, BACKOFF);
+    c.suite("jitter (issue 11)");
+    on_each!(equal_jitter, c, EQUAL);
+    on_each!(full_jitter, c, FULL);
     c.suite("time faults (I6)");
     on_each!(time_faults, c, SEED, two breakers);
     c.suite("corrupt words (I8)");
@@ -484,6 +491,52 @@ fn backoff<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>) {
     trip(f);
     f.clock.advance(100);
     c.eq(f.b.status(), Status::HalfOpen, "closing reset the backoff");
+}
+
+/// The open times of [`EQUAL`] after trips 1 to 4 (counters 1, 4, 7, 10):
+/// pinned, computed off target from the spec's formula (the 32-bit word's
+/// trip field is 4 bits wide, the 64-bit word's 5, so the draws differ).
+fn equal_jitter<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>) {
+    let times = if W::LAYOUT.word_bits == 32 {
+        [55, 169, 206, 313]
+    } else {
+        [98, 147, 311, 342]
+    };
+    jittered(c, f, times);
+}
+
+/// The open times of [`FULL`] after trips 1 to 4, pinned likewise.
+fn full_jitter<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>) {
+    let times = if W::LAYOUT.word_bits == 32 {
+        [10, 137, 61, 276]
+    } else {
+        [96, 93, 272, 334]
+    };
+    jittered(c, f, times);
+}
+
+/// Trips, then fails a probe after each open time in `times`: open one
+/// tick before it (with a wait of one tick), half-open at it.
+fn jittered<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, times: [u64; 4]) {
+    trip(f);
+    for open_time in times {
+        f.clock.advance(open_time - 1);
+        c.eq(f.b.status(), Status::Open, "open until its jittered time");
+        c.eq(
+            f.b.acquire().err().and_then(|r| r.retry_after()),
+            Some(1),
+            "the wait lands on the jittered time",
+        );
+        f.clock.advance(1);
+        c.eq(
+            f.b.status(),
+            Status::HalfOpen,
+            "half-open at its jittered time",
+        );
+        if let Ok(t) = f.b.acquire() {
+            let _ = f.b.release(t, Outcome::Failure);
+        }
+    }
 }
 
 fn time_faults<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>, g: Fixture<W, P>) {
