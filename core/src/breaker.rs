@@ -313,6 +313,15 @@ impl<C, W: Word, O, P: ConfigSource<W>> Breaker<C, W, O, P> {
         }
     }
 
+    /// Whether `ticket` is an ordinary (non-probe) ticket of this breaker
+    /// whose `Closed` state, with no failures counted, is still the word:
+    /// the failure-rate policy's test that a result counts (spec I2).
+    #[inline(always)]
+    pub(crate) fn closed_current(&self, ticket: &Ticket) -> bool {
+        let raw: u64 = self.load().into();
+        ticket.origin == self.origin() && raw == ticket.stamp as u64
+    }
+
     #[inline(always)]
     fn origin(&self) -> NonZeroUsize {
         // Words are at least 4-byte aligned: bit 0 is free for the probe

@@ -145,6 +145,12 @@ pub enum Field {
     ProbeTimeout,
     /// [`Config::horizon`].
     Horizon,
+    /// [`Rate::failure_rate`](crate::rate::Rate::failure_rate), in percent.
+    FailureRate,
+    /// [`Rate::minimum_calls`](crate::rate::Rate::minimum_calls).
+    MinimumCalls,
+    /// [`Rate::window`](crate::rate::Rate::window).
+    Window,
 }
 
 impl Field {
@@ -156,6 +162,9 @@ impl Field {
             Field::BackoffCap => "exponential_backoff cap",
             Field::ProbeTimeout => "probe_timeout",
             Field::Horizon => "horizon",
+            Field::FailureRate => "failure_rate (percent)",
+            Field::MinimumCalls => "minimum_calls",
+            Field::Window => "window",
         }
     }
 }
@@ -187,6 +196,11 @@ impl ConfigError {
             }
             Field::ProbeTimeout => "tripword: probe_timeout is out of range for this word width",
             Field::Horizon => "tripword: horizon plus the longest duration does not fit the word",
+            Field::FailureRate => "tripword: failure_rate is out of range 1..=100 percent",
+            Field::MinimumCalls => {
+                "tripword: minimum_calls is out of range for this word width's bucket counts"
+            }
+            Field::Window => "tripword: window is out of range (at least one tick per bucket)",
         }
     }
 }
@@ -194,7 +208,8 @@ impl ConfigError {
 impl core::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let unit = match self.field {
-            Field::FailureThreshold => "",
+            Field::FailureThreshold | Field::MinimumCalls => "",
+            Field::FailureRate => " percent",
             _ => " ticks",
         };
         write!(
@@ -497,6 +512,14 @@ impl<W: Word> ValidConfig<W> {
             Ok(valid) => valid,
             Err(e) => panic!("{}", e.message()),
         }
+    }
+
+    /// The same config with a failure threshold of 1: what the failure-rate
+    /// policy's breaker runs on (its window decides; every failure it passes
+    /// on trips).
+    pub(crate) const fn with_threshold_one(mut self) -> Self {
+        self.config.failure_threshold = 1;
+        self
     }
 
     /// The config as given.

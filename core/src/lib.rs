@@ -66,6 +66,7 @@ pub mod config;
 pub mod guide;
 mod observer;
 mod outcome;
+pub mod rate;
 mod rejected;
 mod status;
 mod sync;

@@ -1932,6 +1932,11 @@ mod jitter {
             full(2).check::<W64>().unwrap().jittered_open_duration(1, 1),
             487
         );
+        // In units of 2^s ticks: W32 at its default horizon keeps 128-tick
+        // units, and 1000 ticks need 9 of them (docs/spec.md, "Time").
+        let w32 = Config::new().open_for(1000).check::<W32>().unwrap();
+        assert_eq!(w32.time_shift(), 7);
+        assert_eq!(w32.jittered_open_duration(1, 1), 9 << 7);
     }
 
     /// A jittered breaker rejects for exactly its jittered open time (the

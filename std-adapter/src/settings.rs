@@ -398,7 +398,11 @@ impl Settings {
     fn error<C: RealClock, W: Word>(&self, mut error: ConfigError) -> SettingsError {
         let tick = C::TICK;
         let (given, start, end) = match error.field {
-            Field::FailureThreshold => (None, Duration::ZERO, Duration::ZERO),
+            // The failure-rate fields are not settings (yet): counts and
+            // percents, no durations to convert.
+            Field::FailureThreshold | Field::FailureRate | Field::MinimumCalls | Field::Window => {
+                (None, Duration::ZERO, Duration::ZERO)
+            }
             Field::OpenFor => (
                 Some(self.open_for),
                 shortest_at_least(error.min, tick),

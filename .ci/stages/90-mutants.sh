@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Mutation testing of the core code changed since the last commit known to
+# leave no mutant missed (issue 16; docs/verification.md, "Mutation testing").
+# The base is the newest tag `mutants-clean-*` (a session tags a commit after
+# `verification/mutants.sh full` or `diff` showed 0 missed there), else the
+# previous commit. Two tiers (core tests, then every verification suite on
+# what they missed), at most MUTANTS_MAX mutants (a shard chosen by the
+# commit when the change has more), bounded by a timeout. Fails on a missed
+# mutant.
+set -euo pipefail
+source .ci/lib.sh
+if ! command -v cargo-mutants >/dev/null 2>&1; then
+  cargo install --locked cargo-mutants@27.1.0 >/dev/null 2>&1 || cargo install --locked cargo-mutants
+fi
+base=$(git tag --list 'mutants-clean-*' --sort=-creatordate | head -1)
+base=${MUTANTS_BASE:-${base:-HEAD~1}}
+if ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
+  note "no base commit ($base): skipped"
+  exit 0
+fi
+MUTANTS_MAX=${MUTANTS_MAX:-16} timeout 1200 bash verification/mutants.sh diff "$base" -j 2
+note "since $base: $(cat target/mutants/summary)"

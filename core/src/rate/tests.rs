@@ -1,0 +1,278 @@
+//! The failure-rate policy through `RateBreaker`, on a hand-moved clock, for
+//! both word widths.
+
+use super::*;
+use crate::clock::ManualClock;
+use crate::transition::Transition;
+use crate::word::W32;
+use core::cell::RefCell;
+use std::vec::Vec;
+
+#[derive(Default)]
+struct Log(RefCell<Vec<Transition>>);
+impl Observer for Log {
+    fn on_transition(&self, t: Transition) {
+        self.0.borrow_mut().push(t);
+    }
+}
+impl Log {
+    fn trips(&self) -> usize {
+        let t = self.0.borrow();
+        t.iter()
+            .filter(|t| t.to == Status::Open && t.from == Status::Closed)
+            .count()
+    }
+}
+
+/// 50 % over 8 slices of 1 024 ticks (window 8 000, rounded up to 8 192),
+/// at least 20 calls; open for 500 ticks.
+fn rate() -> Rate {
+    Rate::new().failure_rate(50).minimum_calls(20).window(8_000)
+}
+fn config() -> Config {
+    Config::new().open_for(500).probe_timeout(100).horizon(0)
+}
+
+fn breaker<'a, W: Word>(
+    clock: &'a ManualClock,
+    log: &'a Log,
+) -> RateBreaker<&'a ManualClock, W, &'a Log, 8> {
+    RateBreaker::from_parts(
+        config().check::<W>().unwrap(),
+        rate().check::<W, 8>().unwrap(),
+        clock,
+        log,
+    )
+}
+
+fn calls<W: Word>(
+    b: &RateBreaker<&ManualClock, W, &Log, 8>,
+    outcome: Outcome,
+    n: usize,
+) -> Vec<Release> {
+    (0..n)
+        .map(|_| {
+            let t = b.acquire().expect("closed");
+            b.release(t, outcome)
+        })
+        .collect()
+}
+
+fn derived<W: Word>() {
+    let r = rate().check::<W, 8>().unwrap();
+    assert_eq!(r.slice_shift(), 10);
+    assert_eq!(r.effective_window(), 8_192);
+    assert_eq!(
+        (r.failure_rate(), r.minimum_calls(), r.window()),
+        (50, 20, 8_000)
+    );
+    assert!(r.trips(20, 10) && !r.trips(20, 9) && !r.trips(19, 19));
+    assert!(!r.trips(3, 2)); // below the minimum
+    let exact = Rate::new().window(16).check::<W, 16>().unwrap();
+    assert_eq!((exact.slice_shift(), exact.effective_window()), (0, 16));
+}
+
+#[test]
+fn derived_fields() {
+    derived::<W64>();
+    derived::<W32>();
+}
+
+/// Nothing trips below the minimum of calls, even at 100 % failures; the
+/// failure that reaches it trips.
+fn minimum_calls<W: Word>() {
+    let clock = ManualClock::new(0);
+    let log = Log::default();
+    let b = breaker::<W>(&clock, &log);
+    assert!(
+        calls(&b, Outcome::Failure, 19)
+            .iter()
+            .all(|r| *r == Release::Recorded)
+    );
+    assert_eq!(b.status(), Status::Closed);
+    assert_eq!(b.window_counts(0, 0), (19, 19));
+    assert_eq!(calls(&b, Outcome::Failure, 1), [Release::Recorded]);
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(log.trips(), 1);
+}
+
+/// Below the rate nothing trips, however many calls; at it, the failure
+/// that reaches it trips.
+fn rate_threshold<W: Word>() {
+    let clock = ManualClock::new(0);
+    let log = Log::default();
+    let b = breaker::<W>(&clock, &log);
+    // 11 successes, 10 failures: 10/21 < 50 %.
+    calls(&b, Outcome::Success, 11);
+    calls(&b, Outcome::Failure, 10);
+    assert_eq!(b.status(), Status::Closed);
+    // The 11th failure: 11/22 = 50 %.
+    calls(&b, Outcome::Failure, 1);
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(log.trips(), 1);
+}
+
+/// The window slides: a slice counts while its epoch is among the last 8,
+/// the current one included, and not after.
+fn window_slides<W: Word>() {
+    let clock = ManualClock::new(0);
+    let log = Log::default();
+    let b = breaker::<W>(&clock, &log);
+    calls(&b, Outcome::Failure, 15); // epoch 0
+    clock.set(7 * 1024); // epoch 7: epoch 0 still in the window
+    assert_eq!(b.window_counts(7, 0), (15, 15));
+    clock.set(8 * 1024); // epoch 8: epoch 0 has left it
+    assert_eq!(b.window_counts(8, 0), (0, 0));
+    calls(&b, Outcome::Failure, 5);
+    assert_eq!(b.status(), Status::Closed, "the old slice no longer counts");
+    assert_eq!(b.window_counts(8, 0), (5, 5));
+    // Back to a window that holds 15 + 5 failures: 20 of 20 trips at once.
+    clock.set(9 * 1024 + 3);
+    calls(&b, Outcome::Failure, 14);
+    assert_eq!(b.status(), Status::Closed);
+    calls(&b, Outcome::Failure, 1);
+    assert_eq!(b.status(), Status::Open);
+}
+
+/// The same slice's bucket, seen again a whole window later, is started
+/// afresh (the rollover), not added to.
+fn rollover_restarts_the_bucket<W: Word>() {
+    let clock = ManualClock::new(0);
+    let log = Log::default();
+    let b = breaker::<W>(&clock, &log);
+    calls(&b, Outcome::Failure, 15);
+    clock.set(8 * 1024 + 5); // epoch 8: bucket 0 again
+    calls(&b, Outcome::Success, 1);
+    assert_eq!(b.window_counts(8, 0), (1, 0));
+}
+
+/// A closed call's result from a state that has passed is stale and
+/// counts nothing (I2); after a probe closes the breaker, the window is
+/// empty (a new counter).
+fn stale_and_fresh<W: Word>() {
+    let clock = ManualClock::new(0);
+    let log = Log::default();
+    let b = breaker::<W>(&clock, &log);
+    let old = b.acquire().unwrap();
+    let old2 = b.acquire().unwrap();
+    calls(&b, Outcome::Failure, 20);
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(b.release(old, Outcome::Failure), Release::Stale);
+    clock.set(500);
+    let probe = b.acquire().unwrap();
+    assert!(probe.is_probe());
+    assert_eq!(b.release(probe, Outcome::Success), Release::Recorded);
+    assert_eq!(b.status(), Status::Closed);
+    // The old ticket is still stale; nothing of the 20 failures counts.
+    assert_eq!(b.release(old2, Outcome::Success), Release::Stale);
+    let counter = b.breaker().snapshot().unwrap().counter;
+    assert_eq!(b.window_counts(0, counter), (0, 0));
+    calls(&b, Outcome::Failure, 19);
+    assert_eq!(b.status(), Status::Closed);
+    assert_eq!(log.trips(), 1);
+}
+
+/// Many failures of one closed state, released after the rate is reached:
+/// exactly one trips (I3), the others find the counter moved.
+fn trips_once<W: Word>() {
+    let clock = ManualClock::new(0);
+    let log = Log::default();
+    let b = breaker::<W>(&clock, &log);
+    let tickets: Vec<Ticket> = (0..40).map(|_| b.acquire().unwrap()).collect();
+    let released: Vec<Release> = tickets
+        .into_iter()
+        .map(|t| b.release(t, Outcome::Failure))
+        .collect();
+    assert_eq!(log.trips(), 1);
+    assert!(released[..20].iter().all(|r| *r == Release::Recorded));
+    assert!(released[20..].iter().all(|r| *r == Release::Stale));
+}
+
+/// A probe's failure reopens, as in the consecutive breaker; `Ignored`
+/// counts nothing; another breaker's ticket is stale.
+fn probe_ignored_foreign<W: Word>() {
+    let clock = ManualClock::new(0);
+    let log = Log::default();
+    let b = breaker::<W>(&clock, &log);
+    let other = breaker::<W>(&clock, &log);
+    calls(&b, Outcome::Ignored, 30);
+    assert_eq!(b.window_counts(0, 0), (0, 0));
+    let foreign = other.acquire().unwrap();
+    assert_eq!(b.release(foreign, Outcome::Failure), Release::Stale);
+    calls(&b, Outcome::Failure, 20);
+    clock.set(500);
+    let probe = b.acquire().unwrap();
+    assert_eq!(b.release(probe, Outcome::Failure), Release::Recorded);
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(
+        log.trips(),
+        1,
+        "a probe's failure reopens; it is not a trip from Closed"
+    );
+}
+
+#[test]
+fn rate_policy_w64() {
+    minimum_calls::<W64>();
+    rate_threshold::<W64>();
+    window_slides::<W64>();
+    rollover_restarts_the_bucket::<W64>();
+    stale_and_fresh::<W64>();
+    trips_once::<W64>();
+    probe_ignored_foreign::<W64>();
+}
+
+#[test]
+fn rate_policy_w32() {
+    minimum_calls::<W32>();
+    rate_threshold::<W32>();
+    window_slides::<W32>();
+    rollover_restarts_the_bucket::<W32>();
+    stale_and_fresh::<W32>();
+    trips_once::<W32>();
+    probe_ignored_foreign::<W32>();
+}
+
+/// Counts saturate at the bucket's largest count instead of spilling into
+/// the next field.
+#[test]
+fn counts_saturate() {
+    let clock = ManualClock::new(0);
+    let log = Log::default();
+    let b = breaker::<W32>(&clock, &log);
+    calls(&b, Outcome::Success, 1_100);
+    assert_eq!(b.window_counts(0, 0), (1_023, 0));
+    calls(&b, Outcome::Failure, 1);
+    assert_eq!(b.window_counts(0, 0), (1_023, 1));
+    assert_eq!(BucketLayout::for_bits(64).max_count(), 65_535);
+}
+
+/// Out-of-range fields are refused, naming the field and its range.
+#[test]
+fn bad_rates_are_refused() {
+    let e = Rate::new().failure_rate(0).check::<W64, 8>().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "failure_rate (percent) = 0 is out of range 1..=100 percent"
+    );
+    let e = Rate::new().failure_rate(101).check::<W64, 8>().unwrap_err();
+    assert_eq!((e.field, e.value), (Field::FailureRate, 101));
+    assert!(Rate::new().failure_rate(100).check::<W64, 8>().is_ok());
+    let e = Rate::new()
+        .minimum_calls(1_024)
+        .check::<W32, 8>()
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "minimum_calls = 1024 is out of range 1..=1023"
+    );
+    assert!(Rate::new().minimum_calls(1_023).check::<W32, 8>().is_ok());
+    assert!(Rate::new().minimum_calls(0).check::<W64, 8>().is_err());
+    let e = Rate::new().window(7).check::<W64, 8>().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "window = 7 is out of range 8..=1152921504606846976 ticks"
+    );
+    assert!(Rate::new().window(1 << 60).check::<W64, 2>().is_ok());
+    assert!(Rate::new().window((1 << 60) + 1).check::<W64, 2>().is_err());
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Mutation testing of the core in two tiers (docs/verification.md,
+# "Mutation testing").
+#
+#   bash verification/mutants.sh full [-j N]   every mutant of `tripword`
+#   bash verification/mutants.sh diff BASE     only the mutants in core code
+#                                              changed since BASE (CI)
+#
+# Tier 1 judges every mutant by the core's own tests (`.cargo/mutants-core.toml`,
+# about 7 s a mutant on an idle 2-core machine). Tier 2 judges only what tier 1
+# missed (or timed out on) by the core's tests and every verification suite
+# (`.cargo/mutants.toml`: reference model, proptest, the exhaustive search,
+# fast paths on every word, linearizability, mutant killers; about 50 s a
+# mutant, because each rebuilds nine optimised test binaries). A mutant is
+# missed only if both tiers miss it; the exit status is non-zero then.
+#
+# MUTANTS_MAX (default 40): in `diff` mode, more mutants than this are tested
+# as a shard of that size, chosen by the commit, so CI stays bounded and
+# successive commits cover different shards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:?usage: mutants.sh full|diff BASE}
+shift
+out=${MUTANTS_OUT:-target/mutants}
+rm -rf "$out"
+mkdir -p "$out"
+filter=()
+shard=()
+if [ "$mode" = diff ]; then
+  base=${1:?usage: mutants.sh diff BASE}
+  shift
+  git diff "$base" -- core/src ':!core/src/tests.rs' ':!core/src/transition/tests.rs' ':!core/src/rate/tests.rs' >"$out/change.diff"
+  if [ ! -s "$out/change.diff" ]; then
+    echo "mutants: no core code changed since $base"
+    echo "0 mutants" >"$out/summary"
+    exit 0
+  fi
+  filter=(--in-diff "$out/change.diff")
+  n=$(cargo mutants -p tripword --features jitter --config .cargo/mutants-core.toml "${filter[@]}" --list | wc -l)
+  max=${MUTANTS_MAX:-40}
+  if [ "$n" -gt "$max" ]; then
+    shards=$(((n + max - 1) / max))
+    k=$((0x$(git rev-parse --short=6 HEAD) % shards))
+    echo "mutants: $n in the change; testing shard $k of $shards"
+    shard=(--shard "$k/$shards")
+  fi
+fi
+status=0
+cargo mutants -p tripword --features jitter --config .cargo/mutants-core.toml "${filter[@]}" "${shard[@]}" \
+  --cargo-test-arg=--lib --cargo-test-arg=--tests -o "$out/t1" "$@" || status=$?
+t1="$out/t1/mutants.out"
+# 0: all caught; 2: some missed; 3: some timed out. Anything else is a failure
+# of the run itself.
+case $status in 0 | 2 | 3) ;; *) echo "mutants: tier 1 failed to run ($status)"; exit "$status" ;; esac
+cat "$t1/missed.txt" "$t1/timeout.txt" >"$out/tier2.txt" 2>/dev/null || true
+missed=0
+if [ -s "$out/tier2.txt" ]; then
+  # The names, as regexes matching exactly.
+  re="^($(sed -e 's/[][\\.^$*+?(){}|/]/\\&/g' "$out/tier2.txt" | paste -sd'|'))\$"
+  status=0
+  cargo mutants -p tripword --features jitter "${filter[@]}" -F "$re" -o "$out/t2" "$@" || status=$?
+  case $status in 0 | 2 | 3) ;; *) echo "mutants: tier 2 failed to run ($status)"; exit "$status" ;; esac
+  missed=$(cat "$out/t2/mutants.out/missed.txt" "$out/t2/mutants.out/timeout.txt" 2>/dev/null | wc -l)
+fi
+caught=$(wc -l <"$t1/caught.txt")
+unviable=$(wc -l <"$t1/unviable.txt")
+caught2=$( [ -f "$out/t2/mutants.out/caught.txt" ] && wc -l <"$out/t2/mutants.out/caught.txt" || echo 0)
+echo "mutants: tier 1 caught $caught, unviable $unviable; tier 2 caught $caught2 of $(wc -l <"$out/tier2.txt"); missed $missed" | tee "$out/summary"
+if [ "$missed" -gt 0 ]; then
+  cat "$out/t2/mutants.out/missed.txt" "$out/t2/mutants.out/timeout.txt" 2>/dev/null
+  exit 2
+fi
