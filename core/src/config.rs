@@ -121,7 +121,8 @@ impl Jitter {
         x = x.wrapping_mul(0x7feb_352d);
         x ^= x >> 15;
         x = x.wrapping_mul(0x846c_a68b);
-        x ^= x >> 16;
+        // The finaliser's last step, `x ^= x >> 16`, changes only the low
+        // half, which is dropped here.
         x >> 16
     }
 }

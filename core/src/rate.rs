@@ -381,8 +381,10 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
         self.count(epoch, counter, failed);
         if failed && self.window_trips(epoch, counter) {
             // Threshold 1: the breaker trips if the counter is still the
-            // ticket's, and exactly one such failure does (I3).
-            return self.breaker.release(ticket, Outcome::Failure);
+            // ticket's, and exactly one such failure does (I3). A failure
+            // that finds the trip made by another was counted all the same:
+            // it is recorded either way.
+            let _ = self.breaker.release(ticket, Outcome::Failure);
         }
         Release::Recorded
     }

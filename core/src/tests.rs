@@ -1937,6 +1937,22 @@ mod jitter {
         let w32 = Config::new().open_for(1000).check::<W32>().unwrap();
         assert_eq!(w32.time_shift(), 7);
         assert_eq!(w32.jittered_open_duration(1, 1), 9 << 7);
+        // Trips saturate as the word's do (31 for W64), 0 reads as 1.
+        let backoff = Config::new()
+            .open_for(10)
+            .exponential_backoff(10 << 30)
+            .horizon(0)
+            .jitter(Jitter::Equal { seed: 4 })
+            .check::<W64>()
+            .unwrap();
+        let at_max = backoff.jittered_open_duration(1, 31);
+        assert_eq!(backoff.jittered_open_duration(1, 100), at_max);
+        assert_eq!(backoff.jittered_open_duration(1, u32::MAX), at_max);
+        assert_eq!(
+            backoff.jittered_open_duration(1, 0),
+            backoff.jittered_open_duration(1, 1)
+        );
+        assert!(at_max > 10 << 29);
     }
 
     /// A jittered breaker rejects for exactly its jittered open time (the

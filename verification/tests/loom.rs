@@ -33,6 +33,7 @@ use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread::{self, JoinHandle};
 
 use tripword::clock::ManualClock;
+use tripword::rate::{Rate, RateBreaker};
 use tripword::word::State;
 use tripword::{
     Breaker, Config, Observer, Outcome, Release, Status, Ticket, Transition, W32, W64, Word,
@@ -175,7 +176,7 @@ fn config(failure_threshold: u32, open_for: u64, probe_timeout: u64) -> Config {
         .horizon(0)
 }
 
-fn state<W: Word>(b: &Shared<W>) -> State {
+fn state<W: Word>(b: &Breaker<ManualClock, W, Recorder>) -> State {
     b.snapshot().expect("the word stays valid").state
 }
 
@@ -199,7 +200,7 @@ fn join<T>(h: JoinHandle<T>) -> T {
 /// the whole run: each counter reported exactly once, counters consecutive
 /// from 1, each change starting where the previous one ended (from the
 /// initial `Closed`), the last one matching the word, no corrupt word.
-fn history<W: Word>(b: &Shared<W>) -> Vec<Report> {
+fn history<W: Word>(b: &Breaker<ManualClock, W, Recorder>) -> Vec<Report> {
     let rec = b.observer();
     assert_eq!(
         rec.corrupt.load(Ordering::Relaxed),
@@ -959,4 +960,104 @@ fn i4_trip_timestamp_ordering_2_threads() {
         ));
         assert_eq!(history(&b).len(), 1);
     });
+}
+
+// ---------------------------------------------------------------------------
+// Issue 11, item 4: the failure-rate window's bucket rollover racing calls.
+
+type RateShared<W> = Arc<RateBreaker<ManualClock, W, Recorder, 2>>;
+
+/// Two buckets of one tick (window 2), 50 %, at least 2 calls. One failure
+/// at tick 0 fills bucket 0; at tick 2 that bucket is slice 2's, so the
+/// first release there must start it afresh (the rollover).
+fn rate_breaker<W: Word>() -> RateShared<W> {
+    let b: RateShared<W> = Arc::new(RateBreaker::from_parts(
+        config(1, 10, 100).check::<W>().unwrap(),
+        Rate::new()
+            .failure_rate(50)
+            .minimum_calls(2)
+            .window(2)
+            .check::<W, 2>()
+            .unwrap(),
+        ManualClock::new(0),
+        Recorder::new(),
+    ));
+    let t = b.acquire().expect("closed admits");
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    b.breaker().clock().set(2);
+    b
+}
+
+/// Two failures race into the rolled-over bucket: both are counted (the
+/// tick-0 failure is not), and exactly one trip is made (I3, I7).
+fn rate_rollover_failures<W: Word>() {
+    let b = rate_breaker::<W>();
+    let (t1, t2) = (b.acquire().unwrap(), b.acquire().unwrap());
+    let b1 = b.clone();
+    let h1 = spawn(1, move || b1.release(t1, Outcome::Failure));
+    let b2 = b.clone();
+    let h2 = spawn(2, move || b2.release(t2, Outcome::Failure));
+    assert_eq!((join(h1), join(h2)), (Release::Recorded, Release::Recorded));
+    assert_eq!(
+        b.window_counts(2, 0),
+        (2, 2),
+        "rollover: slice 2 holds both, not slice 0's"
+    );
+    let h = history(b.breaker());
+    assert_eq!(h.len(), 1, "I3: exactly one trip: {h:?}");
+    assert_eq!((h[0].from, h[0].to), (Phase::Closed, Phase::Open));
+}
+
+/// A success and a failure race into the rolled-over bucket: both are
+/// counted; the failure trips (1 of 2 is 50 %) exactly when it read the
+/// window after the success was counted, and at most once.
+fn rate_rollover_success_failure<W: Word>() {
+    let b = rate_breaker::<W>();
+    let (t1, t2) = (b.acquire().unwrap(), b.acquire().unwrap());
+    let b1 = b.clone();
+    let h1 = spawn(1, move || b1.release(t1, Outcome::Success));
+    let b2 = b.clone();
+    let h2 = spawn(2, move || b2.release(t2, Outcome::Failure));
+    let (r1, r2) = (join(h1), join(h2));
+    assert_eq!(r2, Release::Recorded);
+    let h = history(b.breaker());
+    assert!(h.len() <= 1, "I3: at most one trip: {h:?}");
+    if h.is_empty() {
+        assert_eq!(r1, Release::Recorded);
+        assert_eq!(
+            b.window_counts(2, 0),
+            (2, 1),
+            "rollover: both counted in slice 2"
+        );
+    } else {
+        // The success may have found the breaker already open (stale).
+        assert!(matches!(state(b.breaker()), State::Open { .. }));
+    }
+}
+
+#[test]
+fn rate_rollover_failures_2_threads_w64() {
+    check(
+        "rate_rollover_failures_2_threads_w64",
+        None,
+        rate_rollover_failures::<W64>,
+    );
+}
+
+#[test]
+fn rate_rollover_failures_2_threads_w32() {
+    check(
+        "rate_rollover_failures_2_threads_w32",
+        None,
+        rate_rollover_failures::<W32>,
+    );
+}
+
+#[test]
+fn rate_rollover_success_failure_2_threads_w64() {
+    check(
+        "rate_rollover_success_failure_2_threads_w64",
+        None,
+        rate_rollover_success_failure::<W64>,
+    );
 }
