@@ -44,8 +44,9 @@
 //! slice of the clock reading its release makes; stamps are compared modulo
 //! their fields, so a bucket untouched for exactly a multiple of 2^20 (W64)
 //! or 2^8 (W32) slices, or across 2^12 (W64) or 2^4 (W32) state changes,
-//! can be read as current; counts saturate at 65 535 (W64) or 1 023 (W32)
-//! calls per slice.
+//! can be read as current; a slice holds at most 65 535 (W64) or 1 023
+//! (W32) calls: past that both its counts are halved, which keeps its rate
+//! (to within a call) but weighs a busy slice less than its share.
 //!
 //! ```
 //! use tripword::clock::ManualClock;
@@ -404,12 +405,15 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
             } else {
                 (0, 0)
             };
-            let calls = if calls < max { calls + 1 } else { max };
-            let failures = if failed && failures < max {
-                failures + 1
+            // A full slice halves both counts: the rate is kept (to within
+            // one call in 2^count_bits), the slice's weight in the window
+            // stops growing. `failures <= calls` holds throughout.
+            let (calls, failures) = if calls < max {
+                (calls, failures)
             } else {
-                failures
+                (calls >> 1, failures >> 1)
             };
+            let (calls, failures) = (calls + 1, failures + failed as u64);
             let next = stamp | (calls << b.calls_shift()) | failures;
             match cell.compare_exchange(W::from_u64(current), W::from_u64(next)) {
                 Ok(()) => return,

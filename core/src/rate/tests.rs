@@ -233,17 +233,40 @@ fn rate_policy_w32() {
     probe_ignored_foreign::<W32>();
 }
 
-/// Counts saturate at the bucket's largest count instead of spilling into
-/// the next field.
+/// A full slice halves both counts instead of spilling into the next field
+/// or letting failures outgrow calls: its rate is kept. One failure in four
+/// over 5 000 calls in one slice of a W32 bucket (1 023 at most) stays at
+/// 25 %, and never trips a 30 % breaker.
 #[test]
-fn counts_saturate() {
+fn full_slices_keep_their_rate() {
     let clock = ManualClock::new(0);
     let log = Log::default();
-    let b = breaker::<W32>(&clock, &log);
-    calls(&b, Outcome::Success, 1_100);
+    let b: RateBreaker<&ManualClock, W32, &Log, 8> = RateBreaker::from_parts(
+        config().check::<W32>().unwrap(),
+        rate().failure_rate(30).check::<W32, 8>().unwrap(),
+        &clock,
+        &log,
+    );
+    calls(&b, Outcome::Success, 1_023);
     assert_eq!(b.window_counts(0, 0), (1_023, 0));
-    calls(&b, Outcome::Failure, 1);
-    assert_eq!(b.window_counts(0, 0), (1_023, 1));
+    calls(&b, Outcome::Success, 1);
+    assert_eq!(b.window_counts(0, 0), (512, 0), "halved, then counted");
+    for i in 0..5_000 {
+        let outcome = if i % 4 == 3 {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        };
+        calls(&b, outcome, 1);
+        let (n, f) = b.window_counts(0, 0);
+        assert!(n <= 1_023 && f <= n);
+        // The all-success start decays by half per halving (every ~512
+        // calls); halving rounds failures down by at most one each time.
+        if i > 2_000 {
+            assert!(f * 100 >= n * 20 && f * 100 <= n * 26, "{f} of {n}");
+        }
+    }
+    assert_eq!(b.status(), Status::Closed);
     assert_eq!(BucketLayout::for_bits(64).max_count(), 65_535);
 }
 
