@@ -36,6 +36,19 @@ impl tripword::Clock for Coarse {
 }
 type TripwordCoarse = RateBreaker<Coarse, W64, (), 8>;
 
+fn tripword_on<C: tripword::Clock>(clock: C) -> RateBreaker<C, W64, (), 8> {
+    // Millisecond clocks: 10 s, open 5 s.
+    RateBreaker::new(
+        Config::new().open_for(5_000),
+        Rate::new()
+            .failure_rate(50)
+            .minimum_calls(20)
+            .window(10_000),
+        clock,
+    )
+    .expect("in range")
+}
+
 fn tripword_coarse() -> TripwordCoarse {
     RateBreaker::new(
         Config::new().open_for(5_000_000),
@@ -152,6 +165,8 @@ fn run<B: Call>(b: &Arc<B>, threads: usize, iters: u64) -> Duration {
 }
 
 fn rate(c: &mut Criterion) {
+    // RecentClock reads a timestamp kept fresh by this thread (1 ms).
+    let _updater = coarsetime::Updater::new(1).start().expect("updater thread");
     let mut g = c.benchmark_group("rate_closed");
     for threads in [1usize, 2] {
         let t = Arc::new(tripword());
@@ -161,6 +176,14 @@ fn rate(c: &mut Criterion) {
         let tc = Arc::new(tripword_coarse());
         g.bench_function(format!("tripword_coarse_clock/{threads}"), |bench| {
             bench.iter_custom(|iters| run(&tc, threads, iters))
+        });
+        let cc = Arc::new(tripword_on(tripword_std::CoarseClock));
+        g.bench_function(format!("tripword_coarseclock/{threads}"), |bench| {
+            bench.iter_custom(|iters| run(&cc, threads, iters))
+        });
+        let rc = Arc::new(tripword_on(tripword_std::RecentClock));
+        g.bench_function(format!("tripword_recentclock/{threads}"), |bench| {
+            bench.iter_custom(|iters| run(&rc, threads, iters))
         });
         g.bench_function(format!("instant_now/{threads}"), |bench| {
             bench.iter_custom(|iters| {

@@ -354,3 +354,80 @@ pub const fn ticks_to_duration(ticks: u64, tick: Duration) -> Duration {
         Duration::new(secs as u64, (nanos % NANOS_PER_SEC) as u32)
     }
 }
+
+/// Coarse monotonic time in **milliseconds**, on the `coarsetime` crate's
+/// `CLOCK_MONOTONIC_COARSE` reading (Linux; the platform's fastest monotonic
+/// clock elsewhere). Feature `coarsetime`. Zero-sized.
+///
+/// A reading costs a few nanoseconds instead of [`Instant::now`]'s tens,
+/// and moves in steps of the kernel's tick (1 to 4 ms on Linux): the clock
+/// for the failure-rate policy ([`tripword::rate`]), which reads the clock
+/// on every call, with windows of seconds. Not for open times shorter than a
+/// few ticks of the kernel.
+///
+/// ```
+/// use tripword::Clock;
+/// use tripword_std::clock::CoarseClock;
+///
+/// let a = CoarseClock.now();
+/// let b = CoarseClock.now();
+/// assert!(b >= a);
+/// ```
+#[cfg(feature = "coarsetime")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CoarseClock;
+
+#[cfg(feature = "coarsetime")]
+impl Clock for CoarseClock {
+    /// Milliseconds since an unspecified start (boot, on Linux).
+    #[inline]
+    fn now(&self) -> u64 {
+        // Not `Instant::now`, which also stores the reading in a
+        // process-wide cache: one shared cache line written by every call.
+        let t = coarsetime::Instant::now_without_cache_update().as_ticks();
+        coarsetime::Duration::from_ticks(t).as_millis()
+    }
+}
+
+#[cfg(feature = "coarsetime")]
+impl RealClock for CoarseClock {
+    const TICK: Duration = Duration::from_millis(1);
+}
+
+/// The `coarsetime` crate's *recent* time in **milliseconds**: one relaxed
+/// load of a timestamp that something else keeps fresh (a
+/// `coarsetime::Updater` thread started with the period you choose, or your
+/// event loop calling `coarsetime::Instant::update()`). Feature
+/// `coarsetime`. Zero-sized.
+///
+/// The cheapest clock a breaker can have; it moves only when updated, so
+/// every duration it measures is late by up to the update period.
+/// Before the first update it reads the time directly.
+///
+/// ```
+/// use tripword::Clock;
+/// use tripword_std::clock::RecentClock;
+///
+/// coarsetime::Instant::update();
+/// let a = RecentClock.now();
+/// coarsetime::Instant::update();
+/// assert!(RecentClock.now() >= a);
+/// ```
+#[cfg(feature = "coarsetime")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RecentClock;
+
+#[cfg(feature = "coarsetime")]
+impl Clock for RecentClock {
+    /// Milliseconds since an unspecified start, as of the last update.
+    #[inline]
+    fn now(&self) -> u64 {
+        let t = coarsetime::Instant::recent().as_ticks();
+        coarsetime::Duration::from_ticks(t).as_millis()
+    }
+}
+
+#[cfg(feature = "coarsetime")]
+impl RealClock for RecentClock {
+    const TICK: Duration = Duration::from_millis(1);
+}

@@ -91,6 +91,8 @@ pub mod tokio;
 pub mod tower;
 
 pub use call::{AnyBreaker, BreakerExt, CallError, CallResult, Rejection};
+#[cfg(feature = "coarsetime")]
+pub use clock::{CoarseClock, RecentClock};
 pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
 pub use future::{CallAsync, CallOrElse};
 pub use jitter::jitter_seed;
