@@ -1889,3 +1889,223 @@ fn issue_16_the_16385th_failure_trips_at_a_threshold_of_16385() {
         "exactly one trip"
     );
 }
+
+/// Every notification (issue 13), in order, with the transitions between.
+#[derive(Default)]
+struct Notes(RefCell<Vec<Note>>);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Note {
+    T(Status, Status),
+    Admitted { counter: u32, probe: bool },
+    Rejected(Cause, Option<u64>),
+    Recorded(Outcome),
+    Stale(Outcome),
+}
+
+impl Observer for Notes {
+    fn on_transition(&self, t: Transition) {
+        self.0.borrow_mut().push(Note::T(t.from, t.to));
+    }
+    fn on_admitted(&self, ticket: &Ticket) {
+        self.0.borrow_mut().push(Note::Admitted {
+            counter: ticket.counter(),
+            probe: ticket.is_probe(),
+        });
+    }
+    fn on_rejected(&self, r: Rejected) {
+        self.0
+            .borrow_mut()
+            .push(Note::Rejected(r.cause(), r.retry_after()));
+    }
+    fn on_recorded(&self, outcome: Outcome) {
+        self.0.borrow_mut().push(Note::Recorded(outcome));
+    }
+    fn on_stale(&self, outcome: Outcome) {
+        self.0.borrow_mut().push(Note::Stale(outcome));
+    }
+}
+
+impl Notes {
+    fn take(&self) -> Vec<Note> {
+        core::mem::take(&mut *self.0.borrow_mut())
+    }
+}
+
+fn notifications_on<W: Word>() {
+    use Note::*;
+    let clock = ManualClock::new(0);
+    let config = seed_config().check::<W>().unwrap();
+    let b = Breaker::<_, W, _>::from_parts(config, &clock, Notes::default());
+    let other = Breaker::<_, W, _>::from_parts(config, &clock, ());
+
+    // Closed fast paths: admission, a quiet success.
+    let t = b.acquire().unwrap();
+    b.release(t, Outcome::Success);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Recorded(Outcome::Success)
+        ]
+    );
+
+    // A failure that does not trip (the CAS fast path), an ignored call, a
+    // foreign ticket (stale, nothing changes).
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(b.acquire().unwrap(), Outcome::Ignored);
+    b.release(other.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Recorded(Outcome::Failure),
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Recorded(Outcome::Ignored),
+            Stale(Outcome::Failure),
+        ]
+    );
+
+    // The tripping failure: the transition, then the record. A ticket of
+    // the closed state released after the trip is stale.
+    let late = b.acquire().unwrap();
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(late, Outcome::Success);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Recorded(Outcome::Failure),
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            T(Status::Closed, Status::Open),
+            Recorded(Outcome::Failure),
+            Stale(Outcome::Success),
+        ]
+    );
+
+    // Open: rejected with the wait; then the probe's election (transitions
+    // first), a rejection while probing, the probe's success.
+    clock.advance(30);
+    assert!(b.acquire().is_err());
+    clock.advance(70);
+    let probe = b.acquire().unwrap();
+    assert!(b.acquire().is_err());
+    b.release(probe, Outcome::Success);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Rejected(Cause::Open, Some(70)),
+            T(Status::Open, Status::HalfOpen),
+            T(Status::HalfOpen, Status::Probing),
+            Admitted {
+                counter: 3,
+                probe: true
+            },
+            Rejected(Cause::Probing, Some(50)),
+            T(Status::Probing, Status::Closed),
+            Recorded(Outcome::Success),
+        ]
+    );
+
+    // Forced open: rejected with no wait; a ticket from before is stale,
+    // `release_failure_for` included; permits notify through release.
+    let before = b.acquire().unwrap();
+    let permit = b.permit().unwrap();
+    b.force_open();
+    assert!(b.permit().is_err());
+    b.release_failure_for(before, 10);
+    drop(permit);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Admitted {
+                counter: 4,
+                probe: false
+            },
+            Admitted {
+                counter: 4,
+                probe: false
+            },
+            T(Status::Closed, Status::Open),
+            Rejected(Cause::ForcedOpen, None),
+            Stale(Outcome::Failure),
+            Stale(Outcome::Failure),
+        ]
+    );
+
+    // `release_failure_for` recorded: the trip, then the record.
+    b.force_close();
+    let one = Config::new()
+        .failure_threshold(1)
+        .open_for(100)
+        .check::<W>()
+        .unwrap();
+    let c = Breaker::<_, W, _>::from_parts(one, &clock, Notes::default());
+    c.release_failure_for(c.acquire().unwrap(), 500);
+    assert_eq!(
+        c.observer().take(),
+        [
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            T(Status::Closed, Status::Open),
+            Recorded(Outcome::Failure),
+        ]
+    );
+}
+
+#[test]
+fn notifications_in_order_w64() {
+    notifications_on::<W64>();
+}
+
+#[test]
+fn notifications_in_order_w32() {
+    notifications_on::<W32>();
+}
+
+/// `(A, B)` and `&O` forward every hook.
+#[test]
+fn pair_and_reference_observers_forward_every_hook() {
+    let clock = ManualClock::new(0);
+    let (a, b) = (Notes::default(), Notes::default());
+    let config = seed_config().check::<W64>().unwrap();
+    let breaker = Breaker::from_parts(config, &clock, (&a, &b));
+    breaker.release(breaker.acquire().unwrap(), Outcome::Failure);
+    breaker.force_open();
+    assert!(breaker.acquire().is_err());
+    breaker.release(breaker.forge_ticket(0, false), Outcome::Success);
+    let expected = [
+        Note::Admitted {
+            counter: 0,
+            probe: false,
+        },
+        Note::Recorded(Outcome::Failure),
+        Note::T(Status::Closed, Status::Open),
+        Note::Rejected(Cause::ForcedOpen, None),
+        Note::Stale(Outcome::Success),
+    ];
+    assert_eq!(a.take(), expected);
+    assert_eq!(b.take(), expected);
+}
