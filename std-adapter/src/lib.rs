@@ -82,7 +82,9 @@ pub mod future;
 mod guard;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod observe;
 pub mod policy;
+pub mod registry;
 pub mod settings;
 #[cfg(feature = "tokio")]
 pub mod tokio;
@@ -93,6 +95,7 @@ pub use call::{AnyBreaker, BreakerExt, CallError, CallResult, Rejection};
 pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
 pub use future::{CallAsync, CallOrElse};
 pub use policy::CallPolicy;
+pub use registry::Registry;
 pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
 
 /// The names most code needs: `use tripword_std::prelude::*;`.

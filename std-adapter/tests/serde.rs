@@ -1,0 +1,1 @@
+//! Settings from config files (feature `serde`).

@@ -1,0 +1,1 @@
+//! TracingObserver events.
