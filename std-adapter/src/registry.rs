@@ -23,33 +23,47 @@
 //! ```
 //!
 //! # How it is built
-//! The map is an immutable snapshot behind an [`ArcSwap`]: a lookup loads
-//! the snapshot (lock-free and wait-free for readers, no write to memory
-//! another thread reads) and probes a `HashMap` with a fast hasher
-//! (`foldhash`). A miss takes the registry's write lock, copies the map with
-//! the new entry and publishes the copy: a write costs O(n), which a map of
-//! at most [`capacity`](Registry::capacity) entries that change rarely (new
-//! hosts, evictions) affords. `docs/design.md`, "The registry of named
-//! breakers", gives the reasons and the alternatives.
+//! The map is an immutable snapshot behind an [`ArcSwap`], numbered by a
+//! generation. Each thread keeps the last snapshot it loaded of each
+//! registry it uses (a few, in a thread-local list): a hit checks that the
+//! snapshot's generation is still the registry's (one load of a word that
+//! only writers change), probes its `HashMap` (hasher `foldhash`), and runs
+//! the closure. No lock, no atomic read-modify-write, no write to memory
+//! another thread reads: two threads hitting the same keys do not slow
+//! each other. A thread whose snapshot is out of date loads the new one
+//! from the [`ArcSwap`] (lock-free). A miss takes the registry's write
+//! lock, copies the map with the new entry and publishes the copy: a write
+//! costs O(n), which a map of at most [`capacity`](Registry::capacity)
+//! entries that change rarely (new hosts, evictions) affords.
+//! `docs/design.md`, "The registry of named breakers", gives the reasons
+//! and the alternatives.
+//!
+//! A thread's cached snapshot keeps that snapshot's entries alive until
+//! the thread next refreshes it or uses another registry (at most 8 are
+//! kept per thread; those of dropped registries go at the next refresh).
 //!
 //! # Idle keys and the bound
 //! Each lookup marks its entry with the current *sweep epoch* (a load, and
 //! a store only the first time in an epoch). [`evict_idle`](Registry::evict_idle),
 //! which a service calls on a timer (every minute, say), starts a new epoch
 //! and evicts the entries no lookup marked in the previous one: idle for a
-//! whole period. It keeps an entry whose breaker is not `Closed` (forgetting
-//! an open breaker would send the next callers to a failing dependency) or
-//! that is held outside the map (an [`Arc`] from [`get`](Registry::get)).
-//! When a new key finds the registry full, the same sweep runs; if it frees
-//! nothing, the least recently used entries go, closed ones first, so the
-//! map never holds more than `capacity` entries.
+//! whole period. It keeps an entry whose breaker is not `Closed`
+//! (forgetting an open breaker would send the next callers to a failing
+//! dependency). When a new key finds the registry full, the same sweep
+//! runs; if it frees nothing, the least recently used entries go, closed
+//! ones first, so the map never holds more than `capacity` entries. An
+//! evicted entry that a caller still holds (an [`Arc`] from
+//! [`get`](Registry::get)) goes on working for that caller, detached: the
+//! key's next lookup makes a new breaker.
 
+use std::any::Any;
 use std::borrow::Borrow;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use arc_swap::ArcSwap;
 use foldhash::fast::RandomState;
@@ -106,6 +120,29 @@ impl<K: core::fmt::Debug, O, C, W: Word> core::fmt::Debug for Entry<K, O, C, W> 
 
 type Map<K, O, C, W> = HashMap<K, Arc<Entry<K, O, C, W>>, RandomState>;
 
+/// A published map, numbered.
+struct Snapshot<K, O, C, W: Word> {
+    generation: u64,
+    entries: Map<K, O, C, W>,
+}
+
+/// A thread's last snapshot of one registry.
+struct Cached {
+    registry: u64,
+    alive: Weak<()>,
+    snapshot: Arc<dyn Any + Send + Sync>,
+}
+
+/// How many registries' snapshots a thread keeps.
+const CACHED: usize = 8;
+
+thread_local! {
+    static SNAPSHOTS: RefCell<Vec<Cached>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Registry identities, for the thread-local snapshots.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
 /// Makes the observer of a new key's breaker.
 type MakeObserver<K, O> = Box<dyn Fn(&K) -> O + Send + Sync>;
 
@@ -134,7 +171,12 @@ type MakeObserver<K, O> = Box<dyn Fn(&K) -> O + Send + Sync>;
 /// # }
 /// ```
 pub struct Registry<K, O = (), C = MonotonicClock, W: Word = W64> {
-    map: ArcSwap<Map<K, O, C, W>>,
+    map: ArcSwap<Snapshot<K, O, C, W>>,
+    // The generation of the snapshot in `map`, set after it is stored.
+    generation: AtomicU64,
+    id: u64,
+    // Dropped with the registry: threads drop their snapshots of it.
+    alive: Arc<()>,
     // Serializes writers (inserts, sweeps); readers never take it.
     write: Mutex<()>,
     epoch: AtomicU64,
@@ -148,7 +190,7 @@ pub struct Registry<K, O = (), C = MonotonicClock, W: Word = W64> {
 /// The default [`capacity`](Registry::capacity).
 pub const DEFAULT_CAPACITY: usize = 1024;
 
-impl<K: Hash + Eq + Clone> Registry<K> {
+impl<K: Hash + Eq + Clone + Send + Sync + 'static> Registry<K> {
     /// Breakers on the [`MonotonicClock`], with no observer, each from
     /// `config`; at most [`DEFAULT_CAPACITY`] of them.
     pub fn new(config: ValidConfig<W64>) -> Self {
@@ -156,7 +198,12 @@ impl<K: Hash + Eq + Clone> Registry<K> {
     }
 }
 
-impl<K: Hash + Eq + Clone, O: Observer, C: Clock + Clone, W: Word> Registry<K, O, C, W> {
+impl<K, O, C, W: Word> Registry<K, O, C, W>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    O: Observer + Send + Sync + 'static,
+    C: Clock + Clone + Send + Sync + 'static,
+{
     /// Breakers from `config` on `clock` (cloned into each), each with the
     /// observer `observer` makes from its key (`|key| TracingObserver::new(key.to_string())`);
     /// at most [`DEFAULT_CAPACITY`] of them.
@@ -167,7 +214,13 @@ impl<K: Hash + Eq + Clone, O: Observer, C: Clock + Clone, W: Word> Registry<K, O
     ) -> Self {
         let hasher = RandomState::default();
         Registry {
-            map: ArcSwap::from_pointee(HashMap::with_hasher(hasher.clone())),
+            map: ArcSwap::from_pointee(Snapshot {
+                generation: 0,
+                entries: HashMap::with_hasher(hasher.clone()),
+            }),
+            generation: AtomicU64::new(0),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            alive: Arc::new(()),
             write: Mutex::new(()),
             epoch: AtomicU64::new(0),
             config,
@@ -191,12 +244,12 @@ impl<K: Hash + Eq + Clone, O: Observer, C: Clock + Clone, W: Word> Registry<K, O
 
     /// How many breakers it holds now.
     pub fn len(&self) -> usize {
-        self.map.load().len()
+        self.map.load().entries.len()
     }
 
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
-        self.map.load().is_empty()
+        self.map.load().entries.is_empty()
     }
 
     /// The template config.
@@ -205,38 +258,107 @@ impl<K: Hash + Eq + Clone, O: Observer, C: Clock + Clone, W: Word> Registry<K, O
     }
 
     /// Runs `f` on `key`'s breaker, made now if there is none. A hit is a
-    /// lock-free load of the map's snapshot and a hash lookup; the entry
-    /// is not cloned (no reference count touched). Keep `f` short, or use
-    /// [`get`](Self::get) to hold the breaker across an `.await`.
+    /// lookup in this thread's snapshot of the map (no lock, no atomic
+    /// read-modify-write; see the [module docs](self)); the entry is not
+    /// cloned. Keep `f` short, or use [`get`](Self::get) to hold the
+    /// breaker across an `.await`.
     #[inline]
     pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&Entry<K, O, C, W>) -> R) -> R
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let map = self.map.load();
-        if let Some(entry) = map.get(key) {
-            entry.touch(self.epoch.load(Ordering::Relaxed));
-            return f(entry);
-        }
-        drop(map);
-        f(&self.insert(key))
+        self.find(key, |entry| f(entry))
     }
 
     /// `key`'s breaker, made now if there is none, as a handle to keep
     /// (across an `.await`, in a request's state). One reference-count
-    /// increment more than [`with`](Self::with). While held, the entry is
-    /// not evicted as idle (unless the registry is full of held entries).
+    /// increment more than [`with`](Self::with).
     pub fn get<Q>(&self, key: &Q) -> Arc<Entry<K, O, C, W>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        if let Some(entry) = self.map.load().get(key) {
-            entry.touch(self.epoch.load(Ordering::Relaxed));
-            return entry.clone();
+        self.find(key, Arc::clone)
+    }
+
+    /// The hit path: this thread's snapshot, if current.
+    #[inline(always)]
+    fn find<Q, R>(&self, key: &Q, f: impl FnOnce(&Arc<Entry<K, O, C, W>>) -> R) -> R
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let mut f = Some(f);
+        let generation = self.generation.load(Ordering::Acquire);
+        let hit = SNAPSHOTS
+            .try_with(|cache| {
+                // A shared borrow: `f` may use this registry again.
+                let cache = cache.try_borrow().ok()?;
+                let cached = cache.iter().find(|c| c.registry == self.id)?;
+                let snapshot = cached.snapshot.downcast_ref::<Snapshot<K, O, C, W>>()?;
+                if snapshot.generation != generation {
+                    return None;
+                }
+                let entry = snapshot.entries.get(key)?;
+                entry.touch(self.epoch.load(Ordering::Relaxed));
+                f.take().map(|f| f(entry))
+            })
+            .ok()
+            .flatten();
+        match (hit, f) {
+            (Some(r), _) => r,
+            (None, Some(f)) => self.find_slow(key, f),
+            (None, None) => unreachable!("`f` runs only on a hit"),
         }
-        self.insert(key)
+    }
+
+    /// A stale or missing thread snapshot, or a new key: the current
+    /// snapshot from the `ArcSwap`, kept for this thread; a new entry if
+    /// the key has none.
+    #[inline(never)]
+    fn find_slow<Q, R>(&self, key: &Q, f: impl FnOnce(&Arc<Entry<K, O, C, W>>) -> R) -> R
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let snapshot = self.map.load_full();
+        self.remember(&snapshot);
+        if let Some(entry) = snapshot.entries.get(key) {
+            entry.touch(self.epoch.load(Ordering::Relaxed));
+            return f(entry);
+        }
+        drop(snapshot);
+        f(&self.insert(key))
+    }
+
+    /// Keeps `snapshot` as this thread's, dropping those of dropped
+    /// registries and, past [`CACHED`], the oldest.
+    fn remember(&self, snapshot: &Arc<Snapshot<K, O, C, W>>) {
+        let _ = SNAPSHOTS.try_with(|cache| {
+            // Busy when called from inside a hit's `f`: then not kept.
+            if let Ok(mut cache) = cache.try_borrow_mut() {
+                cache.retain(|c| c.registry != self.id && c.alive.strong_count() > 0);
+                if cache.len() >= CACHED {
+                    cache.remove(0);
+                }
+                cache.push(Cached {
+                    registry: self.id,
+                    alive: Arc::downgrade(&self.alive),
+                    snapshot: snapshot.clone(),
+                });
+            }
+        });
+    }
+
+    /// Publishes `entries` as the next snapshot. Write lock held.
+    fn publish(&self, entries: Map<K, O, C, W>) {
+        let generation = self.generation.load(Ordering::Relaxed) + 1;
+        self.map.store(Arc::new(Snapshot {
+            generation,
+            entries,
+        }));
+        self.generation.store(generation, Ordering::Release);
     }
 
     /// `key`'s breaker if there is one; makes none, and does not count as a
@@ -246,13 +368,13 @@ impl<K: Hash + Eq + Clone, O: Observer, C: Clock + Clone, W: Word> Registry<K, O
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.map.load().get(key).cloned()
+        self.map.load().entries.get(key).cloned()
     }
 
     /// Calls `f` on every entry (a snapshot: entries made or evicted
     /// meanwhile may or may not be seen). For a status page.
     pub fn for_each(&self, mut f: impl FnMut(&Entry<K, O, C, W>)) {
-        for entry in self.map.load().values() {
+        for entry in self.map.load().entries.values() {
             f(entry);
         }
     }
@@ -268,11 +390,12 @@ impl<K: Hash + Eq + Clone, O: Observer, C: Clock + Clone, W: Word> Registry<K, O
     {
         let _write = self.write.lock().unwrap_or_else(PoisonError::into_inner);
         let current = self.map.load_full();
+        let current = &current.entries;
         if let Some(entry) = current.get(key) {
             return entry.clone();
         }
         let mut next: Map<K, O, C, W> = if current.len() >= self.capacity {
-            self.make_room(&current)
+            self.make_room(current)
         } else {
             let mut map = HashMap::with_capacity_and_hasher(current.len() + 1, self.hasher.clone());
             map.extend(current.values().map(|e| (owned_key(e), e.clone())));
@@ -285,31 +408,26 @@ impl<K: Hash + Eq + Clone, O: Observer, C: Clock + Clone, W: Word> Registry<K, O
             seen: AtomicU64::new(self.epoch.load(Ordering::Relaxed)),
         });
         next.insert(owned_key(&entry), entry.clone());
-        self.map.store(Arc::new(next));
+        self.publish(next);
         entry
     }
 
     /// A copy of `current` with room for one more: the idle sweep, then, if
-    /// it freed nothing, the least recently used entries, closed and unheld
+    /// it freed nothing, the least recently used entries, closed ones
     /// first. Called with the write lock held.
     fn make_room(&self, current: &Map<K, O, C, W>) -> Map<K, O, C, W> {
         let mut next = self.swept(current);
         if next.len() < self.capacity {
             return next;
         }
-        // Held by `current` and `next`: 2 references are the registry's.
         // Evict an eighth of the capacity at once (at least one), so a run
         // of new keys does not copy the map at every one.
         let excess = next.len() + 1 - self.capacity;
         let batch = excess.max(self.capacity / 8).min(next.len());
-        let mut order: Vec<((bool, bool, u64), K)> = next
+        let mut order: Vec<((bool, u64), K)> = next
             .values()
             .map(|e| {
-                let rank = (
-                    is_held(e, 2),
-                    e.status() != Status::Closed,
-                    e.seen.load(Ordering::Relaxed),
-                );
+                let rank = (e.status() != Status::Closed, e.seen.load(Ordering::Relaxed));
                 (rank, owned_key(e))
             })
             .collect();
@@ -336,8 +454,8 @@ impl<K: Hash + Eq + Clone, O: Observer, C: Clock + Clone, W: Word> Registry<K, O
 
     /// Starts a new sweep epoch and evicts the entries no lookup marked in
     /// the one that ended (idle for a whole period between two calls),
-    /// except those whose breaker is not `Closed` and those held outside
-    /// the registry. Returns how many it evicted. Call it on a timer.
+    /// except those whose breaker is not `Closed`. Returns how many it
+    /// evicted. Call it on a timer.
     ///
     /// ```
     /// use tripword::clock::ManualClock;
@@ -357,27 +475,18 @@ impl<K: Hash + Eq + Clone, O: Observer, C: Clock + Clone, W: Word> Registry<K, O
     pub fn evict_idle(&self) -> usize {
         let _write = self.write.lock().unwrap_or_else(PoisonError::into_inner);
         let current = self.map.load_full();
-        let next = self.swept(&current);
-        let evicted = current.len() - next.len();
+        let next = self.swept(&current.entries);
+        let evicted = current.entries.len() - next.len();
         if evicted > 0 {
-            self.map.store(Arc::new(next));
+            self.publish(next);
         }
         evicted
     }
 }
 
-/// Whether `entry`, with `refs` references the registry accounts for, is
-/// held elsewhere too.
-fn is_held<T>(entry: &Arc<T>, refs: usize) -> bool {
-    Arc::strong_count(entry) > refs
-}
-
-/// Idle through the epoch `ended`, closed, and held by the current map
-/// only (not by a reader's older snapshot, nor a handle from `get`).
+/// Idle through the epoch `ended`, and closed.
 fn is_idle<K, O: Observer, C: Clock, W: Word>(entry: &Arc<Entry<K, O, C, W>>, ended: u64) -> bool {
-    entry.seen.load(Ordering::Relaxed) < ended
-        && !is_held(entry, 1)
-        && entry.status() == Status::Closed
+    entry.seen.load(Ordering::Relaxed) < ended && entry.status() == Status::Closed
 }
 
 /// The entry's key, for a map copy.
@@ -391,7 +500,7 @@ where
 impl<K: core::fmt::Debug, O, C, W: Word> core::fmt::Debug for Registry<K, O, C, W> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Registry")
-            .field("len", &self.map.load().len())
+            .field("len", &self.map.load().entries.len())
             .field("capacity", &self.capacity)
             .field("config", &self.config)
             .finish_non_exhaustive()

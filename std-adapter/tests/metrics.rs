@@ -17,12 +17,15 @@ use tripword_std::observe::{MetricsObserver, names};
 /// (metric name, sorted labels) -> value.
 type Series = BTreeMap<(String, Vec<(String, String)>), f64>;
 
+/// Metric name -> (unit, description).
+type Descriptions = HashMap<String, (Option<Unit>, String)>;
+
 /// A recorder that keeps every value (counters and gauges as atomics) and
 /// every description.
 #[derive(Clone)]
 struct Recording {
     registry: Arc<Registry<Key, AtomicStorage>>,
-    described: Arc<Mutex<HashMap<String, (Option<Unit>, String)>>>,
+    described: Arc<Mutex<Descriptions>>,
 }
 
 impl Recording {

@@ -35,7 +35,11 @@ fn one_breaker_per_key_made_on_first_use() {
     // Each key's breaker is its own.
     let _ = r.with("a", |b| b.call(|| Err::<(), _>("down")));
     assert_eq!(r.with("a", |b| b.status()), Status::Open);
-    assert!(r.with("a", |b| b.call(|| Ok::<_, ()>(1))).unwrap_err().is_open());
+    assert!(
+        r.with("a", |b| b.call(|| Ok::<_, ()>(1)))
+            .unwrap_err()
+            .is_open()
+    );
     assert_eq!(r.with("b", |b| b.call(|| Ok::<_, ()>(1))), Ok(1));
     assert!(r.peek("c").is_none());
     assert_eq!(r.len(), 2);
@@ -69,14 +73,16 @@ fn each_breaker_is_named_in_its_events() {
         OnTransition(move |t| sink.lock().unwrap().push((host.clone(), t)))
     });
     r.with("db-1", |b| b.force_open());
-    r.with("db-2", |b| b.release(b.acquire().unwrap(), Outcome::Failure));
+    r.with("db-2", |b| {
+        b.release(b.acquire().unwrap(), Outcome::Failure)
+    });
     let log = log.lock().unwrap();
     let names: Vec<(&str, Status)> = log.iter().map(|(n, t)| (n.as_str(), t.to)).collect();
     assert_eq!(names, [("db-1", Status::Open), ("db-2", Status::Open)]);
 }
 
 #[test]
-fn idle_closed_unheld_keys_are_evicted() {
+fn idle_closed_keys_are_evicted() {
     let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
     for k in ["used", "idle", "open", "held"] {
         r.with(k, |_| ());
@@ -85,15 +91,53 @@ fn idle_closed_unheld_keys_are_evicted() {
     let held = r.get("held");
     assert_eq!(r.evict_idle(), 0); // all used in this period
     r.with("used", |_| ());
-    assert_eq!(r.evict_idle(), 1); // "idle" only
-    assert!(r.peek("idle").is_none());
-    // Not "open" (an open breaker is not forgotten), not "held".
-    assert!(r.peek("open").is_some() && r.peek("held").is_some());
-    drop(held);
+    assert_eq!(r.evict_idle(), 2); // "idle" and "held"
+    assert!(r.peek("idle").is_none() && r.peek("held").is_none());
+    // Not "open": an open breaker is not forgotten.
+    assert!(r.peek("open").is_some());
+    // The evicted handle goes on working, detached; the key gets a new one.
+    held.force_open();
+    assert!(!Arc::ptr_eq(&held, &r.get("held")));
+    assert_eq!(r.with("held", |b| b.status()), Status::Closed);
     r.with("open", |b| b.force_close()); // a use in this period
-    assert_eq!(r.evict_idle(), 2); // "used" and "held", idle a period
-    assert_eq!(r.evict_idle(), 1); // "open", closed and now idle too
+    assert_eq!(r.evict_idle(), 1); // "used", idle a period
+    assert_eq!(r.evict_idle(), 2); // "open" (closed now) and "held"
     assert!(r.is_empty());
+}
+
+/// A lookup from inside another's closure (the thread's snapshot is
+/// borrowed then) and lookups of two registries in turn.
+#[test]
+fn nested_lookups_and_many_registries() {
+    let a: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    let b: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    a.with("x", |_| ());
+    let inner = a.with("x", |outer| {
+        a.with("y", |inner| std::ptr::eq(outer.breaker(), inner.breaker()))
+    });
+    assert!(!inner);
+    assert_eq!(a.len(), 2);
+    for _ in 0..3 {
+        a.with("x", |e| e.force_open());
+        b.with("x", |e| assert_eq!(e.status(), Status::Closed));
+        a.with("x", |e| e.force_close());
+    }
+    // Many registries on one thread (more than it keeps snapshots of).
+    let many: Vec<Registry<String, (), &ManualClock>> = (0..20)
+        .map(|_| Registry::from_parts(config(), &CLOCK, |_| ()))
+        .collect();
+    for (i, r) in many.iter().enumerate() {
+        r.with("k", |e| {
+            if i % 2 == 0 {
+                e.force_open()
+            }
+        });
+    }
+    for (i, r) in many.iter().enumerate() {
+        let open = r.with("k", |e| e.status() == Status::Open);
+        assert_eq!(open, i % 2 == 0);
+        assert_eq!(r.len(), 1);
+    }
 }
 
 #[test]

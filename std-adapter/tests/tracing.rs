@@ -32,7 +32,8 @@ struct Fields<'a>(&'a mut BTreeMap<String, String>);
 
 impl Visit for Fields<'_> {
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.insert(field.name().to_string(), format!("{value:?}"));
+        self.0
+            .insert(field.name().to_string(), format!("{value:?}"));
     }
     fn record_str(&mut self, field: &Field, value: &str) {
         self.0.insert(field.name().to_string(), value.to_string());
@@ -98,7 +99,12 @@ fn levels_and_fields() {
         assert!(seen.iter().all(|s| field(s, "breaker") == "payments"));
         let trip = &seen[2];
         assert_eq!(
-            (field(trip, "from"), field(trip, "to"), field(trip, "counter"), field(trip, "forced")),
+            (
+                field(trip, "from"),
+                field(trip, "to"),
+                field(trip, "counter"),
+                field(trip, "forced")
+            ),
             ("closed", "open", "1", "false")
         );
         assert_eq!(field(&seen[3], "outcome"), "failure");
@@ -131,7 +137,10 @@ fn levels_and_fields() {
         b.force_open();
         assert!(b.acquire().is_err());
         let seen = catch.take();
-        assert_eq!((seen[0].level, field(&seen[0], "forced")), (Level::WARN, "true"));
+        assert_eq!(
+            (seen[0].level, field(&seen[0], "forced")),
+            (Level::WARN, "true")
+        );
         assert_eq!(field(&seen[1], "cause"), "forced_open");
         assert_eq!(field(&seen[1], "retry_after_ticks"), "<absent>");
     });
@@ -143,7 +152,8 @@ fn levels_and_fields() {
 fn an_info_filter_keeps_the_transitions_only() {
     use tracing_subscriber::filter::LevelFilter;
     let catch = Catch::default();
-    let subscriber = tracing_subscriber::registry().with(catch.clone().with_filter(LevelFilter::INFO));
+    let subscriber =
+        tracing_subscriber::registry().with(catch.clone().with_filter(LevelFilter::INFO));
     let clock = ManualClock::new(0);
     let config = Config::new().failure_threshold(1).check::<W64>().unwrap();
     let b = Breaker::from_parts(config, &clock, TracingObserver::new("search"));
