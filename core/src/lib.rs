@@ -64,11 +64,14 @@ pub mod cell;
 pub mod clock;
 pub mod config;
 pub mod guide;
+#[cfg(feature = "heapless")]
+pub mod log;
 mod observer;
 mod outcome;
 mod rejected;
 mod status;
 mod sync;
+pub mod table;
 pub mod transition;
 pub mod word;
 

@@ -2109,3 +2109,132 @@ fn pair_and_reference_observers_forward_every_hook() {
     assert_eq!(a.take(), expected);
     assert_eq!(b.take(), expected);
 }
+
+/// The firmware table (issue 13): a `static` of named breakers.
+mod table {
+    use crate::clock::ManualClock;
+    use crate::table::{BreakerTable, TableBreaker};
+    use crate::*;
+
+    static CLOCK: ManualClock = ManualClock::new(0);
+    static CONFIG: ValidConfig<W32> = ValidConfig::new(Config::new().failure_threshold(1));
+    static TABLE: BreakerTable<&str, TableBreaker<&ManualClock, W32>, 3> = crate::breaker_table!(
+        ["uart", "i2c", "radio"],
+        |_k| Breaker::from_parts(&CONFIG, &CLOCK, ())
+    );
+
+    #[test]
+    fn keys_lookups_and_independent_breakers() {
+        assert_eq!((TABLE.len(), TABLE.is_empty()), (3, false));
+        assert_eq!(TABLE.index_of(&"i2c"), Some(1));
+        assert_eq!(TABLE.index_of(&"spi"), None);
+        assert_eq!(*TABLE.key(2), "radio");
+        assert!(core::ptr::eq(TABLE.get(&"radio").unwrap(), TABLE.at(2)));
+        let keys: std::vec::Vec<&str> = TABLE.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, ["uart", "i2c", "radio"]);
+        let i2c = TABLE.get(&"i2c").unwrap();
+        i2c.release(i2c.acquire().unwrap(), Outcome::Failure);
+        let states: std::vec::Vec<Status> = TABLE.iter().map(|(_, b)| b.status()).collect();
+        assert_eq!(states, [Status::Closed, Status::Open, Status::Closed]);
+        i2c.force_close();
+    }
+}
+
+/// The interrupt-safe transition log (feature `heapless`).
+#[cfg(feature = "heapless")]
+mod log {
+    use crate::clock::ManualClock;
+    use crate::log::{LogTo, Logged, TransitionLog};
+    use crate::table::{BreakerTable, TableBreaker};
+    use crate::*;
+    use std::vec::Vec;
+
+    static CLOCK: ManualClock = ManualClock::new(0);
+    static CONFIG: ValidConfig<W32> = ValidConfig::new(Config::new().failure_threshold(1));
+
+    #[test]
+    fn transitions_arrive_with_their_key_in_order_and_a_full_queue_counts_drops() {
+        static LOG: TransitionLog<u8, 4> = TransitionLog::new();
+        static TABLE: BreakerTable<u8, TableBreaker<&ManualClock, W32, LogTo<u8, 4>>, 2> = crate::breaker_table!(
+            [7, 9],
+            |k| Breaker::from_parts(&CONFIG, &CLOCK, LOG.observer(k))
+        );
+        assert_eq!(*TABLE.at(0).observer().key(), 7);
+        let b = TABLE.get(&9).unwrap();
+        b.release(b.acquire().unwrap(), Outcome::Failure); // closed -> open
+        TABLE.at(0).force_open(); // closed -> open (forced)
+        b.force_close(); // open -> closed
+        let drained: Vec<(u8, Status, Status, u32)> = core::iter::from_fn(|| LOG.pop())
+            .map(|Logged { key, transition: t }| (key, t.from, t.to, t.counter))
+            .collect();
+        assert_eq!(
+            drained,
+            [
+                (9, Status::Closed, Status::Open, 1),
+                (7, Status::Closed, Status::Open, 1),
+                (9, Status::Open, Status::Closed, 2),
+            ]
+        );
+        // Six transitions into a queue of four, nobody draining: four kept,
+        // two counted as dropped, none blocking.
+        for _ in 0..3 {
+            b.force_open();
+            b.force_close();
+        }
+        assert_eq!(core::iter::from_fn(|| LOG.pop()).count(), 4);
+        assert_eq!(LOG.dropped(), 2);
+    }
+
+    /// Producers on several threads (interrupt handlers' stand-ins), a
+    /// consumer draining meanwhile: every transition is either drained
+    /// exactly once or counted as dropped, and each breaker's arrive in
+    /// counter order.
+    #[test]
+    fn concurrent_producers_lose_nothing_uncounted() {
+        static LOG: TransitionLog<usize, 16> = TransitionLog::new();
+        static TABLE: BreakerTable<usize, TableBreaker<&ManualClock, W32, LogTo<usize, 16>>, 3> = crate::breaker_table!(
+            [0, 1, 2],
+            |k| Breaker::from_parts(&CONFIG, &CLOCK, LOG.observer(k))
+        );
+        const ROUNDS: u32 = 2_000;
+        let drained = std::thread::scope(|s| {
+            for i in 0..3 {
+                s.spawn(move || {
+                    for _ in 0..ROUNDS {
+                        TABLE.at(i).force_open();
+                        TABLE.at(i).force_close();
+                    }
+                });
+            }
+            let consumer = s.spawn(|| {
+                let mut got: Vec<Logged<usize>> = Vec::new();
+                let total = (3 * 2 * ROUNDS) as usize;
+                while got.len() + (LOG.dropped() as usize) < total {
+                    if let Some(l) = LOG.pop() {
+                        got.push(l);
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+                got
+            });
+            consumer.join().unwrap()
+        });
+        let drained: Vec<Logged<usize>> = drained
+            .into_iter()
+            .chain(core::iter::from_fn(|| LOG.pop()))
+            .collect();
+        assert_eq!(
+            drained.len() + LOG.dropped() as usize,
+            (3 * 2 * ROUNDS) as usize
+        );
+        for key in 0..3 {
+            let counters: Vec<u32> = drained
+                .iter()
+                .filter(|l| l.key == key)
+                .map(|l| l.transition.counter)
+                .collect();
+            assert!(counters.windows(2).all(|w| w[0] < w[1]), "breaker {key}");
+        }
+    }
+}
