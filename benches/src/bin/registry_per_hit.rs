@@ -14,6 +14,11 @@
 //! The difference of the two counts divided by `HITS` is the cost of one
 //! hit in instructions. It does not weigh them: the `RwLock`'s two atomic
 //! read-modify-writes count as two, and the registry's hit has none.
+//!
+//! A third argument runs the lookups on that many threads at once (each
+//! makes `HITS`), for CPU time per hit under `perf stat -e task-clock`,
+//! which does not count the time a thread was descheduled (on a machine
+//! shared with other builds, wall time does).
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -29,6 +34,7 @@ fn main() {
         std::process::exit(2);
     };
     let hits: usize = hits;
+    let threads: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(1);
     let keys: Vec<String> = (0..64).map(|i| format!("host-{i}.internal:443")).collect();
     let config = Config::new().check::<W64>().expect("default config");
     let registry: Registry<String> = Registry::new(config);
@@ -42,25 +48,29 @@ fn main() {
         );
     }
     let map = RwLock::new(map);
-    match mode.as_str() {
-        "with" => {
+    if mode != "with" && mode != "rwlock" {
+        eprintln!("unknown mode {mode}");
+        std::process::exit(2);
+    }
+    let lookups = || {
+        if mode == "with" {
             for i in 0..hits {
                 let key = keys[i % 64].as_str();
                 registry.with(black_box(key), |e| {
                     black_box(std::ptr::from_ref(e.breaker()))
                 });
             }
-        }
-        "rwlock" => {
+        } else {
             for i in 0..hits {
                 let key = keys[i % 64].as_str();
                 let guard = map.read().unwrap_or_else(|e| e.into_inner());
                 black_box(guard.get(black_box(key)).map(Arc::as_ptr));
             }
         }
-        other => {
-            eprintln!("unknown mode {other}");
-            std::process::exit(2);
+    };
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(lookups);
         }
-    }
+    });
 }
