@@ -11,6 +11,8 @@
 //!
 //! - `registry_with`: `Registry::with(key, |breaker| ..)`, no reference
 //!   count touched;
+//! - `registry_local`: `Local::with(key, ..)` on a handle from
+//!   `Registry::local()` kept by the worker (no thread-local lookup);
 //! - `registry_get`: `Registry::get(key)`, an `Arc` handle (one shared
 //!   reference-count increment and decrement);
 //! - `rwlock_hashmap`: `map.read().unwrap().get(key)`.
@@ -131,6 +133,16 @@ fn registry_hit(c: &mut Criterion) {
             }
         });
         let (r, k) = (registry.clone(), keys.clone());
+        let local: Arc<dyn Fn(u64) + Send + Sync> = Arc::new(move |n| {
+            let mut local = r.local();
+            for i in 0..n {
+                let key = k[i as usize % KEYS].as_str();
+                local.with(black_box(key), |e| {
+                    black_box(std::ptr::from_ref(e.breaker()))
+                });
+            }
+        });
+        let (r, k) = (registry.clone(), keys.clone());
         let get: Arc<dyn Fn(u64) + Send + Sync> = Arc::new(move |n| {
             for i in 0..n {
                 let key = k[i as usize % KEYS].as_str();
@@ -147,6 +159,7 @@ fn registry_hit(c: &mut Criterion) {
         });
         for (name, f) in [
             ("registry_with", with),
+            ("registry_local", local),
             ("registry_get", get),
             ("rwlock_hashmap", rwlock),
         ] {

@@ -361,6 +361,30 @@ where
         self.generation.store(generation, Ordering::Release);
     }
 
+    /// A handle for one thread or task that keeps its own snapshot of the
+    /// map: [`Local::with`] checks the snapshot's generation and probes it,
+    /// without the thread-local lookup [`with`](Self::with) makes (the
+    /// cheapest hit; see `docs/services.md`, "The registry"). Keep one per
+    /// worker (a tower service clone, a worker loop), not one per call. A
+    /// handle keeps its snapshot, and the entries in it, alive until its
+    /// first lookup after the map changes.
+    ///
+    /// ```
+    /// use tripword_std::Registry;
+    ///
+    /// let config = tripword::Config::new().check::<tripword::W64>().unwrap();
+    /// let hosts: Registry<String> = Registry::new(config);
+    /// let mut local = hosts.local();
+    /// assert!(local.with("db-1", |b| b.acquire()).is_ok());
+    /// assert_eq!(hosts.len(), 1);
+    /// ```
+    pub fn local(&self) -> Local<'_, K, O, C, W> {
+        Local {
+            registry: self,
+            snapshot: self.map.load_full(),
+        }
+    }
+
     /// `key`'s breaker if there is one; makes none, and does not count as a
     /// use.
     pub fn peek<Q>(&self, key: &Q) -> Option<Arc<Entry<K, O, C, W>>>
@@ -495,6 +519,59 @@ where
     K: Clone,
 {
     entry.key.clone()
+}
+
+/// A worker's handle on a [`Registry`] with its own snapshot of the map:
+/// from [`Registry::local`].
+pub struct Local<'r, K, O = (), C = MonotonicClock, W: Word = W64> {
+    registry: &'r Registry<K, O, C, W>,
+    snapshot: Arc<Snapshot<K, O, C, W>>,
+}
+
+impl<K, O, C, W: Word> Local<'_, K, O, C, W>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    O: Observer + Send + Sync + 'static,
+    C: Clock + Clone + Send + Sync + 'static,
+{
+    /// As [`Registry::with`]: runs `f` on `key`'s breaker, made now if there
+    /// is none. A hit checks that this handle's snapshot is current (one
+    /// load), probes it and runs `f`: no lock, no thread-local, no atomic
+    /// read-modify-write.
+    #[inline]
+    pub fn with<Q, R>(&mut self, key: &Q, f: impl FnOnce(&Entry<K, O, C, W>) -> R) -> R
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let r = self.registry;
+        if self.snapshot.generation == r.generation.load(Ordering::Acquire)
+            && let Some(entry) = self.snapshot.entries.get(key)
+        {
+            entry.touch(r.epoch.load(Ordering::Relaxed));
+            return f(entry);
+        }
+        self.with_slow(key, f)
+    }
+
+    #[inline(never)]
+    fn with_slow<Q, R>(&mut self, key: &Q, f: impl FnOnce(&Entry<K, O, C, W>) -> R) -> R
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let entry = self.registry.get(key);
+        self.snapshot = self.registry.map.load_full();
+        f(&entry)
+    }
+}
+
+impl<K, O, C, W: Word> core::fmt::Debug for Local<'_, K, O, C, W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Local")
+            .field("generation", &self.snapshot.generation)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<K: core::fmt::Debug, O, C, W: Word> core::fmt::Debug for Registry<K, O, C, W> {

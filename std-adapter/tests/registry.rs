@@ -170,3 +170,31 @@ fn the_bound_holds_and_evicts_least_recently_used_closed_first() {
         assert!(r.len() <= 4);
     }
 }
+
+/// A `Local` handle follows the registry: keys made elsewhere, evictions,
+/// and keys it makes itself.
+#[test]
+fn local_handles_follow_the_registry() {
+    let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    let mut local = r.local();
+    local.with("a", |b| b.force_open()); // made through the handle
+    assert_eq!(r.with("a", |b| b.status()), Status::Open);
+    r.with("b", |b| b.force_open()); // made elsewhere: the handle's snapshot is stale
+    assert_eq!(local.with("b", |b| b.status()), Status::Open);
+    assert!(std::ptr::eq(
+        local.with("b", |e| std::ptr::from_ref(e.breaker())),
+        std::ptr::from_ref(r.get("b").breaker())
+    ));
+    r.with("a", |b| b.force_close());
+    r.with("b", |b| b.force_close());
+    r.evict_idle();
+    r.evict_idle();
+    assert!(r.is_empty());
+    // Evicted: the handle gets the key's new breaker, not its old snapshot's.
+    assert_eq!(local.with("a", |b| b.status()), Status::Closed);
+    assert_eq!(r.len(), 1);
+    assert!(std::ptr::eq(
+        local.with("a", |e| std::ptr::from_ref(e.breaker())),
+        std::ptr::from_ref(r.get("a").breaker())
+    ));
+}

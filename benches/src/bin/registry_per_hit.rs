@@ -1,5 +1,5 @@
 //! Makes `HITS` lookups of existing keys in `tripword_std::Registry`
-//! (`with`) or in a `RwLock<HashMap>` with the same hasher (`rwlock`), 64
+//! (`with`, or `local`: through a `Registry::local` handle) or in a `RwLock<HashMap>` with the same hasher (`rwlock`), 64
 //! keys round robin by `&str`, for an instruction count that does not depend
 //! on how busy the machine is (valgrind's cachegrind, as
 //! `benches/per-call.sh` does):
@@ -30,7 +30,7 @@ use tripword_std::{MonotonicClock, Registry};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(mode), Some(hits)) = (args.first(), args.get(1).and_then(|n| n.parse().ok())) else {
-        eprintln!("usage: registry-per-hit with|rwlock HITS");
+        eprintln!("usage: registry-per-hit with|local|rwlock HITS [THREADS]");
         std::process::exit(2);
     };
     let hits: usize = hits;
@@ -48,12 +48,20 @@ fn main() {
         );
     }
     let map = RwLock::new(map);
-    if mode != "with" && mode != "rwlock" {
+    if !["with", "local", "rwlock"].contains(&mode.as_str()) {
         eprintln!("unknown mode {mode}");
         std::process::exit(2);
     }
     let lookups = || {
-        if mode == "with" {
+        if mode == "local" {
+            let mut local = registry.local();
+            for i in 0..hits {
+                let key = keys[i % 64].as_str();
+                local.with(black_box(key), |e| {
+                    black_box(std::ptr::from_ref(e.breaker()))
+                });
+            }
+        } else if mode == "with" {
             for i in 0..hits {
                 let key = keys[i % 64].as_str();
                 registry.with(black_box(key), |e| {
