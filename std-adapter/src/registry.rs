@@ -206,7 +206,9 @@ where
 {
     /// Breakers from `config` on `clock` (cloned into each), each with the
     /// observer `observer` makes from its key (`|key| TracingObserver::new(key.to_string())`);
-    /// at most [`DEFAULT_CAPACITY`] of them.
+    /// at most [`DEFAULT_CAPACITY`] of them. `observer` runs under the
+    /// registry's write lock when a key is new: it must not use the
+    /// registry.
     pub fn from_parts(
         config: ValidConfig<W>,
         clock: C,
