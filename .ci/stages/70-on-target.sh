@@ -5,7 +5,9 @@
 # reference model, issue 9's sparse and periodic callers (a W32 breaker at its
 # default horizon, callers every 2^15 ticks, every 30 s and every 65 s), a
 # breaker on the hardware clock, and a breaker shared with a timer interrupt
-# (SysTick on Cortex-M, the machine timer on RISC-V).
+# (SysTick on Cortex-M, the machine timer on RISC-V), and a `static` table of
+# named breakers tripped by that interrupt whose transition log (feature
+# heapless) the main loop drains (issue 13).
 # Output and exit code come through semihosting; every run is bounded by
 # `timeout`, so a failed check or a hang fails the stage. Then the footprint of
 # acquire + release + status on a 32-bit breaker on thumbv7em

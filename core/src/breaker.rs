@@ -14,7 +14,7 @@
 use crate::cell::{self, Cell};
 use crate::clock::Clock;
 use crate::config::{Config, ConfigSource, Const, ValidConfig};
-use crate::observer::Observer;
+use crate::observer::{Observer, admitted, released};
 use crate::outcome::Outcome;
 use crate::rejected::Rejected;
 use crate::status::Status;
@@ -399,7 +399,9 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
         let raw: u64 = word.into();
         let l = &W::LAYOUT;
         if l.closed_below(raw, self.config().failure_threshold()) {
-            return Ok(Ticket::admitted(self.origin(), l, raw));
+            let ticket = Ticket::admitted(self.origin(), l, raw);
+            self.observer.on_admitted(&ticket);
+            return Ok(ticket);
         }
         self.acquire_slow(word)
     }
@@ -423,14 +425,14 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
                 let left = transition::units_left(l, self.config(), raw, now);
                 if left != 0 {
                     let wait = Rejected::wait::<W>(left, self.config().time_shift(), now);
-                    return Err(Rejected::waiting(raw, wait));
+                    return admitted(&self.observer, Err(Rejected::waiting(raw, wait)));
                 }
                 // Time is up: the general loop elects the probe with this
                 // `now`, so the clock is read once.
                 return self.acquire_from(word, Some(now));
             }
             if tag == TAG_FORCED_OPEN && l.payload_of(raw) == 0 {
-                return Err(Rejected::waiting(raw, 0));
+                return admitted(&self.observer, Err(Rejected::waiting(raw, 0)));
             }
         }
         self.acquire_from(word, None)
@@ -440,13 +442,14 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     fn acquire_from(&self, word: W::Raw, now: Option<u64>) -> Result<Ticket, Rejected> {
         let applied = self.run_common(word, Common::Admit, now);
         let raw: u64 = applied.word.into();
-        match applied.decision {
+        let result = match applied.decision {
             Decision::Admitted if tag_of(raw) == TAG_PROBING => {
                 Ok(Ticket::probe(self.origin(), &W::LAYOUT, raw))
             }
             Decision::Admitted => Ok(Ticket::admitted(self.origin(), &W::LAYOUT, raw)),
             _ => Err(applied.rejected()),
-        }
+        };
+        admitted(&self.observer, result)
     }
 
     /// Reports how an admitted call went. A stale ticket (its state passed, a
@@ -465,6 +468,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
             && ticket.origin == self.origin()
             && raw == ticket.stamp as u64
         {
+            self.observer.on_recorded(Outcome::Success);
             return Release::Recorded;
         }
         self.release_slow(word, ticket, outcome)
@@ -478,7 +482,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     #[cfg_attr(not(target_pointer_width = "64"), inline)]
     fn release_slow(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
         if ticket.issuer() != self.origin().get() {
-            return Release::Stale;
+            return released(&self.observer, outcome, Release::Stale);
         }
         #[cfg(target_pointer_width = "64")]
         {
@@ -499,7 +503,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
                 // is one unit of the count added, with no unpacking.
                 let counted = W::from_u64(raw + l.one_failure());
                 return match self.word.compare_exchange(word, counted) {
-                    Ok(()) => Release::Recorded,
+                    Ok(()) => released(&self.observer, outcome, Release::Recorded),
                     Err(cell::CasError::Changed(seen)) => self.release_from(seen, ticket, outcome),
                     Err(cell::CasError::Cell(never)) => match never {},
                 };
@@ -514,10 +518,11 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
             counter: ticket.counter(),
             outcome,
         };
-        match self.run_common(word, event, None).decision {
+        let release = match self.run_common(word, event, None).decision {
             Decision::Recorded => Release::Recorded,
             _ => Release::Stale,
-        }
+        };
+        released(&self.observer, outcome, release)
     }
 
     /// Reports a failure that says how long to stay open (a `Retry-After`,
@@ -542,17 +547,19 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// assert!(b.acquire().unwrap().is_probe());
     /// ```
     pub fn release_failure_for(&self, ticket: Ticket, open_for: u64) -> Release {
+        let failure = Outcome::Failure;
         if ticket.issuer() != self.origin().get() {
-            return Release::Stale;
+            return released(&self.observer, failure, Release::Stale);
         }
         let event = Event::FailureFor {
             counter: ticket.counter(),
             open_for,
         };
-        match self.run_from(self.load(), event, None).decision {
+        let release = match self.run_from(self.load(), event, None).decision {
             Decision::Recorded => Release::Recorded,
             _ => Release::Stale,
-        }
+        };
+        released(&self.observer, failure, release)
     }
 
     /// Asks to make a call and returns a guard that releases on drop.

@@ -64,12 +64,15 @@ pub mod cell;
 pub mod clock;
 pub mod config;
 pub mod guide;
+#[cfg(feature = "heapless")]
+pub mod log;
 mod observer;
 mod outcome;
 pub mod rate;
 mod rejected;
 mod status;
 mod sync;
+pub mod table;
 pub mod transition;
 pub mod word;
 

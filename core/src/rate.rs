@@ -368,12 +368,16 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
     /// reopens). A closed call's result is counted in the window if its
     /// `Closed` state is still current (else it is [`Release::Stale`]); a
     /// failure that brings the window to the rate (with the minimum of
-    /// calls) trips the breaker, once. `Ignored` counts nothing.
+    /// calls) trips the breaker, once; if the state has passed by then (the
+    /// trip made by another failure), it is [`Release::Stale`]. `Ignored`
+    /// counts nothing. The observer hears each release as from
+    /// [`Breaker::release`]: recorded, stale, and the trip's transition.
     pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
         if ticket.is_probe() || outcome == Outcome::Ignored {
             return self.breaker.release(ticket, outcome);
         }
         if !self.breaker.closed_current(&ticket) {
+            self.breaker.observer().on_stale(outcome);
             return Release::Stale;
         }
         let failed = outcome == Outcome::Failure;
@@ -382,11 +386,13 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
         self.count(epoch, counter, failed);
         if failed && self.window_trips(epoch, counter) {
             // Threshold 1: the breaker trips if the counter is still the
-            // ticket's, and exactly one such failure does (I3). A failure
-            // that finds the trip made by another was counted all the same:
-            // it is recorded either way.
-            let _ = self.breaker.release(ticket, Outcome::Failure);
+            // ticket's, and exactly one such failure does (I3); it reports
+            // the trip and the record. A failure that finds the counter
+            // moved (another failure's trip, a forced change) is stale, as
+            // its state has passed.
+            return self.breaker.release(ticket, Outcome::Failure);
         }
+        self.breaker.observer().on_recorded(outcome);
         Release::Recorded
     }
 

@@ -2073,3 +2073,352 @@ mod jitter {
         assert!(b.acquire().is_ok());
     }
 }
+
+/// Every notification (issue 13), in order, with the transitions between.
+#[derive(Default)]
+struct Notes(RefCell<Vec<Note>>);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Note {
+    T(Status, Status),
+    Admitted { counter: u32, probe: bool },
+    Rejected(Cause, Option<u64>),
+    Recorded(Outcome),
+    Stale(Outcome),
+}
+
+impl Observer for Notes {
+    fn on_transition(&self, t: Transition) {
+        self.0.borrow_mut().push(Note::T(t.from, t.to));
+    }
+    fn on_admitted(&self, ticket: &Ticket) {
+        self.0.borrow_mut().push(Note::Admitted {
+            counter: ticket.counter(),
+            probe: ticket.is_probe(),
+        });
+    }
+    fn on_rejected(&self, r: Rejected) {
+        self.0
+            .borrow_mut()
+            .push(Note::Rejected(r.cause(), r.retry_after()));
+    }
+    fn on_recorded(&self, outcome: Outcome) {
+        self.0.borrow_mut().push(Note::Recorded(outcome));
+    }
+    fn on_stale(&self, outcome: Outcome) {
+        self.0.borrow_mut().push(Note::Stale(outcome));
+    }
+}
+
+impl Notes {
+    fn take(&self) -> Vec<Note> {
+        core::mem::take(&mut *self.0.borrow_mut())
+    }
+}
+
+fn notifications_on<W: Word>() {
+    use Note::*;
+    let clock = ManualClock::new(0);
+    let config = seed_config().check::<W>().unwrap();
+    let b = Breaker::<_, W, _>::from_parts(config, &clock, Notes::default());
+    let other = Breaker::<_, W, _>::from_parts(config, &clock, ());
+
+    // Closed fast paths: admission, a quiet success.
+    let t = b.acquire().unwrap();
+    b.release(t, Outcome::Success);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Recorded(Outcome::Success)
+        ]
+    );
+
+    // A failure that does not trip (the CAS fast path), an ignored call, a
+    // foreign ticket (stale, nothing changes).
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(b.acquire().unwrap(), Outcome::Ignored);
+    b.release(other.acquire().unwrap(), Outcome::Failure);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Recorded(Outcome::Failure),
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Recorded(Outcome::Ignored),
+            Stale(Outcome::Failure),
+        ]
+    );
+
+    // The tripping failure: the transition, then the record. A ticket of
+    // the closed state released after the trip is stale.
+    let late = b.acquire().unwrap();
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(late, Outcome::Success);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            Recorded(Outcome::Failure),
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            T(Status::Closed, Status::Open),
+            Recorded(Outcome::Failure),
+            Stale(Outcome::Success),
+        ]
+    );
+
+    // Open: rejected with the wait; then the probe's election (transitions
+    // first), a rejection while probing, the probe's success.
+    clock.advance(30);
+    assert!(b.acquire().is_err());
+    clock.advance(70);
+    let probe = b.acquire().unwrap();
+    assert!(b.acquire().is_err());
+    b.release(probe, Outcome::Success);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Rejected(Cause::Open, Some(70)),
+            T(Status::Open, Status::HalfOpen),
+            T(Status::HalfOpen, Status::Probing),
+            Admitted {
+                counter: 3,
+                probe: true
+            },
+            Rejected(Cause::Probing, Some(50)),
+            T(Status::Probing, Status::Closed),
+            Recorded(Outcome::Success),
+        ]
+    );
+
+    // Forced open: rejected with no wait; a ticket from before is stale,
+    // `release_failure_for` included; permits notify through release.
+    let before = b.acquire().unwrap();
+    let permit = b.permit().unwrap();
+    b.force_open();
+    assert!(b.permit().is_err());
+    b.release_failure_for(before, 10);
+    drop(permit);
+    assert_eq!(
+        b.observer().take(),
+        [
+            Admitted {
+                counter: 4,
+                probe: false
+            },
+            Admitted {
+                counter: 4,
+                probe: false
+            },
+            T(Status::Closed, Status::Open),
+            Rejected(Cause::ForcedOpen, None),
+            Stale(Outcome::Failure),
+            Stale(Outcome::Failure),
+        ]
+    );
+
+    // `release_failure_for` recorded: the trip, then the record.
+    b.force_close();
+    let one = Config::new()
+        .failure_threshold(1)
+        .open_for(100)
+        .check::<W>()
+        .unwrap();
+    let c = Breaker::<_, W, _>::from_parts(one, &clock, Notes::default());
+    c.release_failure_for(c.acquire().unwrap(), 500);
+    assert_eq!(
+        c.observer().take(),
+        [
+            Admitted {
+                counter: 0,
+                probe: false
+            },
+            T(Status::Closed, Status::Open),
+            Recorded(Outcome::Failure),
+        ]
+    );
+}
+
+#[test]
+fn notifications_in_order_w64() {
+    notifications_on::<W64>();
+}
+
+#[test]
+fn notifications_in_order_w32() {
+    notifications_on::<W32>();
+}
+
+/// `(A, B)` and `&O` forward every hook.
+#[test]
+fn pair_and_reference_observers_forward_every_hook() {
+    let clock = ManualClock::new(0);
+    let (a, b) = (Notes::default(), Notes::default());
+    let config = seed_config().check::<W64>().unwrap();
+    let breaker = Breaker::from_parts(config, &clock, (&a, &b));
+    breaker.release(breaker.acquire().unwrap(), Outcome::Failure);
+    breaker.force_open();
+    assert!(breaker.acquire().is_err());
+    breaker.release(breaker.forge_ticket(0, false), Outcome::Success);
+    let expected = [
+        Note::Admitted {
+            counter: 0,
+            probe: false,
+        },
+        Note::Recorded(Outcome::Failure),
+        Note::T(Status::Closed, Status::Open),
+        Note::Rejected(Cause::ForcedOpen, None),
+        Note::Stale(Outcome::Success),
+    ];
+    assert_eq!(a.take(), expected);
+    assert_eq!(b.take(), expected);
+}
+
+/// The firmware table (issue 13): a `static` of named breakers.
+mod table {
+    use crate::clock::ManualClock;
+    use crate::table::{BreakerTable, TableBreaker};
+    use crate::*;
+
+    static CLOCK: ManualClock = ManualClock::new(0);
+    static CONFIG: ValidConfig<W32> = ValidConfig::new(Config::new().failure_threshold(1));
+    static TABLE: BreakerTable<&str, TableBreaker<&ManualClock, W32>, 3> = crate::breaker_table!(
+        ["uart", "i2c", "radio"],
+        |_k| Breaker::from_parts(&CONFIG, &CLOCK, ())
+    );
+
+    #[test]
+    fn keys_lookups_and_independent_breakers() {
+        assert_eq!((TABLE.len(), TABLE.is_empty()), (3, false));
+        assert_eq!(TABLE.index_of(&"i2c"), Some(1));
+        assert_eq!(TABLE.index_of(&"spi"), None);
+        assert_eq!(*TABLE.key(2), "radio");
+        assert!(core::ptr::eq(TABLE.get(&"radio").unwrap(), TABLE.at(2)));
+        let keys: std::vec::Vec<&str> = TABLE.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, ["uart", "i2c", "radio"]);
+        let i2c = TABLE.get(&"i2c").unwrap();
+        i2c.release(i2c.acquire().unwrap(), Outcome::Failure);
+        let states: std::vec::Vec<Status> = TABLE.iter().map(|(_, b)| b.status()).collect();
+        assert_eq!(states, [Status::Closed, Status::Open, Status::Closed]);
+        i2c.force_close();
+    }
+}
+
+/// The interrupt-safe transition log (feature `heapless`).
+#[cfg(feature = "heapless")]
+mod log {
+    use crate::clock::ManualClock;
+    use crate::log::{LogTo, Logged, TransitionLog};
+    use crate::table::{BreakerTable, TableBreaker};
+    use crate::*;
+    use std::vec::Vec;
+
+    static CLOCK: ManualClock = ManualClock::new(0);
+    static CONFIG: ValidConfig<W32> = ValidConfig::new(Config::new().failure_threshold(1));
+
+    #[test]
+    fn transitions_arrive_with_their_key_in_order_and_a_full_queue_counts_drops() {
+        static LOG: TransitionLog<u8, 4> = TransitionLog::new();
+        static TABLE: BreakerTable<u8, TableBreaker<&ManualClock, W32, LogTo<u8, 4>>, 2> = crate::breaker_table!(
+            [7, 9],
+            |k| Breaker::from_parts(&CONFIG, &CLOCK, LOG.observer(k))
+        );
+        assert_eq!(*TABLE.at(0).observer().key(), 7);
+        let b = TABLE.get(&9).unwrap();
+        b.release(b.acquire().unwrap(), Outcome::Failure); // closed -> open
+        TABLE.at(0).force_open(); // closed -> open (forced)
+        b.force_close(); // open -> closed
+        let drained: Vec<(u8, Status, Status, u32)> = core::iter::from_fn(|| LOG.pop())
+            .map(|Logged { key, transition: t }| (key, t.from, t.to, t.counter))
+            .collect();
+        assert_eq!(
+            drained,
+            [
+                (9, Status::Closed, Status::Open, 1),
+                (7, Status::Closed, Status::Open, 1),
+                (9, Status::Open, Status::Closed, 2),
+            ]
+        );
+        // Six transitions into a queue of four, nobody draining: four kept,
+        // two counted as dropped, none blocking.
+        for _ in 0..3 {
+            b.force_open();
+            b.force_close();
+        }
+        assert_eq!(core::iter::from_fn(|| LOG.pop()).count(), 4);
+        assert_eq!(LOG.dropped(), 2);
+    }
+
+    /// Producers on several threads (interrupt handlers' stand-ins), a
+    /// consumer draining meanwhile: every transition is either drained
+    /// exactly once or counted as dropped, and each breaker's arrive in
+    /// counter order.
+    #[test]
+    fn concurrent_producers_lose_nothing_uncounted() {
+        static LOG: TransitionLog<usize, 16> = TransitionLog::new();
+        static TABLE: BreakerTable<usize, TableBreaker<&ManualClock, W32, LogTo<usize, 16>>, 3> = crate::breaker_table!(
+            [0, 1, 2],
+            |k| Breaker::from_parts(&CONFIG, &CLOCK, LOG.observer(k))
+        );
+        const ROUNDS: u32 = 2_000;
+        let drained = std::thread::scope(|s| {
+            for i in 0..3 {
+                s.spawn(move || {
+                    for _ in 0..ROUNDS {
+                        TABLE.at(i).force_open();
+                        TABLE.at(i).force_close();
+                    }
+                });
+            }
+            let consumer = s.spawn(|| {
+                let mut got: Vec<Logged<usize>> = Vec::new();
+                let total = (3 * 2 * ROUNDS) as usize;
+                while got.len() + (LOG.dropped() as usize) < total {
+                    if let Some(l) = LOG.pop() {
+                        got.push(l);
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+                got
+            });
+            consumer.join().unwrap()
+        });
+        let drained: Vec<Logged<usize>> = drained
+            .into_iter()
+            .chain(core::iter::from_fn(|| LOG.pop()))
+            .collect();
+        assert_eq!(
+            drained.len() + LOG.dropped() as usize,
+            (3 * 2 * ROUNDS) as usize
+        );
+        for key in 0..3 {
+            let counters: Vec<u32> = drained
+                .iter()
+                .filter(|l| l.key == key)
+                .map(|l| l.transition.counter)
+                .collect();
+            assert!(counters.windows(2).all(|w| w[0] < w[1]), "breaker {key}");
+        }
+    }
+}

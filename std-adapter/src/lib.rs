@@ -30,9 +30,15 @@
 //!   [`call_async_or_else`](BreakerExt::call_async_or_else)) get the
 //!   [`Rejection`], whose wait is a `Duration` on a [`RealClock`];
 //!   [`ManualTime`] is a hand-moved clock for tests;
+//! - [`registry`]: [`Registry`], one breaker per key (host, endpoint),
+//!   made on first use from a template config, found without a lock,
+//!   bounded, idle keys evicted, each named in its events;
+//! - [`observe`]: observers that name their breaker, `TracingObserver`
+//!   (feature `tracing`) and `MetricsObserver` (feature `metrics`);
 //! - features: `http` (`tripword_std::http`: 5xx fail, 4xx ignored,
 //!   `Retry-After`), `tower` (`tower::BreakerLayer`), `tokio`
-//!   (`tokio::timeout`, a deadline counted as a failure).
+//!   (`tokio::timeout`, a deadline counted as a failure), `tracing`,
+//!   `metrics`, `serde` (`Settings` from config files).
 //!
 //! The guide is `docs/services.md` in the repository.
 //!
@@ -83,7 +89,9 @@ mod guard;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod jitter;
+pub mod observe;
 pub mod policy;
+pub mod registry;
 pub mod settings;
 #[cfg(feature = "tokio")]
 pub mod tokio;
@@ -97,6 +105,7 @@ pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
 pub use future::{CallAsync, CallOrElse};
 pub use jitter::jitter_seed;
 pub use policy::CallPolicy;
+pub use registry::Registry;
 pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
 
 /// The names most code needs: `use tripword_std::prelude::*;`.
@@ -125,8 +134,15 @@ pub mod prelude {
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
-/// `docs/services.md`'s examples, as doctests (they need the `tower` and
-/// `tokio` features).
-#[cfg(all(doctest, feature = "tower", feature = "tokio"))]
+/// `docs/services.md`'s examples, as doctests (they need the `tower`,
+/// `tokio`, `tracing`, `metrics` and `serde` features: `--all-features`).
+#[cfg(all(
+    doctest,
+    feature = "tower",
+    feature = "tokio",
+    feature = "tracing",
+    feature = "metrics",
+    feature = "serde"
+))]
 #[doc = include_str!("../../docs/services.md")]
 pub struct ServicesDoctests;

@@ -98,14 +98,106 @@ pub type MillisBreaker<W = W64, O = ()> = Breaker<crate::clock::MillisClock, W, 
 /// assert_eq!(s.config::<MillisClock, tripword::W64>()?.open_for(), 2);
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
+///
+/// # From a config file (feature `serde`)
+/// `Settings` deserializes from any serde format, each key named after its
+/// setter, durations in human form (`"30s"`, `"250ms"`, `"1m 30s"`, as
+/// `humantime` reads them), every key optional (the defaults of
+/// [`Settings::new`]), unknown keys refused. A malformed value (`"30
+/// parsecs"`, a negative threshold) is the format's error, naming the key;
+/// a value out of range is found where the builder's is, by
+/// [`config`](Settings::config) or [`build`](Settings::build), with the
+/// same [`SettingsError`]. It serializes the same way.
+///
+/// ```
+/// # #[cfg(feature = "serde")] {
+/// use std::time::Duration;
+/// use tripword::{Field, Outcome, W32};
+/// use tripword_std::{MillisClock, Settings};
+///
+/// let s: Settings = toml::from_str(r#"
+///     failure_threshold = 3
+///     open_for = "250ms"
+///     exponential_backoff = "30s"
+///     probe_timeout = "2s"
+///     abandon_as = "ignored"
+/// "#).unwrap();
+/// assert_eq!(s, Settings::new()
+///     .failure_threshold(3)
+///     .open_for(Duration::from_millis(250))
+///     .exponential_backoff(Duration::from_secs(30))
+///     .probe_timeout(Duration::from_secs(2))
+///     .abandon_as(Outcome::Ignored));
+///
+/// let s: Settings = toml::from_str(r#"failure_threshold = 5000"#).unwrap();
+/// let err = s.config::<MillisClock, W32>().unwrap_err();
+/// assert_eq!(err.to_string(), "failure_threshold = 5000 is out of range 1..=4095 (32-bit word)");
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct Settings {
     failure_threshold: u32,
+    #[cfg_attr(feature = "serde", serde(with = "humantime_serde"))]
     open_for: Duration,
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "exponential_backoff",
+            with = "humantime_serde",
+            skip_serializing_if = "Option::is_none"
+        )
+    )]
     backoff_cap: Option<Duration>,
+    #[cfg_attr(feature = "serde", serde(with = "humantime_serde"))]
     probe_timeout: Duration,
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "humantime_serde", skip_serializing_if = "Option::is_none")
+    )]
     horizon: Option<Duration>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "abandon_as", with = "outcome_serde")
+    )]
     abandon: Outcome,
+}
+
+/// [`Outcome`] as `"success"`, `"failure"`, `"ignored"` (the core has no
+/// serde).
+#[cfg(feature = "serde")]
+mod outcome_serde {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use tripword::Outcome;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Name {
+        Success,
+        Failure,
+        Ignored,
+    }
+
+    pub(super) fn serialize<S: Serializer>(outcome: &Outcome, s: S) -> Result<S::Ok, S::Error> {
+        match outcome {
+            Outcome::Success => Name::Success,
+            Outcome::Failure => Name::Failure,
+            Outcome::Ignored => Name::Ignored,
+        }
+        .serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Outcome, D::Error> {
+        Ok(match Name::deserialize(d)? {
+            Name::Success => Outcome::Success,
+            Name::Failure => Outcome::Failure,
+            Name::Ignored => Outcome::Ignored,
+        })
+    }
 }
 
 impl Default for Settings {

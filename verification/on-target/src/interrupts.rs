@@ -157,6 +157,7 @@ static HANDLER_STATS: [Stats; 2] = [Stats::new(), Stats::new()];
 /// exception on Cortex-M (after the clock has counted the period), the
 /// machine-timer interrupt on RISC-V (after it has re-armed `mtimecmp`).
 pub fn on_timer_interrupt(rng: &mut XorShift) {
+    crate::table_log::on_timer_interrupt();
     let in_call = MAIN_IN_CALL.load(Ordering::Relaxed);
     if in_call {
         PREEMPTIONS.fetch_add(1, Ordering::Relaxed);

@@ -39,6 +39,7 @@ mod recorder;
 mod riscv;
 mod scenarios;
 mod sparse;
+mod table_log;
 
 #[cfg(target_arch = "arm")]
 use check::Checks;
@@ -74,6 +75,7 @@ fn main() -> ! {
     sparse::run(&mut checks);
     SysTickClock::start(&mut peripherals.SYST);
     interrupts::run(&mut checks);
+    table_log::run(&mut checks);
 
     finish(&mut checks);
     halt()

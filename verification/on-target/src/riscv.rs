@@ -184,6 +184,7 @@ fn main() -> ! {
     hardware_clock(&mut checks);
     MtimeClock::start_timer_interrupt();
     crate::interrupts::run(&mut checks);
+    crate::table_log::run(&mut checks);
     crate::finish(&mut checks);
     halt()
 }

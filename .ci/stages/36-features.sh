@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Issue 13's optional features, each alone and all together: tripword-std's
+# `tracing`, `metrics` and `serde` (their integration tests, against a
+# recording subscriber layer and a recording metrics exporter, TOML and
+# JSON config files), the registry's tests (no feature), and clippy for each
+# feature alone; the core's `heapless` feature (the transition log's unit
+# tests and doctests, clippy, and a warning-free build for each embedded
+# target, with the portable-atomic backend a firmware binary would pick).
+# Stage 35 runs every tripword-std target with --all-features as well.
+set -euo pipefail
+source .ci/lib.sh
+mkdir -p target
+log=target/ci-features.log
+: >"$log"
+for feature in tracing metrics serde; do
+  cargo test -p tripword-std --no-default-features --features "$feature" --lib --test "$feature" --test registry 2>&1 | tee -a "$log"
+  cargo clippy -p tripword-std --features "$feature" --all-targets -- -D warnings
+done
+cargo test -p tripword-std --features tracing,metrics,serde --lib --test tracing --test metrics --test serde --test registry 2>&1 | tee -a "$log"
+cargo test -p tripword-std --features tracing,metrics,serde --doc 2>&1 | tee -a "$log"
+std_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
+note "tripword-std: tracing, metrics, serde each alone and together, clippy clean alone ($std_passed tests);"
+
+: >target/ci-features-core.log
+cargo test -p tripword --features heapless --lib -- table log 2>&1 | tee -a target/ci-features-core.log
+cargo test -p tripword --features heapless --doc 2>&1 | tee -a target/ci-features-core.log
+cargo clippy -p tripword --features heapless --all-targets -- -D warnings
+ensure_targets thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf
+root=$(pwd)
+for target in thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf; do
+  case "$target" in
+    thumbv6m-*|riscv32imc-*) flags="--cfg portable_atomic_unsafe_assume_single_core" ;;
+    *) flags="" ;;
+  esac
+  RUSTFLAGS="$flags -D warnings" CARGO_TARGET_DIR="$root/target/embedded" \
+    cargo build --release -p tripword --features heapless --target "$target"
+done
+core_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/ci-features-core.log | awk '{s+=$4} END {print s+0}')
+note "tripword --features heapless: $core_passed tests, clippy clean, built warning-free for thumbv6m, thumbv7em, riscv32imc"

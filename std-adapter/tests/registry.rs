@@ -1,0 +1,200 @@
+//! `Registry`: one breaker per key, made once, named by its key, idle keys
+//! evicted, the bound kept. Hand-moved clock; no timing assertions.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tripword::clock::ManualClock;
+use tripword::{Config, OnTransition, Outcome, Status, Transition, W64};
+use tripword_std::{BreakerExt, Registry};
+
+static CLOCK: ManualClock = ManualClock::new(0);
+
+fn config() -> tripword::ValidConfig<W64> {
+    Config::new()
+        .failure_threshold(1)
+        .open_for(100)
+        .check::<W64>()
+        .unwrap()
+}
+
+#[test]
+fn one_breaker_per_key_made_on_first_use() {
+    let made = Arc::new(AtomicUsize::new(0));
+    let counter = made.clone();
+    let r = Registry::from_parts(config(), &CLOCK, move |_: &String| {
+        counter.fetch_add(1, Ordering::Relaxed);
+    });
+    assert!(r.is_empty());
+    let a1 = r.get("a");
+    let a2 = r.get("a");
+    assert!(Arc::ptr_eq(&a1, &a2));
+    assert_eq!(a1.key(), "a");
+    r.with("b", |_| ());
+    assert_eq!((r.len(), made.load(Ordering::Relaxed)), (2, 2));
+    // Each key's breaker is its own.
+    let _ = r.with("a", |b| b.call(|| Err::<(), _>("down")));
+    assert_eq!(r.with("a", |b| b.status()), Status::Open);
+    assert!(
+        r.with("a", |b| b.call(|| Ok::<_, ()>(1)))
+            .unwrap_err()
+            .is_open()
+    );
+    assert_eq!(r.with("b", |b| b.call(|| Ok::<_, ()>(1))), Ok(1));
+    assert!(r.peek("c").is_none());
+    assert_eq!(r.len(), 2);
+}
+
+#[test]
+fn racing_first_uses_make_one_breaker() {
+    let made = Arc::new(AtomicUsize::new(0));
+    let counter = made.clone();
+    let r = Registry::from_parts(config(), &CLOCK, move |_: &String| {
+        counter.fetch_add(1, Ordering::Relaxed);
+    });
+    let r = &r;
+    let addresses: Vec<usize> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(move || r.with("hot", |e| std::ptr::from_ref(e.breaker()) as usize)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(made.load(Ordering::Relaxed), 1);
+    assert!(addresses.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn each_breaker_is_named_in_its_events() {
+    type Log = Arc<std::sync::Mutex<Vec<(String, Transition)>>>;
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let r = Registry::from_parts(config(), &CLOCK, move |host: &String| {
+        let (sink, host) = (sink.clone(), host.clone());
+        OnTransition(move |t| sink.lock().unwrap().push((host.clone(), t)))
+    });
+    r.with("db-1", |b| b.force_open());
+    r.with("db-2", |b| {
+        b.release(b.acquire().unwrap(), Outcome::Failure)
+    });
+    let log = log.lock().unwrap();
+    let names: Vec<(&str, Status)> = log.iter().map(|(n, t)| (n.as_str(), t.to)).collect();
+    assert_eq!(names, [("db-1", Status::Open), ("db-2", Status::Open)]);
+}
+
+#[test]
+fn idle_closed_keys_are_evicted() {
+    let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    for k in ["used", "idle", "open", "held"] {
+        r.with(k, |_| ());
+    }
+    r.with("open", |b| b.force_open());
+    let held = r.get("held");
+    assert_eq!(r.evict_idle(), 0); // all used in this period
+    r.with("used", |_| ());
+    assert_eq!(r.evict_idle(), 2); // "idle" and "held"
+    assert!(r.peek("idle").is_none() && r.peek("held").is_none());
+    // Not "open": an open breaker is not forgotten.
+    assert!(r.peek("open").is_some());
+    // The evicted handle goes on working, detached; the key gets a new one.
+    held.force_open();
+    assert!(!Arc::ptr_eq(&held, &r.get("held")));
+    assert_eq!(r.with("held", |b| b.status()), Status::Closed);
+    r.with("open", |b| b.force_close()); // a use in this period
+    assert_eq!(r.evict_idle(), 1); // "used", idle a period
+    assert_eq!(r.evict_idle(), 2); // "open" (closed now) and "held"
+    assert!(r.is_empty());
+}
+
+/// A lookup from inside another's closure (the thread's snapshot is
+/// borrowed then) and lookups of two registries in turn.
+#[test]
+fn nested_lookups_and_many_registries() {
+    let a: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    let b: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    a.with("x", |_| ());
+    let inner = a.with("x", |outer| {
+        a.with("y", |inner| std::ptr::eq(outer.breaker(), inner.breaker()))
+    });
+    assert!(!inner);
+    assert_eq!(a.len(), 2);
+    for _ in 0..3 {
+        a.with("x", |e| e.force_open());
+        b.with("x", |e| assert_eq!(e.status(), Status::Closed));
+        a.with("x", |e| e.force_close());
+    }
+    // Many registries on one thread (more than it keeps snapshots of).
+    let many: Vec<Registry<String, (), &ManualClock>> = (0..20)
+        .map(|_| Registry::from_parts(config(), &CLOCK, |_| ()))
+        .collect();
+    for (i, r) in many.iter().enumerate() {
+        r.with("k", |e| {
+            if i % 2 == 0 {
+                e.force_open()
+            }
+        });
+    }
+    for (i, r) in many.iter().enumerate() {
+        let open = r.with("k", |e| e.status() == Status::Open);
+        assert_eq!(open, i % 2 == 0);
+        assert_eq!(r.len(), 1);
+    }
+}
+
+#[test]
+fn the_bound_holds_and_evicts_least_recently_used_closed_first() {
+    let r: Registry<u32, (), &ManualClock> =
+        Registry::from_parts(config(), &CLOCK, |_| ()).with_capacity(4);
+    for k in 0..4 {
+        r.with(&k, |_| ());
+    }
+    // Every key used in this period; key 0 open.
+    r.with(&0, |b| b.force_open());
+    r.evict_idle(); // a new period; nothing idle yet
+    for k in [0, 3, 1] {
+        r.with(&k, |_| ());
+    }
+    // A fifth key: key 2 was idle through the period, the sweep frees it.
+    r.with(&4, |_| ());
+    assert_eq!(r.len(), 4);
+    assert!(r.peek(&2).is_none());
+    // All used now: the least recently used closed key goes (1 and 3 were
+    // seen in the same period as 0, but 0 is open).
+    for k in [0, 1, 3, 4] {
+        r.with(&k, |_| ());
+    }
+    r.with(&5, |_| ());
+    assert_eq!(r.len(), 4);
+    assert!(r.peek(&0).is_some(), "the open breaker is kept");
+    for k in 0..100 {
+        r.with(&(100 + k), |_| ());
+        assert!(r.len() <= 4);
+    }
+}
+
+/// A `Local` handle follows the registry: keys made elsewhere, evictions,
+/// and keys it makes itself.
+#[test]
+fn local_handles_follow_the_registry() {
+    let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    let mut local = r.local();
+    local.with("a", |b| b.force_open()); // made through the handle
+    assert_eq!(r.with("a", |b| b.status()), Status::Open);
+    r.with("b", |b| b.force_open()); // made elsewhere: the handle's snapshot is stale
+    assert_eq!(local.with("b", |b| b.status()), Status::Open);
+    assert!(std::ptr::eq(
+        local.with("b", |e| std::ptr::from_ref(e.breaker())),
+        std::ptr::from_ref(r.get("b").breaker())
+    ));
+    r.with("a", |b| b.force_close());
+    r.with("b", |b| b.force_close());
+    r.evict_idle();
+    r.evict_idle();
+    assert!(r.is_empty());
+    // Evicted: the handle gets the key's new breaker, not its old snapshot's.
+    assert_eq!(local.with("a", |b| b.status()), Status::Closed);
+    assert_eq!(r.len(), 1);
+    assert!(std::ptr::eq(
+        local.with("a", |e| std::ptr::from_ref(e.breaker())),
+        std::ptr::from_ref(r.get("a").breaker())
+    ));
+}

@@ -1,0 +1,170 @@
+//! `TracingObserver`'s events, levels and fields, caught by a recording
+//! subscriber layer, on a hand-moved clock.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tripword::clock::ManualClock;
+use tripword::{Breaker, Config, Outcome, W64};
+use tripword_std::observe::TracingObserver;
+
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    level: Level,
+    target: String,
+    fields: BTreeMap<String, String>,
+}
+
+impl Seen {
+    fn message(&self) -> &str {
+        &self.fields["message"]
+    }
+}
+
+#[derive(Clone, Default)]
+struct Catch(Arc<Mutex<Vec<Seen>>>);
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.0
+            .insert(field.name().to_string(), format!("{value:?}"));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_string(), value.to_string());
+    }
+}
+
+impl<S: Subscriber> Layer<S> for Catch {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        event.record(&mut Fields(&mut fields));
+        self.0.lock().unwrap().push(Seen {
+            level: *event.metadata().level(),
+            target: event.metadata().target().to_string(),
+            fields,
+        });
+    }
+}
+
+impl Catch {
+    fn take(&self) -> Vec<Seen> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+fn field<'a>(seen: &'a Seen, name: &str) -> &'a str {
+    seen.fields.get(name).map_or("<absent>", String::as_str)
+}
+
+#[test]
+fn levels_and_fields() {
+    let catch = Catch::default();
+    let subscriber = tracing_subscriber::registry().with(catch.clone());
+    let clock = ManualClock::new(0);
+    let config = Config::new()
+        .failure_threshold(1)
+        .open_for(100)
+        .probe_timeout(50)
+        .horizon(0)
+        .check::<W64>()
+        .unwrap();
+    let b = Breaker::from_parts(config, &clock, TracingObserver::new("payments"));
+    tracing::subscriber::with_default(subscriber, || {
+        // Admission and record at TRACE; the trip at WARN.
+        let late = b.acquire().unwrap();
+        b.release(b.acquire().unwrap(), Outcome::Failure);
+        b.release(late, Outcome::Success);
+        clock.advance(40);
+        assert!(b.acquire().is_err());
+        let seen = catch.take();
+        let summary: Vec<(Level, &str)> = seen.iter().map(|s| (s.level, s.message())).collect();
+        assert_eq!(
+            summary,
+            [
+                (Level::TRACE, "call admitted"),
+                (Level::TRACE, "call admitted"),
+                (Level::WARN, "circuit breaker opened"),
+                (Level::TRACE, "call recorded"),
+                (Level::DEBUG, "stale release ignored"),
+                (Level::DEBUG, "call rejected"),
+            ]
+        );
+        assert!(seen.iter().all(|s| s.target == "tripword"));
+        assert!(seen.iter().all(|s| field(s, "breaker") == "payments"));
+        let trip = &seen[2];
+        assert_eq!(
+            (
+                field(trip, "from"),
+                field(trip, "to"),
+                field(trip, "counter"),
+                field(trip, "forced")
+            ),
+            ("closed", "open", "1", "false")
+        );
+        assert_eq!(field(&seen[3], "outcome"), "failure");
+        assert_eq!(field(&seen[4], "outcome"), "success");
+        assert_eq!(field(&seen[5], "cause"), "open");
+        assert_eq!(field(&seen[5], "retry_after_ticks"), "60");
+
+        // The probe (two DEBUG transitions), its success: recovery at INFO.
+        clock.advance(60);
+        let probe = b.acquire().unwrap();
+        b.release(probe, Outcome::Success);
+        let seen = catch.take();
+        let summary: Vec<(Level, &str, &str)> = seen
+            .iter()
+            .map(|s| (s.level, s.message(), field(s, "to")))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (Level::DEBUG, "circuit breaker half-open", "half_open"),
+                (Level::DEBUG, "circuit breaker probing", "probing"),
+                (Level::TRACE, "call admitted", "<absent>"),
+                (Level::INFO, "circuit breaker closed", "closed"),
+                (Level::TRACE, "call recorded", "<absent>"),
+            ]
+        );
+        assert_eq!(field(&seen[2], "probe"), "true");
+
+        // Forced open: WARN, forced; its rejections carry no wait.
+        b.force_open();
+        assert!(b.acquire().is_err());
+        let seen = catch.take();
+        assert_eq!(
+            (seen[0].level, field(&seen[0], "forced")),
+            (Level::WARN, "true")
+        );
+        assert_eq!(field(&seen[1], "cause"), "forced_open");
+        assert_eq!(field(&seen[1], "retry_after_ticks"), "<absent>");
+    });
+}
+
+/// With the usual production filter (INFO), the per-call events are not
+/// emitted at all: only the transitions an operator wants.
+#[test]
+fn an_info_filter_keeps_the_transitions_only() {
+    use tracing_subscriber::filter::LevelFilter;
+    let catch = Catch::default();
+    let subscriber =
+        tracing_subscriber::registry().with(catch.clone().with_filter(LevelFilter::INFO));
+    let clock = ManualClock::new(0);
+    let config = Config::new().failure_threshold(1).check::<W64>().unwrap();
+    let b = Breaker::from_parts(config, &clock, TracingObserver::new("search"));
+    tracing::subscriber::with_default(subscriber, || {
+        for _ in 0..3 {
+            if let Ok(t) = b.acquire() {
+                b.release(t, Outcome::Failure);
+            }
+        }
+        b.force_close();
+    });
+    let levels: Vec<Level> = catch.take().iter().map(|s| s.level).collect();
+    assert_eq!(levels, [Level::WARN, Level::INFO]);
+}
