@@ -77,8 +77,9 @@ static_b=$(( $(text w32-static) - base ))
 const_b=$(( $(text w32-const) - base ))
 # What jitter (issue 11) adds for a firmware that uses it; information only.
 jitter_b=$(( $(text w32-static,jitter) - base ))
+rate_b=$(( $(text w32-rate) - base ))
 echo "footprint: W32 acquire+release+status on thumbv7em, opt-level s: config in a static $static_b B, config a const $const_b B (guard $FOOTPRINT_GOAL B, goal 1024 B)"
-footprint="W32 acquire+release+status on thumbv7em: ${static_b} B (static config), ${const_b} B (const config), ${jitter_b} B (static, jittered)"
+footprint="W32 acquire+release+status on thumbv7em: ${static_b} B (static config), ${const_b} B (const config), ${jitter_b} B (static, jittered), ${rate_b} B (RateBreaker W32, inline)"
 for b in "$static_b" "$const_b"; do
   if [ "$b" -gt "$FOOTPRINT_GOAL" ]; then
     echo "footprint over the regression guard: $b B > $FOOTPRINT_GOAL B"

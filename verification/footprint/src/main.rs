@@ -133,6 +133,19 @@ measured!(w64k, BREAKER_W64K: ConstBreaker<super::Fixed, Ticks, W64> =
     ConstBreaker::from_parts(Const::new(), Ticks, ());
     w64k_acquire, w64k_release, w64k_status);
 
+// The failure-rate policy: 8 buckets beside the word, config inline.
+#[cfg(feature = "w32-rate")]
+measured!(w32r, BREAKER_W32R: tripword::rate::RateBreaker<Ticks, W32, (), 8> =
+    tripword::rate::RateBreaker::from_parts(
+        ValidConfig::new(CONFIG),
+        tripword::rate::ValidRate::new(
+            tripword::rate::Rate::new().failure_rate(50).minimum_calls(20).window(8_000),
+        ),
+        Ticks,
+        (),
+    );
+    w32r_acquire, w32r_release, w32r_status);
+
 /// acquire, release if admitted, status.
 #[allow(unused_macros)]
 macro_rules! call {
@@ -161,6 +174,8 @@ fn main() -> ! {
         call!(w32k, w32k_acquire, w32k_release, w32k_status, outcome);
         #[cfg(feature = "w64-const")]
         call!(w64k, w64k_acquire, w64k_release, w64k_status, outcome);
+        #[cfg(feature = "w32-rate")]
+        call!(w32r, w32r_acquire, w32r_release, w32r_status, outcome);
         black_box(outcome);
     }
 }

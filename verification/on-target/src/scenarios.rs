@@ -61,6 +61,9 @@ pub fn run(c: &mut Checks) {
     c.suite("jitter (issue 11)");
     on_each!(equal_jitter, c, EQUAL);
     on_each!(full_jitter, c, FULL);
+    c.suite("failure rate (issue 11)");
+    rate_w32(c);
+    rate_w64(c);
     c.suite("time faults (I6)");
     on_each!(time_faults, c, SEED, two breakers);
     c.suite("corrupt words (I8)");
@@ -492,6 +495,78 @@ fn backoff<W: Word, P: ConfigSource<W>>(c: &mut Checks, f: Fixture<W, P>) {
     f.clock.advance(100);
     c.eq(f.b.status(), Status::HalfOpen, "closing reset the backoff");
 }
+
+/// The failure-rate policy on a `static` `RateBreaker` (8 buckets of the
+/// word's width, 1 024-tick slices, 50 %, at least 20 calls, open 500):
+/// nothing trips below the minimum, the window slides, the failure that
+/// reaches the rate trips exactly once and later ones are stale, and the
+/// probe's success starts an empty window.
+macro_rules! rate_scenario {
+    ($name:ident, $w:ty) => {
+        fn $name(c: &mut Checks) {
+            use tripword::Clock;
+            use tripword::clock::ManualClock;
+            use tripword::rate::{Rate, RateBreaker, ValidRate};
+            static CLOCK: ManualClock = ManualClock::new(0);
+            static B: RateBreaker<&ManualClock, $w, (), 8> = RateBreaker::from_parts(
+                ValidConfig::new(Config::new().open_for(500).probe_timeout(100).horizon(0)),
+                ValidRate::new(Rate::new().failure_rate(50).minimum_calls(20).window(8_000)),
+                &CLOCK,
+                (),
+            );
+            let call = |outcome| match B.acquire() {
+                Ok(t) => Some(B.release(t, outcome)),
+                Err(_) => None,
+            };
+            for _ in 0..15 {
+                call(Outcome::Failure);
+            }
+            c.eq(B.status(), Status::Closed, "rate: below the minimum");
+            CLOCK.set(8 * 1024);
+            for _ in 0..5 {
+                call(Outcome::Failure);
+            }
+            c.eq(B.status(), Status::Closed, "rate: slice 0 left the window");
+            c.eq(B.window_counts(8, 0), (5, 5), "rate: the window's counts");
+            for _ in 0..20 {
+                call(Outcome::Success);
+            }
+            let held = B.acquire().ok();
+            for _ in 0..14 {
+                call(Outcome::Failure);
+            }
+            c.eq(B.status(), Status::Closed, "rate: 19 of 39, below 50 %");
+            c.eq(
+                call(Outcome::Failure),
+                Some(Release::Recorded),
+                "rate: 20 of 40 trips",
+            );
+            c.eq(B.status(), Status::Open, "rate: open");
+            if let Some(t) = held {
+                c.eq(
+                    B.release(t, Outcome::Failure),
+                    Release::Stale,
+                    "rate: stale after the trip",
+                );
+            }
+            CLOCK.advance(500);
+            c.eq(
+                call(Outcome::Success),
+                Some(Release::Recorded),
+                "rate: the probe closes",
+            );
+            c.eq(B.status(), Status::Closed, "rate: closed");
+            let counter = B.breaker().snapshot().map(|s| s.counter).unwrap_or(0);
+            c.eq(
+                B.window_counts(CLOCK.now() >> 10, counter),
+                (0, 0),
+                "rate: a new Closed state's window is empty",
+            );
+        }
+    };
+}
+rate_scenario!(rate_w32, W32);
+rate_scenario!(rate_w64, W64);
 
 /// The open times of [`EQUAL`] after trips 1 to 4 (counters 1, 4, 7, 10):
 /// pinned, computed off target from the spec's formula (the 32-bit word's
