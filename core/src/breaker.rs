@@ -513,6 +513,18 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     }
 
     #[inline]
+    /// The failure-rate policy's trip: `ticket`'s failure through the state
+    /// machine (on its threshold-1 breaker: a trip if the counter is still
+    /// the ticket's, reported to the observer), without the release's own
+    /// notification, which the rate policy makes itself. Whether it tripped.
+    pub(crate) fn trip_quiet(&self, ticket: &Ticket) -> bool {
+        let event = Common::Release {
+            counter: ticket.counter(),
+            outcome: Outcome::Failure,
+        };
+        self.run_common(self.load(), event, None).decision == Decision::Recorded
+    }
+
     fn release_from(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
         let event = Common::Release {
             counter: ticket.counter(),

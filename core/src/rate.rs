@@ -368,8 +368,8 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
     /// reopens). A closed call's result is counted in the window if its
     /// `Closed` state is still current (else it is [`Release::Stale`]); a
     /// failure that brings the window to the rate (with the minimum of
-    /// calls) trips the breaker, once; if the state has passed by then (the
-    /// trip made by another failure), it is [`Release::Stale`]. `Ignored`
+    /// calls) trips the breaker, once (a failure that finds the trip already
+    /// made by another was still counted, and is recorded). `Ignored`
     /// counts nothing. The observer hears each release as from
     /// [`Breaker::release`]: recorded, stale, and the trip's transition.
     pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
@@ -386,11 +386,11 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
         self.count(epoch, counter, failed);
         if failed && self.window_trips(epoch, counter) {
             // Threshold 1: the breaker trips if the counter is still the
-            // ticket's, and exactly one such failure does (I3); it reports
-            // the trip and the record. A failure that finds the counter
-            // moved (another failure's trip, a forced change) is stale, as
-            // its state has passed.
-            return self.breaker.release(ticket, Outcome::Failure);
+            // ticket's, and exactly one such failure does (I3). A failure
+            // that finds the trip made by another was counted all the same
+            // (its count is in the window the winner read): it is recorded,
+            // linearized before the winner's trip.
+            self.breaker.trip_quiet(&ticket);
         }
         self.breaker.observer().on_recorded(outcome);
         Release::Recorded
