@@ -6,7 +6,7 @@
 set -euo pipefail
 source .ci/lib.sh
 seconds="${FUZZ_SECONDS:-60}"
-targets=(differential word config)
+targets=(differential word config rate)
 # -a: debug assertions and overflow checks on (the release build would wrap);
 # -s none: no sanitizer, the crates forbid unsafe code, and ASan would halve
 # the executions per second.

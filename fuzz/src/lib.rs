@@ -9,6 +9,7 @@
 //!   path, and the transition table from any valid state).
 //! - [`config`]: any config values through validation; every accepted one runs
 //!   an operation list at the edges of its ranges.
+//! - [`rate`]: the failure-rate policy against its reference model.
 //! - [`input`]: the `Arbitrary` building blocks the three share.
 //! - [`seed`]: encodes inputs back into the bytes `arbitrary` decodes them
 //!   from, for the seed corpus (`gen_seeds.rs`).
@@ -18,5 +19,6 @@
 pub mod config;
 pub mod differential;
 pub mod input;
+pub mod rate;
 pub mod seed;
 pub mod word;

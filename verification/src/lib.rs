@@ -3,6 +3,8 @@
 //! - [`model`]: the reference model of SPEC.md and `docs/design.md`, the oracle
 //!   of the proptest model checking, the exhaustive exploration, the
 //!   linearizability checker and the fuzz targets.
+//! - [`rate_model`]: the failure-rate policy's model, and the run that
+//!   compares it with a `RateBreaker` (proptest and fuzz).
 //! - [`harness`]: plumbing those share (a clock that counts its reads, a
 //!   recording observer, comparisons between the core and the model).
 //! - `tests/`: the techniques themselves; `docs/verification.md` maps each
@@ -10,3 +12,4 @@
 
 pub mod harness;
 pub mod model;
+pub mod rate_model;

@@ -1,0 +1,189 @@
+//! The failure-rate policy's reference model (`docs/spec.md`, "Failure
+//! rate"): the reference [`Model`] of the state machine with a threshold of
+//! 1, plus a log of every counted result, `(slice, closed counter, failed)`.
+//! A closed failure trips when the log's results of the current `Closed`
+//! state whose slice is among the last `N` (the current one included) reach
+//! the rate and the minimum. The log keeps every result and filters at read
+//! time; the breaker keeps `N` buckets and drops a slice when its bucket is
+//! reused, so the two agree exactly where the spec says they do: stamps
+//! compared modulo their fields ([`check`] keeps runs below 2^8 slices and
+//! open times of three slices, so fewer than 2^4 state changes fit one
+//! window) and counts below a bucket's largest.
+//!
+//! [`check`] runs one operation list on a real `RateBreaker` and on the
+//! model: the proptest suite (`tests/rate_model.rs`) and the fuzz target
+//! `rate` both call it.
+
+use std::cell::RefCell;
+use tripword::clock::ManualClock;
+use tripword::rate::{Rate, RateBreaker};
+use tripword::{Config, Observer, Outcome, Release, Status, Ticket, Transition, Word};
+
+use crate::model::{Model, ModelConfig, ModelState};
+
+/// Buckets of the breaker under test.
+pub const N: usize = 8;
+/// Ticks per slice (the window is `N` slices).
+pub const SLICE: u64 = 1024;
+/// Runs stop moving the clock past this many slices (the 32-bit bucket's
+/// epoch field holds 2^8).
+pub const MAX_SLICES: u64 = 200;
+
+/// One operation of a run.
+#[derive(Clone, Copy, Debug)]
+pub enum RateOp {
+    /// Ask for admission (a ticket is held if admitted).
+    Acquire,
+    /// Release a held ticket: which (index modulo the number held), how.
+    Release(usize, Outcome),
+    /// Move the clock forward by this many ticks.
+    Advance(u64),
+}
+
+macro_rules! ensure_eq {
+    ($a:expr, $b:expr) => { ensure_eq!($a, $b, "") };
+    ($a:expr, $b:expr, $($fmt:tt)+) => {{
+        let (a, b) = (&$a, &$b);
+        if a != b {
+            return Err(format!("{:?} != {:?}: {}", a, b, format!($($fmt)+)));
+        }
+    }};
+}
+
+#[derive(Default)]
+/// Records the transitions.
+pub struct Log(RefCell<Vec<Transition>>);
+impl Observer for Log {
+    fn on_transition(&self, t: Transition) {
+        self.0.borrow_mut().push(t);
+    }
+}
+
+/// What the spec's window holds: every counted result.
+pub struct RateModel {
+    /// The state machine (threshold 1).
+    pub model: Model,
+    /// Every counted result: slice, closed counter, whether it failed.
+    pub log: Vec<(u64, u64, bool)>,
+    /// The rate that trips, in percent.
+    pub percent: u64,
+    /// The fewest calls that can trip.
+    pub minimum: u64,
+}
+
+impl RateModel {
+    /// The window's calls and failures of the `Closed` state `counter`,
+    /// at `slice`.
+    pub fn window(&self, slice: u64, counter: u64) -> (u64, u64) {
+        let live = self
+            .log
+            .iter()
+            .filter(|&&(s, c, _)| c == counter && s <= slice && slice - s < N as u64);
+        live.fold((0, 0), |(n, f), &(_, _, failed)| {
+            (n + 1, f + u64::from(failed))
+        })
+    }
+
+    /// A release; whether it is recorded.
+    pub fn release(&mut self, counter: u64, probe: bool, outcome: Outcome, now: u64) -> bool {
+        if probe || outcome == Outcome::Ignored {
+            return self.model.release(counter, outcome, now);
+        }
+        let closed = matches!(
+            self.model.state(),
+            ModelState::Closed { .. }
+        );
+        if !closed || counter != self.model.counter() {
+            return false;
+        }
+        let slice = now / SLICE;
+        let failed = outcome == Outcome::Failure;
+        self.log.push((slice, counter, failed));
+        if failed {
+            let (n, f) = self.window(slice, counter);
+            if n >= self.minimum && f * 100 >= self.percent * n {
+                return self.model.release(counter, Outcome::Failure, now);
+            }
+        }
+        true
+    }
+}
+
+/// Runs `ops` on a `RateBreaker` of width `W` (rate `percent`, at least
+/// `minimum` calls) and on the model; the first disagreement, if any.
+///
+/// # Errors
+/// What disagreed, and at which step.
+pub fn check<W: Word>(percent: u32, minimum: u32, ops: &[RateOp]) -> Result<(), String> {
+    let config = Config::new()
+        .open_for(3 * SLICE)
+        .probe_timeout(SLICE)
+        .horizon(0);
+    let rate = Rate::new()
+        .failure_rate(percent)
+        .minimum_calls(minimum)
+        .window(N as u64 * SLICE);
+    let valid = config.check::<W>().unwrap();
+    let clock = ManualClock::new(0);
+    let log = Log::default();
+    let b: RateBreaker<&ManualClock, W, &Log, N> =
+        RateBreaker::from_parts(valid, rate.check::<W, N>().unwrap(), &clock, &log);
+    let mcfg = ModelConfig::for_width(&config.failure_threshold(1).check::<W>().unwrap());
+    let mut m = RateModel {
+        model: Model::new(mcfg),
+        log: Vec::new(),
+        percent: percent.into(),
+        minimum: minimum.into(),
+    };
+    let mut held: Vec<(Ticket, u64, bool)> = Vec::new();
+    let mut now = 0u64;
+    for (i, op) in ops.iter().enumerate() {
+        match *op {
+            RateOp::Acquire => {
+                let got = b.acquire();
+                let want = m.model.acquire(now);
+                ensure_eq!(got.is_ok(), want.is_ok(), "step {} acquire", i);
+                if let (Ok(t), Ok(w)) = (got, want) {
+                    ensure_eq!(t.is_probe(), w.probe);
+                    held.push((t, w.counter, w.probe));
+                }
+            }
+            RateOp::Release(k, outcome) => {
+                if held.is_empty() {
+                    continue;
+                }
+                let (t, counter, probe) = held.remove(k % held.len());
+                let got = b.release(t, outcome);
+                let want = m.release(counter, probe, outcome, now);
+                ensure_eq!(
+                    got == Release::Recorded,
+                    want,
+                    "step {}: release {:?} (probe {}) at {}",
+                    i,
+                    outcome,
+                    probe,
+                    now
+                );
+            }
+            RateOp::Advance(d) => {
+                if (now + d) / SLICE < MAX_SLICES {
+                    now += d;
+                    clock.set(now);
+                }
+            }
+        }
+        ensure_eq!(b.status(), m.model.status(now), "step {} status", i);
+        let (bt, mt) = (log.0.borrow().len(), m.model.counter());
+        ensure_eq!(bt as u64, mt, "step {}: transitions", i);
+        if matches!(b.status(), Status::Closed) {
+            let c = b.breaker().snapshot().unwrap().counter;
+            ensure_eq!(
+                b.window_counts(now / SLICE, c),
+                m.window(now / SLICE, m.model.counter()),
+                "step {}: window",
+                i
+            );
+        }
+    }
+    Ok(())
+}
