@@ -142,6 +142,11 @@ impl BucketLayout {
     const fn stamp_of(&self, bucket: u64) -> u64 {
         bucket & !((1 << self.stamp_shift()) - 1)
     }
+    /// Whether the stamps of buckets `a` and `b` name the same slice.
+    const fn same_epoch(&self, a: u64, b: u64) -> bool {
+        let shift = self.stamp_shift() + self.counter_bits;
+        a >> shift == b >> shift
+    }
 }
 
 impl Rate {
@@ -368,9 +373,8 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
     /// reopens). A closed call's result is counted in the window if its
     /// `Closed` state is still current (else it is [`Release::Stale`]); a
     /// failure that brings the window to the rate (with the minimum of
-    /// calls) trips the breaker, once (a failure that finds the trip already
-    /// made by another was still counted, and is recorded). `Ignored`
-    /// counts nothing. The observer hears each release as from
+    /// calls) trips the breaker, once; a failure that finds the trip made
+    /// by another meanwhile is stale. `Ignored` counts nothing. The observer hears each release as from
     /// [`Breaker::release`]: recorded, stale, and the trip's transition.
     pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
         if ticket.is_probe() || outcome == Outcome::Ignored {
@@ -383,31 +387,41 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
         let failed = outcome == Outcome::Failure;
         let epoch = self.breaker.clock().now() >> self.rate.shift;
         let counter = ticket.counter();
-        self.count(epoch, counter, failed);
-        if failed && self.window_trips(epoch, counter) {
+        let counted = self.count(epoch, &ticket, failed);
+        if failed && counted && self.window_trips(epoch, counter) {
             // Threshold 1: the breaker trips if the counter is still the
             // ticket's, and exactly one such failure does (I3). A failure
-            // that finds the trip made by another was counted all the same
-            // (its count is in the window the winner read): it is recorded,
-            // linearized before the winner's trip.
-            self.breaker.trip_quiet(&ticket);
+            // that loses that race is stale: it takes effect after the
+            // winner's trip, which may have counted it (the spec's one
+            // relaxation: a failure may trip on counts of releases it
+            // overlaps; docs/spec.md, "Failure rate").
+            if !self.breaker.trip_quiet(&ticket) {
+                self.breaker.observer().on_stale(outcome);
+                return Release::Stale;
+            }
         }
         self.breaker.observer().on_recorded(outcome);
         Release::Recorded
     }
 
-    /// Adds one call (a failure if `failed`) to the bucket of `epoch`
-    /// under `counter`, starting it afresh if it holds another slice or
-    /// another `Closed` state.
-    fn count(&self, epoch: u64, counter: u32, failed: bool) {
+    /// Adds one call of `ticket` (a failure if `failed`) to the bucket of
+    /// `epoch`: added if the bucket holds that slice and `Closed` state;
+    /// started afresh if it holds another slice (the rollover: a slice a
+    /// multiple of `N` slices away, out of the window), or the same slice
+    /// under an earlier `Closed` state (checked on the word: the ticket's
+    /// state must still be current). Dropped otherwise (the ticket's state
+    /// has passed). Whether the call was counted.
+    fn count(&self, epoch: u64, ticket: &Ticket, failed: bool) -> bool {
         let b = BucketLayout::for_bits(W::LAYOUT.word_bits);
         let cell = &self.buckets[epoch as usize & (N - 1)];
-        let stamp = b.stamp(epoch, counter);
+        let stamp = b.stamp(epoch, ticket.counter());
         let max = b.max_count();
         let mut current = load::<W>(cell);
         loop {
             let (calls, failures) = if b.stamp_of(current) == stamp {
                 counts(&b, current)
+            } else if b.same_epoch(stamp, current) && !self.breaker.closed_current(ticket) {
+                return false;
             } else {
                 (0, 0)
             };
@@ -422,7 +436,7 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
             let (calls, failures) = (calls + 1, failures + failed as u64);
             let next = stamp | (calls << b.calls_shift()) | failures;
             match cell.compare_exchange(W::from_u64(current), W::from_u64(next)) {
-                Ok(()) => return,
+                Ok(()) => return true,
                 Err(CasError::Changed(seen)) => current = seen.into(),
                 Err(CasError::Cell(never)) => match never {},
             }

@@ -60,6 +60,7 @@ impl Observer for Log {
 }
 
 /// What the spec's window holds: every counted result.
+#[derive(Clone, Debug)]
 pub struct RateModel {
     /// The state machine (threshold 1).
     pub model: Model,
@@ -75,13 +76,52 @@ impl RateModel {
     /// The window's calls and failures of the `Closed` state `counter`,
     /// at `slice`.
     pub fn window(&self, slice: u64, counter: u64) -> (u64, u64) {
+        self.window_of(slice, counter, N as u64)
+    }
+
+    /// [`window`](Self::window) for a window of `n` slices.
+    pub fn window_of(&self, slice: u64, counter: u64, n: u64) -> (u64, u64) {
         let live = self
             .log
             .iter()
-            .filter(|&&(s, c, _)| c == counter && s <= slice && slice - s < N as u64);
+            .filter(|&&(s, c, _)| c == counter && s <= slice && slice - s < n);
         live.fold((0, 0), |(n, f), &(_, _, failed)| {
             (n + 1, f + u64::from(failed))
         })
+    }
+
+    /// A release in a run of slices of `slice` ticks and a window of `n`
+    /// slices; whether it is recorded.
+    pub fn release_at(
+        &mut self,
+        counter: u64,
+        probe: bool,
+        outcome: Outcome,
+        now: u64,
+        slice: u64,
+        n: u64,
+    ) -> bool {
+        if probe || outcome == Outcome::Ignored {
+            return self.model.release(counter, outcome, now);
+        }
+        let closed = matches!(self.model.state(), ModelState::Closed { .. });
+        if !closed || counter != self.model.counter() {
+            return false;
+        }
+        let s = now / slice;
+        let failed = outcome == Outcome::Failure;
+        self.log.push((s, counter, failed));
+        if failed {
+            let (calls, failures) = self
+                .log
+                .iter()
+                .filter(|&&(t, c, _)| c == counter && t <= s && s - t < n)
+                .fold((0, 0), |(a, f), &(_, _, x)| (a + 1, f + u64::from(x)));
+            if calls >= self.minimum && failures * 100 >= self.percent * calls {
+                self.model.release(counter, Outcome::Failure, now);
+            }
+        }
+        true
     }
 
     /// A release; whether it is recorded.
@@ -89,10 +129,7 @@ impl RateModel {
         if probe || outcome == Outcome::Ignored {
             return self.model.release(counter, outcome, now);
         }
-        let closed = matches!(
-            self.model.state(),
-            ModelState::Closed { .. }
-        );
+        let closed = matches!(self.model.state(), ModelState::Closed { .. });
         if !closed || counter != self.model.counter() {
             return false;
         }
