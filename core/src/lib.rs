@@ -111,6 +111,26 @@ pub mod __verification {
         Breaker::with_word(config, clock, observer, raw)
     }
 
+    /// A rate breaker whose word and buckets start as given: to explore
+    /// every state a search reaches through the real code.
+    pub fn rate_breaker_with<C, W: Word, O, const N: usize>(
+        config: crate::ValidConfig<W>,
+        rate: crate::rate::ValidRate<W, N>,
+        clock: C,
+        observer: O,
+        word: W::Raw,
+        buckets: [u64; N],
+    ) -> crate::rate::RateBreaker<C, W, O, N> {
+        crate::rate::RateBreaker::with_state(config, rate, clock, observer, word, buckets)
+    }
+
+    /// The raw words of a rate breaker's buckets.
+    pub fn rate_buckets<C, W: Word, O, const N: usize>(
+        b: &crate::rate::RateBreaker<C, W, O, N>,
+    ) -> [u64; N] {
+        b.bucket_words()
+    }
+
     /// A ticket of `b` carrying `counter` (as the admission into a word with
     /// that counter would issue), a probe's if `probe`: to release any
     /// counter into any word.

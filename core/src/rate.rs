@@ -147,6 +147,13 @@ impl BucketLayout {
         let shift = self.stamp_shift() + self.counter_bits;
         a >> shift == b >> shift
     }
+    /// Whether the slice of stamp `a` is behind that of bucket `b`: `b`'s
+    /// epoch is ahead of `a`'s by less than half the epoch field.
+    const fn behind(&self, a: u64, b: u64) -> bool {
+        let shift = self.stamp_shift() + self.counter_bits;
+        let ahead = (b >> shift).wrapping_sub(a >> shift) & ((1 << self.epoch_bits) - 1);
+        ahead != 0 && ahead < 1 << (self.epoch_bits - 1)
+    }
 }
 
 impl Rate {
@@ -339,6 +346,30 @@ impl<C, W: Word, O, const N: usize> RateBreaker<C, W, O, N> {
     }
 }
 
+impl<C, W: Word, O, const N: usize> RateBreaker<C, W, O, N> {
+    /// A breaker whose word and buckets start as given (for the
+    /// verification crate's exhaustive search).
+    pub(crate) fn with_state(
+        config: ValidConfig<W>,
+        rate: ValidRate<W, N>,
+        clock: C,
+        observer: O,
+        word: W::Raw,
+        buckets: [u64; N],
+    ) -> Self {
+        RateBreaker {
+            breaker: Breaker::with_word(config.with_threshold_one(), clock, observer, word),
+            rate,
+            buckets: buckets.map(|b| W::new_cell(W::from_u64(b))),
+        }
+    }
+
+    /// The buckets' raw words.
+    pub(crate) fn bucket_words(&self) -> [u64; N] {
+        core::array::from_fn(|i| load::<W>(&self.buckets[i]))
+    }
+}
+
 impl<C, W: Word, const N: usize> RateBreaker<C, W, (), N> {
     /// A breaker from an unchecked `config` and `rate`, with no observer.
     ///
@@ -385,10 +416,11 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
             return Release::Stale;
         }
         let failed = outcome == Outcome::Failure;
-        let epoch = self.breaker.clock().now() >> self.rate.shift;
-        let counter = ticket.counter();
-        let counted = self.count(epoch, &ticket, failed);
-        if failed && counted && self.window_trips(epoch, counter) {
+        let Some(epoch) = self.count(&ticket, failed) else {
+            self.breaker.observer().on_stale(outcome);
+            return Release::Stale;
+        };
+        if failed && self.window_trips(epoch, ticket.counter()) {
             // Threshold 1: the breaker trips if the counter is still the
             // ticket's, and exactly one such failure does (I3). A failure
             // that loses that race is stale: it takes effect after the
@@ -405,40 +437,58 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
     }
 
     /// Adds one call of `ticket` (a failure if `failed`) to the bucket of
-    /// `epoch`: added if the bucket holds that slice and `Closed` state;
-    /// started afresh if it holds another slice (the rollover: a slice a
-    /// multiple of `N` slices away, out of the window), or the same slice
-    /// under an earlier `Closed` state (checked on the word: the ticket's
-    /// state must still be current). Dropped otherwise (the ticket's state
-    /// has passed). Whether the call was counted.
-    fn count(&self, epoch: u64, ticket: &Ticket, failed: bool) -> bool {
+    /// the slice the clock reads now; the slice it was counted in, or
+    /// `None` if it was not (the ticket's state has passed).
+    ///
+    /// The bucket is added to if it holds that slice and `Closed` state,
+    /// and started afresh if it holds an older slice (the rollover: a slice
+    /// a multiple of `N` slices back) or the same slice under an earlier
+    /// `Closed` state (checked on the word: the ticket's state must still be
+    /// current). A bucket that holds a *later* slice (modulo the epoch
+    /// field, less than half of it ahead) means this thread's reading is
+    /// old (it was descheduled since): the clock is read once more and the
+    /// call counted in that slice, so an old reading never wipes a newer
+    /// slice, and a bucket left idle past half the epoch field is still
+    /// reset by a fresh reading.
+    fn count(&self, ticket: &Ticket, failed: bool) -> Option<u64> {
         let b = BucketLayout::for_bits(W::LAYOUT.word_bits);
-        let cell = &self.buckets[epoch as usize & (N - 1)];
-        let stamp = b.stamp(epoch, ticket.counter());
         let max = b.max_count();
-        let mut current = load::<W>(cell);
-        loop {
-            let (calls, failures) = if b.stamp_of(current) == stamp {
-                counts(&b, current)
-            } else if b.same_epoch(stamp, current) && !self.breaker.closed_current(ticket) {
-                return false;
-            } else {
-                (0, 0)
-            };
-            // A full slice halves both counts: the rate is kept (to within
-            // one call in 2^count_bits), the slice's weight in the window
-            // stops growing. `failures <= calls` holds throughout.
-            let (calls, failures) = if calls < max {
-                (calls, failures)
-            } else {
-                (calls >> 1, failures >> 1)
-            };
-            let (calls, failures) = (calls + 1, failures + failed as u64);
-            let next = stamp | (calls << b.calls_shift()) | failures;
-            match cell.compare_exchange(W::from_u64(current), W::from_u64(next)) {
-                Ok(()) => return true,
-                Err(CasError::Changed(seen)) => current = seen.into(),
-                Err(CasError::Cell(never)) => match never {},
+        let mut epoch = self.breaker.clock().now() >> self.rate.shift;
+        let mut reread = false;
+        'slice: loop {
+            let cell = &self.buckets[epoch as usize & (N - 1)];
+            let stamp = b.stamp(epoch, ticket.counter());
+            let mut current = load::<W>(cell);
+            loop {
+                let (calls, failures) = if b.stamp_of(current) == stamp {
+                    counts(&b, current)
+                } else if b.same_epoch(stamp, current) {
+                    if !self.breaker.closed_current(ticket) {
+                        return None;
+                    }
+                    (0, 0)
+                } else if !reread && b.behind(stamp, current) {
+                    epoch = self.breaker.clock().now() >> self.rate.shift;
+                    reread = true;
+                    continue 'slice;
+                } else {
+                    (0, 0)
+                };
+                // A full slice halves both counts: the rate is kept (to
+                // within one call in 2^count_bits), the slice's weight in
+                // the window stops growing. `failures <= calls` holds.
+                let (calls, failures) = if calls < max {
+                    (calls, failures)
+                } else {
+                    (calls >> 1, failures >> 1)
+                };
+                let (calls, failures) = (calls + 1, failures + failed as u64);
+                let next = stamp | (calls << b.calls_shift()) | failures;
+                match cell.compare_exchange(W::from_u64(current), W::from_u64(next)) {
+                    Ok(()) => return Some(epoch),
+                    Err(CasError::Changed(seen)) => current = seen.into(),
+                    Err(CasError::Cell(never)) => match never {},
+                }
             }
         }
     }

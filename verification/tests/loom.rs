@@ -1073,3 +1073,61 @@ fn rate_rollover_success_failure_2_threads_w64() {
         rate_rollover_success_failure::<W64>,
     );
 }
+
+/// A stale release racing a whole cycle: thread 1 releases a success of the
+/// first `Closed` state while thread 2 trips the breaker, lets the open time
+/// pass, closes it through the probe and counts a success in the same
+/// slice under the new state. Whatever the interleaving, the stale release
+/// never resets the new state's bucket: the new window holds thread 2's
+/// success.
+fn rate_stale_release_vs_new_state<W: Word>() {
+    let b: RateShared<W> = Arc::new(RateBreaker::from_parts(
+        config(1, 10, 100).check::<W>().unwrap(),
+        Rate::new()
+            .failure_rate(50)
+            .minimum_calls(1)
+            .window(2)
+            .check::<W, 2>()
+            .unwrap(),
+        ManualClock::new(0),
+        Recorder::new(),
+    ));
+    // Slice 10 is where both releases land (bucket 0).
+    b.breaker().clock().set(10);
+    let old = b.acquire().expect("closed admits");
+    let tripper = b.acquire().expect("closed admits");
+    let b1 = b.clone();
+    let h1 = spawn(1, move || b1.release(old, Outcome::Success));
+    let b2 = b.clone();
+    let h2 = spawn(2, move || {
+        assert_eq!(b2.release(tripper, Outcome::Failure), Release::Recorded);
+        // The trip was at 10: open until 20; the probe closes at 20, and
+        // its successor counts at 20 (slice 20, bucket 0 again).
+        b2.breaker().clock().set(20);
+        let probe = b2.acquire().expect("probe");
+        assert_eq!(b2.release(probe, Outcome::Success), Release::Recorded);
+        let fresh = b2.acquire().expect("closed again");
+        assert_eq!(b2.release(fresh, Outcome::Success), Release::Recorded);
+    });
+    let r1 = join(h1);
+    join(h2);
+    let counter = b.breaker().snapshot().unwrap().counter;
+    assert_eq!(
+        counter, 4,
+        "closed again after trip, half-open, probe, close"
+    );
+    assert_eq!(
+        b.window_counts(20, counter),
+        (1, 0),
+        "the new state's count survives the stale release ({r1:?})"
+    );
+}
+
+#[test]
+fn rate_stale_release_vs_new_state_2_threads_w64() {
+    check(
+        "rate_stale_release_vs_new_state_2_threads_w64",
+        Some(3),
+        rate_stale_release_vs_new_state::<W64>,
+    );
+}
