@@ -25,6 +25,8 @@ note "tripword-std: tracing, metrics, serde each alone and together, clippy clea
 cargo test -p tripword --features heapless --lib -- table log 2>&1 | tee -a target/ci-features-core.log
 cargo test -p tripword --features heapless --doc 2>&1 | tee -a target/ci-features-core.log
 cargo clippy -p tripword --features heapless --all-targets -- -D warnings
+cargo clippy -p tripword --features jitter --all-targets -- -D warnings
+cargo test -p tripword --features jitter --lib -- jitter 2>&1 | tee -a target/ci-features-core.log
 ensure_targets thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf
 root=$(pwd)
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf; do
@@ -32,8 +34,10 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-e
     thumbv6m-*|riscv32imc-*) flags="--cfg portable_atomic_unsafe_assume_single_core" ;;
     *) flags="" ;;
   esac
-  RUSTFLAGS="$flags -D warnings" CARGO_TARGET_DIR="$root/target/embedded" \
-    cargo build --release -p tripword --features heapless --target "$target"
+  for feature in heapless jitter; do
+    RUSTFLAGS="$flags -D warnings" CARGO_TARGET_DIR="$root/target/embedded" \
+      cargo build --release -p tripword --features "$feature" --target "$target"
+  done
 done
 core_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/ci-features-core.log | awk '{s+=$4} END {print s+0}')
-note "tripword --features heapless: $core_passed tests, clippy clean, built warning-free for thumbv6m, thumbv7em, riscv32imc"
+note "tripword --features heapless / jitter: $core_passed tests, clippy clean, each built warning-free for thumbv6m, thumbv7em, riscv32imc"
