@@ -5,7 +5,10 @@
 //! - `open_rejection`: admission refused by an open breaker;
 //! - `probing_rejection`: admission refused while a probe is out;
 //! - `failure_release`: admit + report failure on a closed breaker that
-//!   does not trip (every release writes).
+//!   does not trip (every release writes);
+//! - `hot_loop`: the closed call inlined into the caller's own loop
+//!   (`tripword_benches::hot_loop`), against the same loop around a bare
+//!   pair of atomic loads: one iteration is one call.
 //!
 //! `manual_clock` variants use `tripword::clock::ManualClock` (an atomic
 //! load); `real_clock` variants read `Instant` (microsecond ticks). The peers
@@ -18,10 +21,11 @@
 //! `Mutex`).
 //!
 //! `cargo bench -p tripword-benches --bench fast_path -- --warm-up-time 1 --measurement-time 2`
+//! (`-- hot_loop` for that group alone)
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
@@ -29,6 +33,7 @@ use criterion::{
 use tripword::clock::ManualClock;
 use tripword::{Breaker, Config, Outcome, ValidConfig, W32, W64, Word};
 use tripword_benches::exec::{block_on, poll_once, runtime};
+use tripword_benches::hot_loop;
 use tripword_benches::mutex_breaker::MutexBreaker;
 use tripword_benches::subjects::{
     AtomicPair, Call, TicketApi, call, failsafe_breaker, failsafe_call, recloser_breaker,
@@ -307,11 +312,55 @@ fn failure_release(c: &mut Criterion) {
     g.finish();
 }
 
+/// One `hot_loop` benchmark: `iters` iterations of `run`'s loop, timed as a
+/// whole, so criterion reports the time of one iteration.
+fn hot<T>(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, subject: &T, run: fn(&T, u64) -> u64) {
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let t0 = Instant::now();
+            let admitted = run(black_box(subject), iters);
+            let elapsed = t0.elapsed();
+            assert_eq!(admitted, iters, "{name}: every call is admitted");
+            elapsed
+        })
+    });
+}
+
+fn hot_loop(c: &mut Criterion) {
+    let mut g = c.benchmark_group("hot_loop");
+    let word = AtomicU64::new(0);
+    hot(&mut g, "atomic_load_pair", &word, hot_loop::load_pair);
+    hot(
+        &mut g,
+        "atomic_load_pair/black_box",
+        &word,
+        hot_loop::load_pair_black_box,
+    );
+    let b64 = hot_loop::hot64();
+    hot(&mut g, "tripword_w64", &b64, hot_loop::tripword_w64);
+    hot(
+        &mut g,
+        "tripword_w64/permit_guard",
+        &b64,
+        hot_loop::tripword_w64_permit,
+    );
+    hot(
+        &mut g,
+        "tripword_w64/opaque",
+        &b64,
+        hot_loop::tripword_w64_opaque,
+    );
+    let b32 = hot_loop::hot32();
+    hot(&mut g, "tripword_w32", &b32, hot_loop::tripword_w32);
+    g.finish();
+}
+
 criterion_group!(
     benches,
     closed_call,
     open_rejection,
     probing_rejection,
-    failure_release
+    failure_release,
+    hot_loop
 );
 criterion_main!(benches);
