@@ -22,8 +22,8 @@ use std::sync::atomic::AtomicU64;
 use tripword::{W32, W64};
 use tripword_benches::hot_loop;
 use tripword_benches::subjects::{
-    AtomicPair, Failsafe, MutexBaseline, Recloser, Scenario, Subject, TowerResilience, Tripword,
-    TripwordCall, TripwordCallAsync, TripwordTower, run_calls,
+    AtomicPair, Failsafe, MutexBaseline, Recloser, Scenario, Seatbelt, Subject, TowerResilience,
+    Tripword, TripwordCall, TripwordCallAsync, TripwordTower, run_calls,
 };
 
 fn go<S: Subject>(scenario: Scenario, calls: u64) -> Option<u64> {
@@ -63,6 +63,7 @@ fn main() {
         n if n == TripwordTower::NAME => go::<TripwordTower>(scenario, calls),
         n if n == Failsafe::NAME => go::<Failsafe>(scenario, calls),
         n if n == Recloser::NAME => go::<Recloser>(scenario, calls),
+        n if n == Seatbelt::NAME => go::<Seatbelt>(scenario, calls),
         n if n == TowerResilience::NAME => go::<TowerResilience>(scenario, calls),
         other => {
             eprintln!("unknown implementation {other}");
