@@ -270,8 +270,9 @@ pub fn plot<DB: DrawingBackend>(
         .collect();
     let scenarios = distinct(rows.iter().map(|r| r.scenario));
     let impls = distinct(rows.iter().map(|r| r.implementation));
-    let (_, height) = root.dim_in_pixel();
-    let legend_rows = impls.len().div_ceil(4) as u32;
+    let (width, height) = root.dim_in_pixel();
+    let columns = legend_columns(width);
+    let legend_rows = impls.len().div_ceil(columns) as u32;
     let root = root.titled(&format!("{title} · {scheduler}"), ("sans-serif", 18))?;
     let (panels, legend) = root.split_vertically(height - 40 - 22 * legend_rows);
     let areas = panels.split_evenly((1, scenarios.len().max(1)));
@@ -287,29 +288,37 @@ pub fn plot<DB: DrawingBackend>(
             (lo.min(r.median() / 1e6), hi.max(r.median() / 1e6))
         });
         let (lo, hi) = (lo / 1.5, hi * 1.5);
-        let last = threads.len().saturating_sub(1) as f64;
         let mut chart = ChartBuilder::on(area)
             .caption(*scenario, ("sans-serif", 15))
             .margin(8)
             .x_label_area_size(34)
             .y_label_area_size(52)
-            .build_cartesian_2d(-0.25..last + 0.25, (lo..hi).log_scale())?;
+            .build_cartesian_2d(-0.5..threads.len() as f64 - 0.5, (lo..hi).log_scale())?;
+        // Thread counts sit at 0, 1, 2, … (evenly, whatever the counts);
+        // key points in between are left unlabelled.
         let label = |x: &f64| {
             let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 {
-                threads
-                    .get(i as usize)
-                    .map_or_else(String::new, ToString::to_string)
+            match threads.get(i as usize) {
+                Some(t) if (x - i).abs() < 1e-6 && i >= 0.0 => t.to_string(),
+                _ => String::new(),
+            }
+        };
+        let mops = |y: &f64| {
+            if *y >= 10.0 {
+                format!("{y:.0}")
             } else {
-                String::new()
+                format!("{y:.2}")
             }
         };
         chart
             .configure_mesh()
+            .disable_x_mesh()
             .x_desc("threads")
             .y_desc("M calls/s (log)")
-            .x_labels(threads.len() * 4 + 1)
+            .x_labels(2 * threads.len() + 1)
             .x_label_formatter(&label)
+            .y_labels(6)
+            .y_label_formatter(&mops)
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         for (index, implementation) in impls.iter().enumerate() {
@@ -335,13 +344,12 @@ pub fn plot<DB: DrawingBackend>(
             chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
         }
     }
-    // The legend: four implementations a row.
-    let (legend_width, _) = legend.dim_in_pixel();
-    let column = (legend_width / 4).max(1) as i32;
+    // The legend, `columns` implementations a row.
+    let column = (width / columns as u32) as i32;
     for (index, implementation) in impls.iter().enumerate() {
         let (color, dashed) = style(implementation, index);
-        let x = 20 + column * (index % 4) as i32;
-        let y = 14 + 22 * (index / 4) as i32;
+        let x = 20 + column * (index % columns) as i32;
+        let y = 14 + 22 * (index / columns) as i32;
         let line = color.stroke_width(2);
         if dashed {
             for dash in [(x, x + 8), (x + 12, x + 20), (x + 24, x + 28)] {
@@ -359,6 +367,12 @@ pub fn plot<DB: DrawingBackend>(
     root.present()
 }
 
+/// How many legend entries fit a row of a plot `width` pixels wide (at
+/// most four).
+fn legend_columns(width: u32) -> usize {
+    (width / 240).clamp(1, 4) as usize
+}
+
 /// One scheduler's plot (see [`plot`]) as an SVG document.
 pub fn svg(rows: &[Row], scheduler: &str, title: &str) -> String {
     let scenarios = distinct(
@@ -373,8 +387,10 @@ pub fn svg(rows: &[Row], scheduler: &str, title: &str) -> String {
             .filter(|r| r.scheduler == scheduler)
             .map(|r| r.implementation),
     )
-    .len() as u32;
-    let size = (20 + 400 * scenarios, 360 + 22 * impls.div_ceil(4));
+    .len();
+    let width = 20 + 400 * scenarios;
+    let legend_rows = impls.div_ceil(legend_columns(width)) as u32;
+    let size = (width, 360 + 22 * legend_rows);
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, size).into_drawing_area();

@@ -750,7 +750,7 @@ impl Subject for Seatbelt {
             // Half the calls failing over at least 100, as for `recloser`.
             Scenario::Closed => seatbelt_breaker(0.5, 100, open),
             // A minimum throughput the window never reaches: never opens.
-            Scenario::FailureStorm => seatbelt_breaker(1.0, u32::MAX, open),
+            Scenario::FailureStorm => seatbelt_breaker(0.99, u32::MAX, open),
             Scenario::HalfOpenStorm => {
                 let (b, d) = seatbelt_breaker(0.5, 1, Duration::from_micros(1));
                 now(seatbelt_call(&b, Call::Fail));
