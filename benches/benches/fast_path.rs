@@ -12,9 +12,11 @@
 //!
 //! `manual_clock` variants use `tripword::clock::ManualClock` (an atomic
 //! load); `real_clock` variants read `Instant` (microsecond ticks). The peers
-//! always read the real clock. `failsafe` and `recloser` have no probing
-//! state (half-open admits every caller), so they are absent from
-//! `probing_rejection`. Baselines: `atomic_load_pair` (two `black_box`ed
+//! always read the real clock (`seatbelt` through `tick::Clock`; its calls
+//! are futures ready on their first poll, polled once with a no-op waker).
+//! `failsafe` and `recloser` have no probing state (half-open admits every
+//! caller), so they are absent from `probing_rejection`; `seatbelt` is not
+//! measured there yet. Baselines: `atomic_load_pair` (two `black_box`ed
 //! `Acquire` loads: the floor of a call that only reads the word),
 //! `atomic_load_cas` (a load and a compare-and-swap: the floor of a call
 //! that writes) and `mutex_breaker` (the same state machine behind a
@@ -32,12 +34,13 @@ use criterion::{
 };
 use tripword::clock::ManualClock;
 use tripword::{Breaker, Config, Outcome, ValidConfig, W32, W64, Word};
-use tripword_benches::exec::{block_on, poll_once, runtime};
+use tripword_benches::exec::{block_on, now, poll_once, runtime};
 use tripword_benches::hot_loop;
 use tripword_benches::mutex_breaker::MutexBreaker;
 use tripword_benches::subjects::{
     AtomicPair, Call, TicketApi, call, failsafe_breaker, failsafe_call, recloser_breaker,
-    recloser_call, recloser_trip, storm_call, tower_breaker, tower_call,
+    recloser_call, recloser_trip, seatbelt_breaker, seatbelt_call, storm_call, tower_breaker,
+    tower_call,
 };
 use tripword_std::MonotonicClock;
 
@@ -111,6 +114,10 @@ fn closed_call(c: &mut Criterion) {
     g.bench_function("recloser", |b| {
         b.iter(|| recloser_call(black_box(&rc), true))
     });
+    let (sb, _sb_clock) = seatbelt_breaker(0.5, 100, Duration::from_secs(10));
+    g.bench_function("seatbelt", |b| {
+        b.iter(|| now(seatbelt_call(black_box(&sb), Call::Succeed)))
+    });
     let rt = runtime();
     let mut tw = tower_breaker(5, Duration::from_secs(10));
     g.bench_function("tower_resilience", |b| {
@@ -169,6 +176,15 @@ fn open_rejection(c: &mut Criterion) {
     assert!(!recloser_call(&rc, true), "recloser should be open");
     g.bench_function("recloser", |b| {
         b.iter(|| recloser_call(black_box(&rc), true))
+    });
+    let (sb, _sb_clock) = seatbelt_breaker(0.5, 1, Duration::from_secs(1000));
+    now(seatbelt_call(&sb, Call::Fail));
+    assert!(
+        !now(seatbelt_call(&sb, Call::Succeed)),
+        "seatbelt should be open"
+    );
+    g.bench_function("seatbelt", |b| {
+        b.iter(|| now(seatbelt_call(black_box(&sb), Call::Succeed)))
     });
     let rt = runtime();
     let mut tw = tower_breaker(1, Duration::from_secs(1000));
@@ -303,6 +319,10 @@ fn failure_release(c: &mut Criterion) {
     let rc = recloser_breaker(2.0, 100, 10, Duration::from_secs(10));
     g.bench_function("recloser", |b| {
         b.iter(|| recloser_call(black_box(&rc), false))
+    });
+    let (sb, _sb_clock) = seatbelt_breaker(0.99, u32::MAX, Duration::from_secs(10));
+    g.bench_function("seatbelt", |b| {
+        b.iter(|| now(seatbelt_call(black_box(&sb), Call::Fail)))
     });
     let rt = runtime();
     let mut tw = tower_breaker(usize::MAX, Duration::from_secs(10));
