@@ -26,6 +26,9 @@ use tripword_benches::subjects::{
     Tripword, TripwordCall, TripwordCallAsync, TripwordTower, run_calls,
 };
 
+// Out of line, so that one implementation's loop is compiled the same whatever
+// else `main` holds.
+#[inline(never)]
 fn go<S: Subject>(scenario: Scenario, calls: u64) -> Option<u64> {
     let subject = Arc::new(S::build(scenario)?);
     let mut worker = subject.worker();
