@@ -256,7 +256,7 @@ pub struct Options {
     pub threads: usize,
 
     /// Where to write contention.csv, contention.md and one
-    /// contention-<scheduler>.svg per scheduler (created if missing).
+    /// contention-SCHEDULER.svg per scheduler (created if missing).
     #[arg(long, value_name = "DIR", default_value = "target/contention")]
     pub out: PathBuf,
 
