@@ -7,6 +7,7 @@
 #
 #   benches/per-call.sh [CALLS]        (default 100000)
 #   IMPLS="tripword_w64_call tripword_w64_call_async" benches/per-call.sh
+#   IMPLS="loop_atomic_load_pair loop_tripword_w64" benches/per-call.sh   (the hot loops)
 #
 # Prints a Markdown table. Needs valgrind; builds the per-call binary in
 # release mode (set CARGO_TARGET_DIR to reuse a build).
@@ -20,7 +21,7 @@ irefs() {
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" "$@" 2>&1 \
     | awk '/I *refs/ {gsub(",", "", $NF); print $NF}'
 }
-impls="${IMPLS:-atomic_load_pair tripword_w64 tripword_w32 tripword_w64_call tripword_w64_call_async tripword_w64_tower mutex_breaker failsafe recloser tower_resilience}"
+impls="${IMPLS:-atomic_load_pair tripword_w64 tripword_w32 tripword_w64_call tripword_w64_call_async tripword_w64_tower mutex_breaker failsafe recloser seatbelt tower_resilience loop_atomic_load_pair loop_atomic_load_pair_black_box loop_tripword_w64 loop_tripword_w64_permit loop_tripword_w64_opaque loop_tripword_w32}"
 echo "| implementation | closed | failure_storm |"
 echo "|---|---:|---:|"
 for impl in $impls; do

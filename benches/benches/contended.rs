@@ -20,7 +20,7 @@ use criterion::{
 use tripword::{W32, W64};
 use tripword_benches::pool::Pool;
 use tripword_benches::subjects::{
-    AtomicPair, Failsafe, MutexBaseline, PrivateTripword, Recloser, Scenario, Subject,
+    AtomicPair, Failsafe, MutexBaseline, PrivateTripword, Recloser, Scenario, Seatbelt, Subject,
     TowerResilience, Tripword,
 };
 
@@ -47,6 +47,7 @@ fn contended(c: &mut Criterion) {
             bench::<Tripword<W32>>(&mut g, scenario, threads);
             bench::<Failsafe>(&mut g, scenario, threads);
             bench::<Recloser>(&mut g, scenario, threads);
+            bench::<Seatbelt>(&mut g, scenario, threads);
             bench::<TowerResilience>(&mut g, scenario, threads);
         }
         g.finish();

@@ -5,34 +5,42 @@
 //! - `open_rejection`: admission refused by an open breaker;
 //! - `probing_rejection`: admission refused while a probe is out;
 //! - `failure_release`: admit + report failure on a closed breaker that
-//!   does not trip (every release writes).
+//!   does not trip (every release writes);
+//! - `hot_loop`: the closed call inlined into the caller's own loop
+//!   (`tripword_benches::hot_loop`), against the same loop around a bare
+//!   pair of atomic loads: one iteration is one call.
 //!
 //! `manual_clock` variants use `tripword::clock::ManualClock` (an atomic
 //! load); `real_clock` variants read `Instant` (microsecond ticks). The peers
-//! always read the real clock. `failsafe` and `recloser` have no probing
-//! state (half-open admits every caller), so they are absent from
-//! `probing_rejection`. Baselines: `atomic_load_pair` (two `black_box`ed
+//! always read the real clock (`seatbelt` through `tick::Clock`; its calls
+//! are futures ready on their first poll, polled once with a no-op waker).
+//! `failsafe` and `recloser` have no probing state (half-open admits every
+//! caller), so they are absent from `probing_rejection`; `seatbelt` is not
+//! measured there yet. Baselines: `atomic_load_pair` (two `black_box`ed
 //! `Acquire` loads: the floor of a call that only reads the word),
 //! `atomic_load_cas` (a load and a compare-and-swap: the floor of a call
 //! that writes) and `mutex_breaker` (the same state machine behind a
 //! `Mutex`).
 //!
 //! `cargo bench -p tripword-benches --bench fast_path -- --warm-up-time 1 --measurement-time 2`
+//! (`-- hot_loop` for that group alone)
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{
     BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
 };
 use tripword::clock::ManualClock;
 use tripword::{Breaker, Config, Outcome, ValidConfig, W32, W64, Word};
-use tripword_benches::exec::{block_on, poll_once, runtime};
+use tripword_benches::exec::{block_on, now, poll_once, runtime};
+use tripword_benches::hot_loop;
 use tripword_benches::mutex_breaker::MutexBreaker;
 use tripword_benches::subjects::{
     AtomicPair, Call, TicketApi, call, failsafe_breaker, failsafe_call, recloser_breaker,
-    recloser_call, recloser_trip, storm_call, tower_breaker, tower_call,
+    recloser_call, recloser_trip, seatbelt_breaker, seatbelt_call, storm_call, tower_breaker,
+    tower_call,
 };
 use tripword_std::MonotonicClock;
 
@@ -106,6 +114,10 @@ fn closed_call(c: &mut Criterion) {
     g.bench_function("recloser", |b| {
         b.iter(|| recloser_call(black_box(&rc), true))
     });
+    let (sb, _sb_clock) = seatbelt_breaker(0.5, 100, Duration::from_secs(10));
+    g.bench_function("seatbelt", |b| {
+        b.iter(|| now(seatbelt_call(black_box(&sb), Call::Succeed)))
+    });
     let rt = runtime();
     let mut tw = tower_breaker(5, Duration::from_secs(10));
     g.bench_function("tower_resilience", |b| {
@@ -164,6 +176,15 @@ fn open_rejection(c: &mut Criterion) {
     assert!(!recloser_call(&rc, true), "recloser should be open");
     g.bench_function("recloser", |b| {
         b.iter(|| recloser_call(black_box(&rc), true))
+    });
+    let (sb, _sb_clock) = seatbelt_breaker(0.5, 1, Duration::from_secs(1000));
+    now(seatbelt_call(&sb, Call::Fail));
+    assert!(
+        !now(seatbelt_call(&sb, Call::Succeed)),
+        "seatbelt should be open"
+    );
+    g.bench_function("seatbelt", |b| {
+        b.iter(|| now(seatbelt_call(black_box(&sb), Call::Succeed)))
     });
     let rt = runtime();
     let mut tw = tower_breaker(1, Duration::from_secs(1000));
@@ -299,6 +320,10 @@ fn failure_release(c: &mut Criterion) {
     g.bench_function("recloser", |b| {
         b.iter(|| recloser_call(black_box(&rc), false))
     });
+    let (sb, _sb_clock) = seatbelt_breaker(0.99, u32::MAX, Duration::from_secs(10));
+    g.bench_function("seatbelt", |b| {
+        b.iter(|| now(seatbelt_call(black_box(&sb), Call::Fail)))
+    });
     let rt = runtime();
     let mut tw = tower_breaker(usize::MAX, Duration::from_secs(10));
     g.bench_function("tower_resilience", |b| {
@@ -307,11 +332,55 @@ fn failure_release(c: &mut Criterion) {
     g.finish();
 }
 
+/// One `hot_loop` benchmark: `iters` iterations of `run`'s loop, timed as a
+/// whole, so criterion reports the time of one iteration.
+fn hot<T>(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, subject: &T, run: fn(&T, u64) -> u64) {
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let t0 = Instant::now();
+            let admitted = run(black_box(subject), iters);
+            let elapsed = t0.elapsed();
+            assert_eq!(admitted, iters, "{name}: every call is admitted");
+            elapsed
+        })
+    });
+}
+
+fn hot_loop(c: &mut Criterion) {
+    let mut g = c.benchmark_group("hot_loop");
+    let word = AtomicU64::new(0);
+    hot(&mut g, "atomic_load_pair", &word, hot_loop::load_pair);
+    hot(
+        &mut g,
+        "atomic_load_pair/black_box",
+        &word,
+        hot_loop::load_pair_black_box,
+    );
+    let b64 = hot_loop::hot64();
+    hot(&mut g, "tripword_w64", &b64, hot_loop::tripword_w64);
+    hot(
+        &mut g,
+        "tripword_w64/permit_guard",
+        &b64,
+        hot_loop::tripword_w64_permit,
+    );
+    hot(
+        &mut g,
+        "tripword_w64/opaque",
+        &b64,
+        hot_loop::tripword_w64_opaque,
+    );
+    let b32 = hot_loop::hot32();
+    hot(&mut g, "tripword_w32", &b32, hot_loop::tripword_w32);
+    g.finish();
+}
+
 criterion_group!(
     benches,
     closed_call,
     open_rejection,
     probing_rejection,
-    failure_release
+    failure_release,
+    hot_loop
 );
 criterion_main!(benches);

@@ -5,7 +5,12 @@
 //! count); each measurement releases them all at once through a barrier, so
 //! what is timed is the calls, not thread creation. The thread that drives
 //! the pool only waits on the barriers: never more busy threads than
-//! workers.
+//! workers. A pool's threads are left where the OS puts them
+//! ([`Placement::Unpinned`]) or each pinned to a core of its own
+//! ([`Placement::Pinned`], through `core_affinity`).
+//!
+//! [`run_tokio`] and [`run_smol`] run the same calls as tasks on an async
+//! executor.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -62,11 +67,39 @@ impl Run {
     }
 }
 
+/// Where a pool's threads run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Wherever the OS scheduler puts them (and moves them).
+    Unpinned,
+    /// Worker `i` pinned to the `i`-th core `core_affinity` lists (modulo
+    /// their number), for the pool's whole life. Where the platform cannot
+    /// list or pin cores, the threads stay unpinned.
+    Pinned,
+}
+
+/// The cores worker threads are pinned to, in order (`core_affinity`'s
+/// list); empty where the platform cannot list them.
+pub fn cores() -> Vec<core_affinity::CoreId> {
+    core_affinity::get_core_ids().unwrap_or_default()
+}
+
 impl Pool {
-    /// Spawns `threads` workers of `subject` for `scenario`.
+    /// Spawns `threads` unpinned workers of `subject` for `scenario`.
     pub fn new<S: Subject>(subject: &Arc<S>, scenario: Scenario, threads: usize) -> Pool {
+        Pool::placed(subject, scenario, threads, Placement::Unpinned)
+    }
+
+    /// Spawns `threads` workers of `subject` for `scenario`, placed as
+    /// `placement` says.
+    pub fn placed<S: Subject>(
+        subject: &Arc<S>,
+        scenario: Scenario,
+        threads: usize,
+        placement: Placement,
+    ) -> Pool {
         let subject = Arc::clone(subject);
-        Pool::from_batch(threads, move || {
+        Pool::from_batch_placed(threads, placement, move || {
             let mut worker = subject.worker();
             move |n| run_calls(&mut worker, scenario, n)
         })
@@ -100,6 +133,21 @@ impl Pool {
         M: Fn() -> R + Send + Sync + 'static,
         R: FnMut(u64) -> u64,
     {
+        Pool::from_batch_placed(threads, Placement::Unpinned, make)
+    }
+
+    /// [`from_batch`](Self::from_batch) with the threads placed as
+    /// `placement` says (pinned before `make` runs, so a worker's state is
+    /// allocated on its core).
+    pub fn from_batch_placed<M, R>(threads: usize, placement: Placement, make: M) -> Pool
+    where
+        M: Fn() -> R + Send + Sync + 'static,
+        R: FnMut(u64) -> u64,
+    {
+        let cores = match placement {
+            Placement::Unpinned => Vec::new(),
+            Placement::Pinned => cores(),
+        };
         let shared = Arc::new(Shared {
             start: Barrier::new(threads + 1),
             end: Barrier::new(threads + 1),
@@ -112,10 +160,16 @@ impl Pool {
         });
         let make = Arc::new(make);
         let handles = (0..threads)
-            .map(|_| {
+            .map(|i| {
                 let shared = Arc::clone(&shared);
                 let make = Arc::clone(&make);
-                std::thread::spawn(move || worker_loop(&shared, make()))
+                let core = (!cores.is_empty()).then(|| cores[i % cores.len()]);
+                std::thread::spawn(move || {
+                    if let Some(core) = core {
+                        core_affinity::set_for_current(core);
+                    }
+                    worker_loop(&shared, make())
+                })
             })
             .collect();
         Pool { shared, handles }
@@ -170,9 +224,13 @@ fn worker_loop(shared: &Shared, mut batch: impl FnMut(u64) -> u64) {
         }
         let (mut calls, mut admitted) = (0u64, 0u64);
         if shared.timed.load(Ordering::Relaxed) {
-            while !shared.stop.load(Ordering::Relaxed) {
+            // At least one chunk: a worker released late still measures.
+            loop {
                 admitted += batch(CHUNK);
                 calls += CHUNK;
+                if shared.stop.load(Ordering::Relaxed) {
+                    break;
+                }
             }
         } else {
             calls = shared.calls.load(Ordering::Relaxed);
@@ -230,11 +288,14 @@ pub fn run_tokio<S: Subject>(
                 tokio::spawn(async move {
                     go.wait().await;
                     let (mut calls, mut admitted) = (0u64, 0u64);
-                    while !stop.load(Ordering::Relaxed) {
+                    loop {
                         for _ in 0..CHUNK {
                             admitted += u64::from(worker.call_async(scenario).await);
                         }
                         calls += CHUNK;
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
                         tokio::task::yield_now().await;
                     }
                     (calls, admitted)
@@ -262,6 +323,85 @@ pub fn run_tokio<S: Subject>(
         let _ = stopper.join();
         (calls, admitted, elapsed)
     });
+    Run {
+        calls,
+        admitted,
+        elapsed,
+    }
+}
+
+/// Spawns `threads` tasks of `subject` on a `smol` executor
+/// (`async-executor`) run by `threads` threads, and lets them call for about
+/// `duration`.
+///
+/// Each task yields every [`CHUNK`] calls, as in [`run_tokio`]. The executor
+/// threads are in the context of a one-thread tokio runtime with a time
+/// driver (idle unless a call arms a timer: `tower-resilience` does when its
+/// state lock is contended), so the tokio-based peers run here too.
+pub fn run_smol<S: Subject>(
+    subject: &Arc<S>,
+    scenario: Scenario,
+    threads: usize,
+    duration: Duration,
+) -> Run {
+    let timers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .expect("tokio runtime for timers");
+    let ex = Arc::new(smol::Executor::new());
+    let (shutdown, closed) = smol::channel::bounded::<()>(1);
+    let executors: Vec<_> = (0..threads)
+        .map(|_| {
+            let ex = Arc::clone(&ex);
+            let closed = closed.clone();
+            let handle = timers.handle().clone();
+            std::thread::spawn(move || {
+                let _context = handle.enter();
+                smol::future::block_on(ex.run(closed.recv()))
+            })
+        })
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let go = Arc::new(smol::lock::Barrier::new(threads + 1));
+    let tasks: Vec<_> = (0..threads)
+        .map(|_| {
+            let mut worker = subject.worker();
+            let stop = Arc::clone(&stop);
+            let go = Arc::clone(&go);
+            ex.spawn(async move {
+                go.wait().await;
+                let (mut calls, mut admitted) = (0u64, 0u64);
+                loop {
+                    for _ in 0..CHUNK {
+                        admitted += u64::from(worker.call_async(scenario).await);
+                    }
+                    calls += CHUNK;
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    smol::future::yield_now().await;
+                }
+                (calls, admitted)
+            })
+        })
+        .collect();
+    // This thread only waits: never more busy threads than executor threads.
+    smol::future::block_on(go.wait());
+    let t0 = Instant::now();
+    std::thread::sleep(duration);
+    stop.store(true, Ordering::Relaxed);
+    let (mut calls, mut admitted) = (0, 0);
+    for t in tasks {
+        let (c, a) = smol::future::block_on(t);
+        calls += c;
+        admitted += a;
+    }
+    let elapsed = t0.elapsed();
+    drop(shutdown);
+    for e in executors {
+        let _ = e.join();
+    }
     Run {
         calls,
         admitted,

@@ -1,8 +1,12 @@
 //! The sweep's results: one [`Row`] per (scheduler, scenario,
-//! implementation, threads), written as CSV, as Markdown tables of throughput
-//! and ratios, and as a hand-written SVG plot of throughput against threads.
+//! implementation, threads), written as CSV (the `csv` crate), as Markdown
+//! tables of throughput and ratios, and as an SVG plot per scheduler of
+//! throughput against threads (`plotters`, SVG backend).
 
 use std::fmt::Write as _;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
 
 use crate::subjects::Kind;
 
@@ -12,7 +16,7 @@ pub const HEADLINE: &str = "tripword_w64";
 /// One measured cell of the sweep, with all its repeats.
 #[derive(Clone, Debug)]
 pub struct Row {
-    /// `os_threads`, `tokio_multi_thread` or `tokio_current_thread`.
+    /// The scheduler's name (`lab::Scheduler::name`).
     pub scheduler: &'static str,
     /// The scenario name.
     pub scenario: &'static str,
@@ -79,30 +83,51 @@ fn kind_name(k: Kind) -> &'static str {
     }
 }
 
+/// The CSV header: one line per [`Row`].
+pub const CSV_HEADER: [&str; 12] = [
+    "scheduler",
+    "scenario",
+    "implementation",
+    "kind",
+    "threads",
+    "repeats",
+    "calls_per_sec_median",
+    "calls_per_sec_min",
+    "calls_per_sec_max",
+    "spread",
+    "ns_per_call_per_thread",
+    "admitted_fraction",
+];
+
+/// Writes the rows as CSV (with the [`CSV_HEADER`] line) to `out`.
+pub fn write_csv<W: std::io::Write>(rows: &[Row], out: W) -> csv::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(CSV_HEADER)?;
+    for r in rows {
+        w.write_record([
+            r.scheduler.to_string(),
+            r.scenario.to_string(),
+            r.implementation.to_string(),
+            kind_name(r.kind).to_string(),
+            r.threads.to_string(),
+            r.samples.len().to_string(),
+            format!("{:.0}", r.median()),
+            format!("{:.0}", r.min()),
+            format!("{:.0}", r.max()),
+            format!("{:.4}", r.spread()),
+            format!("{:.3}", r.ns_per_call()),
+            format!("{:.6}", r.admitted),
+        ])?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
 /// The rows as CSV, with a header line.
 pub fn csv(rows: &[Row]) -> String {
-    let mut out = String::from(
-        "scheduler,scenario,implementation,kind,threads,repeats,calls_per_sec_median,calls_per_sec_min,calls_per_sec_max,spread,ns_per_call_per_thread,admitted_fraction\n",
-    );
-    for r in rows {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{:.0},{:.0},{:.0},{:.4},{:.3},{:.6}",
-            r.scheduler,
-            r.scenario,
-            r.implementation,
-            kind_name(r.kind),
-            r.threads,
-            r.samples.len(),
-            r.median(),
-            r.min(),
-            r.max(),
-            r.spread(),
-            r.ns_per_call(),
-            r.admitted,
-        );
-    }
-    out
+    let mut out = Vec::new();
+    write_csv(rows, &mut out).expect("writing CSV to memory");
+    String::from_utf8(out).expect("the CSV fields are UTF-8")
 }
 
 fn distinct<T: PartialEq + Copy>(it: impl Iterator<Item = T>) -> Vec<T> {
@@ -131,9 +156,10 @@ fn find<'a>(
 }
 
 /// Markdown tables for one scheduler and scenario: million calls per second
-/// (median of the repeats, with the spread), then the headline's throughput
-/// divided by every other implementation's.
-pub fn tables(rows: &[Row], scheduler: &str, scenario: &str) -> String {
+/// (median of the repeats, with the spread), then `headline`'s throughput
+/// divided by every other implementation's (left out when `headline` was
+/// not measured).
+pub fn tables(rows: &[Row], scheduler: &str, scenario: &str, headline: &str) -> String {
     let cell: Vec<&Row> = rows
         .iter()
         .filter(|r| r.scheduler == scheduler && r.scenario == scenario)
@@ -175,9 +201,9 @@ pub fn tables(rows: &[Row], scheduler: &str, scenario: &str) -> String {
         }
         out.push('\n');
     }
-    let others: Vec<_> = impls.iter().filter(|i| **i != HEADLINE).collect();
-    if impls.contains(&HEADLINE) && !others.is_empty() {
-        let _ = writeln!(out, "\n{HEADLINE} throughput ÷ other implementation's\n");
+    let others: Vec<_> = impls.iter().filter(|i| **i != headline).collect();
+    if impls.contains(&headline) && !others.is_empty() {
+        let _ = writeln!(out, "\n{headline} throughput ÷ other implementation's\n");
         let _ = write!(out, "| threads |");
         for i in &others {
             let _ = write!(out, " vs {i} |");
@@ -189,7 +215,7 @@ pub fn tables(rows: &[Row], scheduler: &str, scenario: &str) -> String {
         out.push('\n');
         for &t in &threads {
             let _ = write!(out, "| {t} |");
-            let head = find(rows, scheduler, scenario, HEADLINE, t).map(Row::median);
+            let head = find(rows, scheduler, scenario, headline, t).map(Row::median);
             for i in &others {
                 match (head, find(rows, scheduler, scenario, i, t).map(Row::median)) {
                     (Some(h), Some(o)) if o > 0.0 => {
@@ -204,181 +230,173 @@ pub fn tables(rows: &[Row], scheduler: &str, scenario: &str) -> String {
     out
 }
 
-fn color(implementation: &str) -> (&'static str, &'static str) {
-    // (stroke, dash pattern)
+/// The line colour and whether the line is dashed, per implementation:
+/// fixed for the ones this crate knows, from plotters' palette for others.
+fn style(implementation: &str, index: usize) -> (RGBColor, bool) {
+    let rgb = |hex: u32| RGBColor((hex >> 16) as u8, (hex >> 8) as u8, hex as u8);
     match implementation {
-        "tripword_w64" => ("#d62728", ""),
-        "tripword_w32" => ("#ff7f0e", "6 3"),
-        "tripword_w64_call" => ("#e377c2", ""),
-        "tripword_w64_call_async" => ("#e377c2", "6 3"),
-        "tripword_w64_tower" => ("#17becf", ""),
-        "mutex_breaker" => ("#555555", "4 3"),
-        "atomic_load_pair" => ("#000000", "1 3"),
-        "failsafe" => ("#1f77b4", ""),
-        "recloser" => ("#2ca02c", ""),
-        "tower_resilience" => ("#9467bd", ""),
-        _ => ("#8c564b", ""),
-    }
-}
-
-/// An SVG plot: one panel per (scheduler, scenario), throughput (log scale)
-/// against threads, one line per implementation.
-pub fn svg(rows: &[Row], title: &str) -> String {
-    const PW: f64 = 330.0;
-    const PH: f64 = 230.0;
-    const ML: f64 = 58.0;
-    const MT: f64 = 34.0;
-    const GAP_X: f64 = 30.0;
-    const GAP_Y: f64 = 56.0;
-    let schedulers = distinct(rows.iter().map(|r| r.scheduler));
-    let scenarios = distinct(rows.iter().map(|r| r.scenario));
-    let impls = distinct(rows.iter().map(|r| r.implementation));
-    let legend_h = 40.0;
-    let width = ML + scenarios.len() as f64 * (PW + GAP_X) + 20.0;
-    let height = 40.0 + legend_h + schedulers.len() as f64 * (PH + GAP_Y) + 10.0;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = writeln!(
-        s,
-        r#"<rect width="100%" height="100%" fill="white"/><text x="{ML}" y="22" font-size="15" font-weight="bold">{}</text>"#,
-        escape(title)
-    );
-    // Legend.
-    let mut lx = ML;
-    for i in &impls {
-        let (c, d) = color(i);
-        let _ = writeln!(
-            s,
-            r#"<line x1="{lx}" y1="48" x2="{}" y2="48" stroke="{c}" stroke-width="2.5" stroke-dasharray="{d}"/><text x="{}" y="52">{i}</text>"#,
-            lx + 22.0,
-            lx + 26.0
-        );
-        lx += 30.0 + 7.0 * i.len() as f64;
-    }
-    for (row_i, sched) in schedulers.iter().enumerate() {
-        for (col_i, scen) in scenarios.iter().enumerate() {
-            let x0 = ML + col_i as f64 * (PW + GAP_X);
-            let y0 = 40.0 + legend_h + MT + row_i as f64 * (PH + GAP_Y) - MT + 14.0;
-            let cell: Vec<&Row> = rows
-                .iter()
-                .filter(|r| r.scheduler == *sched && r.scenario == *scen && r.median() > 0.0)
-                .collect();
-            let _ = writeln!(
-                s,
-                r##"<text x="{x0}" y="{:.1}" font-weight="bold">{sched} · {scen}</text><rect x="{x0}" y="{y0}" width="{PW}" height="{PH}" fill="none" stroke="#999"/>"##,
-                y0 - 6.0
-            );
-            if cell.is_empty() {
-                continue;
-            }
-            let threads = {
-                let mut t = distinct(cell.iter().map(|r| r.threads));
-                t.sort_unstable();
-                t
-            };
-            let (lo, hi) = cell.iter().fold((f64::MAX, f64::MIN), |(lo, hi), r| {
-                (lo.min(r.median()), hi.max(r.median()))
-            });
-            let dlo = (lo / 1e6).log10().floor();
-            let dhi = ((hi / 1e6).log10().ceil()).max(dlo + 1.0);
-            let ypos = |v: f64| y0 + PH - ((v / 1e6).log10() - dlo) / (dhi - dlo) * PH;
-            let xpos = |t: usize| {
-                let i = threads.iter().position(|x| *x == t).unwrap_or(0);
-                if threads.len() == 1 {
-                    x0 + PW / 2.0
-                } else {
-                    x0 + 24.0 + i as f64 * (PW - 48.0) / (threads.len() - 1) as f64
-                }
-            };
-            // Decade grid and labels.
-            let mut d = dlo;
-            while d <= dhi + 1e-9 {
-                let y = y0 + PH - (d - dlo) / (dhi - dlo) * PH;
-                let _ = writeln!(
-                    s,
-                    r##"<line x1="{x0}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e5e5e5"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                    x0 + PW,
-                    x0 - 4.0,
-                    y + 4.0,
-                    fmt_mops(10f64.powf(d))
-                );
-                d += 1.0;
-            }
-            for &t in &threads {
-                let _ = writeln!(
-                    s,
-                    r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{t}</text>"#,
-                    xpos(t),
-                    y0 + PH + 14.0
-                );
-            }
-            let _ = writeln!(
-                s,
-                r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#555">threads</text>"##,
-                x0 + PW / 2.0,
-                y0 + PH + 28.0
-            );
-            if col_i == 0 {
-                let _ = writeln!(
-                    s,
-                    r##"<text transform="translate({:.1},{:.1}) rotate(-90)" text-anchor="middle" fill="#555">M calls/s (log)</text>"##,
-                    x0 - 42.0,
-                    y0 + PH / 2.0
-                );
-            }
-            for i in &impls {
-                let mut pts: Vec<&Row> = cell
-                    .iter()
-                    .copied()
-                    .filter(|r| r.implementation == *i)
-                    .collect();
-                pts.sort_by_key(|r| r.threads);
-                if pts.is_empty() {
-                    continue;
-                }
-                let (c, dash) = color(i);
-                let path: Vec<String> = pts
-                    .iter()
-                    .map(|r| format!("{:.1},{:.1}", xpos(r.threads), ypos(r.median())))
-                    .collect();
-                let _ = writeln!(
-                    s,
-                    r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
-                    path.join(" ")
-                );
-                for r in &pts {
-                    let _ = writeln!(
-                        s,
-                        r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"><title>{} {} threads: {:.2} M calls/s</title></circle>"#,
-                        xpos(r.threads),
-                        ypos(r.median()),
-                        i,
-                        r.threads,
-                        r.median() / 1e6
-                    );
-                }
-            }
+        "tripword_w64" => (rgb(0xd62728), false),
+        "tripword_w32" => (rgb(0xff7f0e), true),
+        "tripword_w64_private" => (rgb(0xd62728), true),
+        "tripword_w64_call" => (rgb(0xe377c2), false),
+        "tripword_w64_call_async" => (rgb(0xe377c2), true),
+        "tripword_w64_tower" => (rgb(0x17becf), false),
+        "mutex_breaker" => (rgb(0x555555), true),
+        "atomic_load_pair" => (rgb(0x000000), true),
+        "failsafe" => (rgb(0x1f77b4), false),
+        "recloser" => (rgb(0x2ca02c), false),
+        "seatbelt" => (rgb(0xbcbd22), false),
+        "tower_resilience" => (rgb(0x9467bd), false),
+        _ => {
+            let c = Palette99::pick(index).to_rgba();
+            (RGBColor(c.0, c.1, c.2), false)
         }
     }
-    s.push_str("</svg>\n");
-    s
 }
 
-fn fmt_mops(v: f64) -> String {
-    if v >= 1.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v}")
+/// Draws one scheduler's plot into `root`: one panel per scenario,
+/// throughput (million calls per second, log scale) against threads, one
+/// line per implementation, and a legend below.
+pub fn plot<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    rows: &[Row],
+    scheduler: &str,
+    title: &str,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let rows: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.scheduler == scheduler && r.median() > 0.0)
+        .collect();
+    let scenarios = distinct(rows.iter().map(|r| r.scenario));
+    let impls = distinct(rows.iter().map(|r| r.implementation));
+    let (width, height) = root.dim_in_pixel();
+    let columns = legend_columns(width);
+    let legend_rows = impls.len().div_ceil(columns) as u32;
+    let root = root.titled(&format!("{title} · {scheduler}"), ("sans-serif", 18))?;
+    let (panels, legend) = root.split_vertically(height - 40 - 22 * legend_rows);
+    let areas = panels.split_evenly((1, scenarios.len().max(1)));
+    for (area, scenario) in areas.iter().zip(&scenarios) {
+        let cell: Vec<&Row> = rows
+            .iter()
+            .copied()
+            .filter(|r| r.scenario == *scenario)
+            .collect();
+        let mut threads = distinct(cell.iter().map(|r| r.threads));
+        threads.sort_unstable();
+        let (lo, hi) = cell.iter().fold((f64::MAX, f64::MIN), |(lo, hi), r| {
+            (lo.min(r.median() / 1e6), hi.max(r.median() / 1e6))
+        });
+        let (lo, hi) = (lo / 1.5, hi * 1.5);
+        let mut chart = ChartBuilder::on(area)
+            .caption(*scenario, ("sans-serif", 15))
+            .margin(8)
+            .x_label_area_size(34)
+            .y_label_area_size(52)
+            .build_cartesian_2d(-0.5..threads.len() as f64 - 0.5, (lo..hi).log_scale())?;
+        // Thread counts sit at 0, 1, 2, … (evenly, whatever the counts);
+        // key points in between are left unlabelled.
+        let label = |x: &f64| {
+            let i = x.round();
+            match threads.get(i as usize) {
+                Some(t) if (x - i).abs() < 1e-6 && i >= 0.0 => t.to_string(),
+                _ => String::new(),
+            }
+        };
+        let mops = |y: &f64| {
+            if *y >= 10.0 {
+                format!("{y:.0}")
+            } else {
+                format!("{y:.2}")
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc("threads")
+            .y_desc("M calls/s (log)")
+            .x_labels(2 * threads.len() + 1)
+            .x_label_formatter(&label)
+            .y_labels(6)
+            .y_label_formatter(&mops)
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for (index, implementation) in impls.iter().enumerate() {
+            let mut points: Vec<(f64, f64)> = cell
+                .iter()
+                .filter(|r| r.implementation == *implementation)
+                .filter_map(|r| {
+                    let x = threads.iter().position(|t| *t == r.threads)?;
+                    Some((x as f64, r.median() / 1e6))
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            if points.is_empty() {
+                continue;
+            }
+            let (color, dashed) = style(implementation, index);
+            let line = color.stroke_width(2);
+            if dashed {
+                chart.draw_series(DashedLineSeries::new(points.iter().copied(), 6, 4, line))?;
+            } else {
+                chart.draw_series(LineSeries::new(points.iter().copied(), line))?;
+            }
+            chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+        }
     }
+    // The legend, `columns` implementations a row.
+    let column = (width / columns as u32) as i32;
+    for (index, implementation) in impls.iter().enumerate() {
+        let (color, dashed) = style(implementation, index);
+        let x = 20 + column * (index % columns) as i32;
+        let y = 14 + 22 * (index / columns) as i32;
+        let line = color.stroke_width(2);
+        if dashed {
+            for dash in [(x, x + 8), (x + 12, x + 20), (x + 24, x + 28)] {
+                legend.draw(&PathElement::new(vec![(dash.0, y), (dash.1, y)], line))?;
+            }
+        } else {
+            legend.draw(&PathElement::new(vec![(x, y), (x + 28, y)], line))?;
+        }
+        legend.draw(&Text::new(
+            implementation.to_string(),
+            (x + 36, y - 7),
+            ("sans-serif", 13),
+        ))?;
+    }
+    root.present()
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// How many legend entries fit a row of a plot `width` pixels wide (at
+/// most four).
+fn legend_columns(width: u32) -> usize {
+    (width / 240).clamp(1, 4) as usize
+}
+
+/// One scheduler's plot (see [`plot`]) as an SVG document.
+pub fn svg(rows: &[Row], scheduler: &str, title: &str) -> String {
+    let scenarios = distinct(
+        rows.iter()
+            .filter(|r| r.scheduler == scheduler)
+            .map(|r| r.scenario),
+    )
+    .len()
+    .max(1) as u32;
+    let impls = distinct(
+        rows.iter()
+            .filter(|r| r.scheduler == scheduler)
+            .map(|r| r.implementation),
+    )
+    .len();
+    let width = 20 + 400 * scenarios;
+    let legend_rows = impls.div_ceil(legend_columns(width)) as u32;
+    let size = (width, 360 + 22 * legend_rows);
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        plot(&root, rows, scheduler, title).expect("drawing into a string");
+    }
+    out
 }
 
 #[cfg(test)]
@@ -409,7 +427,7 @@ mod tests {
     #[test]
     fn tables_give_ratios_to_the_headline() {
         let rows = [row(HEADLINE, 1, &[10e6]), row("failsafe", 1, &[2e6])];
-        let t = tables(&rows, "os_threads", "closed");
+        let t = tables(&rows, "os_threads", "closed", HEADLINE);
         assert!(t.contains("| 1 | 10.00 ±0% | 2.00 ±0% |"), "{t}");
         assert!(t.contains("| 1 | 5.00× |"), "{t}");
     }
@@ -424,9 +442,13 @@ mod tests {
         let c = csv(&rows);
         assert_eq!(c.lines().count(), 4);
         assert!(c.lines().all(|l| l.split(',').count() == 12));
-        let s = svg(&rows, "a <test>");
+        assert!(c.starts_with("scheduler,scenario,implementation,"));
+        let s = svg(&rows, "os_threads", "a <test>");
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-        assert_eq!(s.matches("<polyline").count(), 2);
-        assert!(s.contains("a &lt;test&gt;"));
+        // One line per implementation, and a legend entry for each.
+        assert!(s.matches("<polyline").count() >= 2, "{s}");
+        assert!(s.contains("recloser") && s.contains(HEADLINE));
+        assert!(s.contains("a &lt;test&gt;"), "{s}");
+        assert!(svg(&rows, "smol", "nothing measured").starts_with("<svg"));
     }
 }

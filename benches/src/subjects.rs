@@ -653,6 +653,138 @@ impl Worker for RecloserWorker {
     }
 }
 
+// ---------------------------------------------------------------- seatbelt
+
+/// Why a `seatbelt` call did not succeed: the dependency failed, or the
+/// breaker rejected the call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeatbeltError {
+    /// The dependency failed.
+    Down,
+    /// The circuit was open.
+    Open,
+}
+
+/// The dependency behind `seatbelt`'s breaker: [`Dependency`]'s calls, as a
+/// `layered::Service` (`seatbelt`'s own service trait), answering at once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SeatbeltDependency;
+
+impl layered::Service<Call> for SeatbeltDependency {
+    type Out = Result<(), SeatbeltError>;
+    async fn execute(&self, call: Call) -> Self::Out {
+        match call {
+            Call::Succeed => Ok(()),
+            Call::Fail => Err(SeatbeltError::Down),
+            Call::Hang => std::future::pending().await,
+        }
+    }
+}
+
+/// The `seatbelt` service type used here.
+pub type SeatbeltBreaker =
+    seatbelt::breaker::Breaker<Call, Result<(), SeatbeltError>, SeatbeltDependency>;
+
+/// A `seatbelt` breaker around [`SeatbeltDependency`]: it opens when the
+/// failure rate over the sampling window (1 s, the shortest it allows)
+/// reaches `failure_rate` after at least `min_throughput` calls, and stays
+/// open `open`. Its clock is a `tick::Clock` on the system time with no
+/// timer driver (the breaker only reads it); the driver is returned so the
+/// caller keeps it alive.
+pub fn seatbelt_breaker(
+    failure_rate: f32,
+    min_throughput: u32,
+    open: Duration,
+) -> (SeatbeltBreaker, tick::runtime::ClockDriver) {
+    use layered::Layer as _;
+    let (clock, driver) = tick::runtime::InactiveClock::<tick::runtime::Isolated>::default()
+        .activate(std::task::Waker::noop().clone());
+    let context = seatbelt::ResilienceContext::new(&clock);
+    let layer = seatbelt::breaker::Breaker::layer("bench", &context)
+        .recovery_with(|out: &Result<(), SeatbeltError>, _| match out {
+            Ok(()) => seatbelt::RecoveryInfo::never(),
+            Err(_) => seatbelt::RecoveryInfo::retry(),
+        })
+        .rejected_input_error(|_, _| SeatbeltError::Open)
+        .failure_threshold(failure_rate)
+        .min_throughput(min_throughput)
+        .sampling_duration(Duration::from_secs(1))
+        .break_duration(open);
+    (layer.layer(SeatbeltDependency), driver)
+}
+
+/// One `seatbelt` call (`execute(..).await`); whether it was admitted.
+pub async fn seatbelt_call(b: &SeatbeltBreaker, call: Call) -> bool {
+    use layered::Service as _;
+    !matches!(b.execute(call).await, Err(SeatbeltError::Open))
+}
+
+/// `seatbelt` 0.11 (Microsoft's oxidizer resilience stack): a `std` mutex
+/// around its state, a failure-rate health window, the clock read on every
+/// admission and every release. Its calls are futures that complete on
+/// their first poll: polled once with a no-op waker ([`now`]) on plain
+/// threads, `.await`ed in tasks.
+pub struct Seatbelt {
+    breaker: SeatbeltBreaker,
+    _driver: tick::runtime::ClockDriver,
+}
+
+impl core::fmt::Debug for Seatbelt {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Seatbelt").finish_non_exhaustive()
+    }
+}
+
+/// A worker of [`Seatbelt`] (`seatbelt` services are called through `&`:
+/// workers share one).
+#[derive(Debug)]
+pub struct SeatbeltWorker(Arc<Seatbelt>);
+
+impl Subject for Seatbelt {
+    type Worker = SeatbeltWorker;
+    const NAME: &'static str = "seatbelt";
+    const KIND: Kind = Kind::Peer;
+    fn build(scenario: Scenario) -> Option<Self> {
+        let open = Duration::from_micros(OPEN_FOR_US);
+        let (breaker, driver) = match scenario {
+            // Half the calls failing over at least 100, as for `recloser`.
+            Scenario::Closed => seatbelt_breaker(0.5, 100, open),
+            // A minimum throughput the window never reaches: never opens.
+            Scenario::FailureStorm => seatbelt_breaker(0.99, u32::MAX, open),
+            Scenario::HalfOpenStorm => {
+                let (b, d) = seatbelt_breaker(0.5, 1, Duration::from_micros(1));
+                now(seatbelt_call(&b, Call::Fail));
+                (b, d)
+            }
+        };
+        Some(Seatbelt {
+            breaker,
+            _driver: driver,
+        })
+    }
+    fn worker(self: &Arc<Self>) -> SeatbeltWorker {
+        SeatbeltWorker(Arc::clone(self))
+    }
+}
+
+impl Worker for SeatbeltWorker {
+    #[inline]
+    fn closed(&mut self) -> bool {
+        now(seatbelt_call(&self.0.breaker, Call::Succeed))
+    }
+    #[inline]
+    fn failure_storm(&mut self) -> bool {
+        now(seatbelt_call(&self.0.breaker, Call::Fail))
+    }
+    #[inline]
+    fn half_open_storm(&mut self) -> bool {
+        now(seatbelt_call(&self.0.breaker, Call::Fail))
+    }
+    fn call_async(&mut self, scenario: Scenario) -> impl Future<Output = bool> + Send {
+        seatbelt_call(&self.0.breaker, call_of(scenario))
+    }
+}
+
 // ---------------------------------------------------------------- tower-resilience
 
 /// What the protected dependency is asked to do.

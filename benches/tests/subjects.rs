@@ -1,13 +1,13 @@
 //! The subjects of the services adapter (`tripword-std`'s `call`,
-//! `call_async` and tower layer) and their peer do what their scenario says,
+//! `call_async` and tower layer) and the peers do what their scenario says,
 //! on plain threads (in a batch and call by call) and in tokio tasks.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tripword_benches::subjects::{
-    Scenario, Subject, TowerResilience, TripwordCall, TripwordCallAsync, TripwordTower, Worker,
-    run_calls,
+    Failsafe, Recloser, Scenario, Seatbelt, Subject, TowerResilience, TripwordCall,
+    TripwordCallAsync, TripwordTower, Worker, run_calls,
 };
 
 fn closed<S: Subject>() {
@@ -35,6 +35,7 @@ fn closed_calls_are_admitted() {
     closed::<TripwordCallAsync>();
     closed::<TripwordTower>();
     closed::<TowerResilience>();
+    closed::<Seatbelt>();
 }
 
 /// The failure storm trips the breaker after 65 535 failures; the call
@@ -85,4 +86,25 @@ fn half_open_storm_admits_a_probe() {
     half_open::<TripwordCallAsync>();
     half_open::<TripwordTower>();
     half_open::<TowerResilience>();
+    half_open::<Seatbelt>();
+}
+
+/// The peers never trip in the failure storm: every call is admitted.
+fn storm_never_trips<S: Subject>() {
+    let subject = Arc::new(S::build(Scenario::FailureStorm).expect("storm"));
+    let mut w = subject.worker();
+    assert_eq!(
+        run_calls(&mut w, Scenario::FailureStorm, 1000),
+        1000,
+        "{}",
+        S::NAME
+    );
+}
+
+#[test]
+fn peers_never_trip_in_the_failure_storm() {
+    storm_never_trips::<Seatbelt>();
+    storm_never_trips::<Failsafe>();
+    storm_never_trips::<Recloser>();
+    storm_never_trips::<TowerResilience>();
 }

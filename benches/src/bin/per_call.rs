@@ -11,15 +11,24 @@
 //! call in instructions (exact, load-independent) and cycles (what the core
 //! spent, not counting time the thread was descheduled).
 //! `benches/per-call.sh` runs it for every implementation.
+//!
+//! The `loop_*` implementations (closed scenario only) are the hot loops of
+//! `tripword_benches::hot_loop`: the call inlined into one loop, with no
+//! harness around it.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use tripword::{W32, W64};
+use tripword_benches::hot_loop;
 use tripword_benches::subjects::{
-    AtomicPair, Failsafe, MutexBaseline, Recloser, Scenario, Subject, TowerResilience, Tripword,
-    TripwordCall, TripwordCallAsync, TripwordTower, run_calls,
+    AtomicPair, Failsafe, MutexBaseline, Recloser, Scenario, Seatbelt, Subject, TowerResilience,
+    Tripword, TripwordCall, TripwordCallAsync, TripwordTower, run_calls,
 };
 
+// Out of line, so that one implementation's loop is compiled the same whatever
+// else `main` holds.
+#[inline(never)]
 fn go<S: Subject>(scenario: Scenario, calls: u64) -> Option<u64> {
     let subject = Arc::new(S::build(scenario)?);
     let mut worker = subject.worker();
@@ -37,7 +46,17 @@ fn main() {
         std::process::exit(2);
     };
     let calls: u64 = calls.parse().unwrap_or(0);
+    let closed = scenario == Scenario::Closed;
+    let hot = |run: fn(u64) -> u64| closed.then(|| run(calls));
     let admitted = match name.as_str() {
+        "loop_atomic_load_pair" => hot(|n| hot_loop::load_pair(&AtomicU64::new(0), n)),
+        "loop_atomic_load_pair_black_box" => {
+            hot(|n| hot_loop::load_pair_black_box(&AtomicU64::new(0), n))
+        }
+        "loop_tripword_w64" => hot(|n| hot_loop::tripword_w64(&hot_loop::hot64(), n)),
+        "loop_tripword_w64_permit" => hot(|n| hot_loop::tripword_w64_permit(&hot_loop::hot64(), n)),
+        "loop_tripword_w64_opaque" => hot(|n| hot_loop::tripword_w64_opaque(&hot_loop::hot64(), n)),
+        "loop_tripword_w32" => hot(|n| hot_loop::tripword_w32(&hot_loop::hot32(), n)),
         n if n == AtomicPair::NAME => go::<AtomicPair>(scenario, calls),
         n if n == MutexBaseline::NAME => go::<MutexBaseline>(scenario, calls),
         n if n == <Tripword<W64> as Subject>::NAME => go::<Tripword<W64>>(scenario, calls),
@@ -47,6 +66,7 @@ fn main() {
         n if n == TripwordTower::NAME => go::<TripwordTower>(scenario, calls),
         n if n == Failsafe::NAME => go::<Failsafe>(scenario, calls),
         n if n == Recloser::NAME => go::<Recloser>(scenario, calls),
+        n if n == Seatbelt::NAME => go::<Seatbelt>(scenario, calls),
         n if n == TowerResilience::NAME => go::<TowerResilience>(scenario, calls),
         other => {
             eprintln!("unknown implementation {other}");
