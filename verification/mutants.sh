@@ -36,7 +36,7 @@ if [ "$mode" = diff ]; then
     exit 0
   fi
   filter=(--in-diff "$out/change.diff")
-  n=$(cargo mutants -p tripword --features jitter --config .cargo/mutants-core.toml "${filter[@]}" --list | wc -l)
+  n=$(cargo mutants -p tripword --features jitter,heapless --config .cargo/mutants-core.toml "${filter[@]}" --list | wc -l)
   max=${MUTANTS_MAX:-40}
   if [ "$n" -gt "$max" ]; then
     shards=$(((n + max - 1) / max))
@@ -46,7 +46,7 @@ if [ "$mode" = diff ]; then
   fi
 fi
 status=0
-cargo mutants -p tripword --features jitter --config .cargo/mutants-core.toml "${filter[@]}" "${shard[@]}" \
+cargo mutants -p tripword --features jitter,heapless --config .cargo/mutants-core.toml "${filter[@]}" "${shard[@]}" \
   --cargo-test-arg=--lib --cargo-test-arg=--tests -o "$out/t1" "$@" || status=$?
 t1="$out/t1/mutants.out"
 # 0: all caught; 2: some missed; 3: some timed out. Anything else is a failure
@@ -58,7 +58,7 @@ if [ -s "$out/tier2.txt" ]; then
   # The names, as regexes matching exactly.
   re="^($(sed -e 's/[][\\.^$*+?(){}|/]/\\&/g' "$out/tier2.txt" | paste -sd'|'))\$"
   status=0
-  cargo mutants -p tripword --features jitter "${filter[@]}" -F "$re" -o "$out/t2" "$@" || status=$?
+  cargo mutants -p tripword --features jitter,heapless "${filter[@]}" -F "$re" -o "$out/t2" "$@" || status=$?
   case $status in 0 | 2 | 3) ;; *) echo "mutants: tier 2 failed to run ($status)"; exit "$status" ;; esac
   missed=$(cat "$out/t2/mutants.out/missed.txt" "$out/t2/mutants.out/timeout.txt" 2>/dev/null | wc -l)
 fi

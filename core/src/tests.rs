@@ -2294,6 +2294,19 @@ fn pair_and_reference_observers_forward_every_hook() {
     assert_eq!(b.take(), expected);
 }
 
+/// `(A, B)` forwards a corrupt-word report to both.
+#[test]
+fn pair_observer_forwards_corrupt_words() {
+    let clock = ManualClock::new(0);
+    let (a, b) = (Log::default(), Log::default());
+    let config = seed_config().check::<W64>().unwrap();
+    // Tag 7 is no state: the word is corrupt.
+    let breaker = Breaker::with_word(config, &clock, (&a, &b), 7);
+    assert!(breaker.acquire().is_ok());
+    assert_eq!(a.corrupt.borrow().len(), 1);
+    assert_eq!(*a.corrupt.borrow(), *b.corrupt.borrow());
+}
+
 /// The firmware table (issue 13): a `static` of named breakers.
 mod table {
     use crate::clock::ManualClock;

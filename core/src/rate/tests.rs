@@ -299,3 +299,176 @@ fn bad_rates_are_refused() {
     assert!(Rate::new().window(1 << 60).check::<W64, 2>().is_ok());
     assert!(Rate::new().window((1 << 60) + 1).check::<W64, 2>().is_err());
 }
+
+/// A clock that plays a script: each reading is the next value (the last
+/// one repeats), and a reading may first run a hook, to change the
+/// breaker's state between a release's check of its ticket and its count,
+/// as another thread could.
+struct Script {
+    readings: RefCell<std::collections::VecDeque<u64>>,
+    hook: RefCell<Option<std::boxed::Box<dyn FnOnce()>>>,
+    reads: core::cell::Cell<u32>,
+}
+
+impl Clock for Script {
+    fn now(&self) -> u64 {
+        self.reads.set(self.reads.get() + 1);
+        let hook = self.hook.borrow_mut().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        let mut r = self.readings.borrow_mut();
+        if r.len() > 1 {
+            r.pop_front().unwrap()
+        } else {
+            r[0]
+        }
+    }
+}
+
+fn leak<T>(t: T) -> &'static T {
+    std::boxed::Box::leak(std::boxed::Box::new(t))
+}
+
+type Small<W> = RateBreaker<&'static Script, W, (), 2>;
+
+/// 2 buckets of 1 tick, 50 %, at least 1 call, open 10; its clock plays
+/// `readings`. Leaked, so a clock hook can use it.
+fn small<W: Word>(readings: &[u64]) -> &'static Small<W> {
+    let clock = leak(Script {
+        readings: RefCell::new(readings.iter().copied().collect()),
+        hook: RefCell::new(None),
+        reads: core::cell::Cell::new(0),
+    });
+    leak(RateBreaker::from_parts(
+        Config::new()
+            .open_for(10)
+            .probe_timeout(5)
+            .horizon(0)
+            .check::<W>()
+            .unwrap(),
+        Rate::new()
+            .failure_rate(50)
+            .minimum_calls(1)
+            .window(2)
+            .check::<W, 2>()
+            .unwrap(),
+        clock,
+        (),
+    ))
+}
+
+fn play<W: Word>(b: &Small<W>, readings: &[u64]) {
+    *b.breaker().clock().readings.borrow_mut() = readings.iter().copied().collect();
+}
+
+/// A release whose state passes between its check and its count (a whole
+/// trip, open time, probe and close, with a success counted under the new
+/// state in the same slice) is stale and does not reset the new state's
+/// bucket: loom's `rate_stale_release_vs_new_state`, replayed in one
+/// thread.
+fn stale_between_check_and_count<W: Word>() {
+    let b = small::<W>(&[20]);
+    let old = b.acquire().unwrap();
+    let tripper = b.acquire().unwrap();
+    let hook = move || {
+        assert_eq!(b.release(tripper, Outcome::Failure), Release::Recorded);
+        play(b, &[30]);
+        let probe = b.acquire().unwrap();
+        assert_eq!(b.release(probe, Outcome::Success), Release::Recorded);
+        let fresh = b.acquire().unwrap();
+        assert_eq!(b.release(fresh, Outcome::Success), Release::Recorded);
+    };
+    *b.breaker().clock().hook.borrow_mut() = Some(std::boxed::Box::new(hook));
+    assert_eq!(b.release(old, Outcome::Success), Release::Stale);
+    let counter = b.breaker().snapshot().unwrap().counter;
+    assert_eq!(counter, 4);
+    assert_eq!(b.window_counts(30, counter), (1, 0));
+}
+
+/// A release whose clock reading is older than its bucket's slice (it was
+/// descheduled while others rolled the bucket over) reads the clock again
+/// and counts in the current slice instead of wiping it; a plain rollover
+/// reads the clock once.
+fn old_reading_reads_again<W: Word>() {
+    let b = small::<W>(&[20]);
+    for _ in 0..3 {
+        let t = b.acquire().unwrap();
+        assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    }
+    assert_eq!(b.window_counts(20, 0), (3, 0));
+    let reads = b.breaker().clock().reads.get();
+    // The next release first reads 18 (slice 18, bucket 0, two slices
+    // behind bucket 0's slice 20), then 21.
+    play(b, &[18, 21]);
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(b.breaker().clock().reads.get(), reads + 2);
+    assert_eq!(
+        b.window_counts(21, 0),
+        (4, 0),
+        "slice 20 kept, slice 21 counted"
+    );
+    // A plain rollover (slice 22 replaces slice 20 in bucket 0): one read.
+    play(b, &[22]);
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(b.breaker().clock().reads.get(), reads + 3);
+    assert_eq!(b.window_counts(22, 0), (2, 0), "slices 21 and 22");
+}
+
+/// Stamps are kept modulo their fields: slices far beyond the epoch field
+/// (a clock near 2^40) and counters beyond the counter field (W32: 4 bits)
+/// still count in the right bucket, and an idle bucket of a slice half the
+/// epoch field back is reset, not taken for a newer one.
+fn stamps_wrap<W: Word>() {
+    let base = (1u64 << 40) + 7;
+    let b = small::<W>(&[base]);
+    // 12 cycles of trip, open, probe, close: the counter passes 16 and 32.
+    let mut now = base;
+    for _ in 0..12 {
+        let t = b.acquire().unwrap();
+        assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+        assert_eq!(b.status(), Status::Open);
+        now += 10;
+        play(b, &[now]);
+        let p = b.acquire().unwrap();
+        assert_eq!(b.release(p, Outcome::Success), Release::Recorded);
+        assert_eq!(b.status(), Status::Closed);
+    }
+    let counter = b.breaker().snapshot().unwrap().counter;
+    assert_eq!(counter, 48);
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(b.window_counts(now, counter), (1, 0));
+    // Idle for 2^(epoch_bits - 1) + 2 slices: bucket (now & 1) is that far
+    // behind, which reads as "ahead" modulo the field unless the fresh
+    // reading resets it.
+    let half = 1u64 << (BucketLayout::for_bits(W::LAYOUT.word_bits).epoch_bits - 1);
+    now += half + 2;
+    play(b, &[now]);
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(b.window_counts(now, counter), (1, 0));
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    assert_eq!(
+        b.status(),
+        Status::Open,
+        "1 of 2 is 50 %: the window counted both"
+    );
+}
+
+#[test]
+fn races_replayed_w64() {
+    stale_between_check_and_count::<W64>();
+    old_reading_reads_again::<W64>();
+    stamps_wrap::<W64>();
+}
+
+#[test]
+fn races_replayed_w32() {
+    stale_between_check_and_count::<W32>();
+    old_reading_reads_again::<W32>();
+    stamps_wrap::<W32>();
+}
