@@ -2321,6 +2321,15 @@ mod table {
     );
 
     #[test]
+    fn length_and_emptiness() {
+        assert_eq!(TABLE.len(), 3);
+        assert!(!TABLE.is_empty());
+        let none: BreakerTable<&str, TableBreaker<&ManualClock, W32>, 0> = BreakerTable::new([]);
+        assert!(none.is_empty());
+        assert_eq!(none.len(), 0);
+    }
+
+    #[test]
     fn keys_lookups_and_independent_breakers() {
         assert_eq!((TABLE.len(), TABLE.is_empty()), (3, false));
         assert_eq!(TABLE.index_of(&"i2c"), Some(1));

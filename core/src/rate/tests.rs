@@ -281,6 +281,13 @@ fn bad_rates_are_refused() {
     let e = Rate::new().failure_rate(101).check::<W64, 8>().unwrap_err();
     assert_eq!((e.field, e.value), (Field::FailureRate, 101));
     assert!(Rate::new().failure_rate(100).check::<W64, 8>().is_ok());
+    assert!(Rate::new().failure_rate(1).check::<W64, 8>().is_ok());
+    assert!(Rate::new().minimum_calls(1).check::<W32, 8>().is_ok());
+    let r = Rate::new().window(5).check::<W32, 2>().unwrap();
+    assert_eq!(
+        std::format!("{r:?}"),
+        "ValidRate { rate: Rate { percent: 50, minimum_calls: 20, window: 5 }, buckets: 2, slice_shift: 2 }"
+    );
     let e = Rate::new()
         .minimum_calls(1_024)
         .check::<W32, 8>()
