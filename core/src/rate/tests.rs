@@ -448,10 +448,18 @@ fn stamps_wrap<W: Word>() {
     let t = b.acquire().unwrap();
     assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
     assert_eq!(b.window_counts(now, counter), (1, 0));
-    // Idle for 2^(epoch_bits - 1) + 2 slices: bucket (now & 1) is that far
-    // behind, which reads as "ahead" modulo the field unless the fresh
-    // reading resets it.
+    // Idle for exactly half the epoch field: the bucket is that far behind,
+    // which is not "ahead": a plain rollover, one clock read.
     let half = 1u64 << (BucketLayout::for_bits(W::LAYOUT.word_bits).epoch_bits - 1);
+    now += half;
+    play(b, &[now]);
+    let reads = b.breaker().clock().reads.get();
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(b.breaker().clock().reads.get(), reads + 1);
+    assert_eq!(b.window_counts(now, counter), (1, 0));
+    // Idle for half the field and 2 slices more: the bucket reads as
+    // "ahead" modulo the field; the fresh reading resets it.
     now += half + 2;
     play(b, &[now]);
     let t = b.acquire().unwrap();
@@ -466,8 +474,38 @@ fn stamps_wrap<W: Word>() {
     );
 }
 
+/// As [`old_reading_reads_again`], with slices of 4 ticks (the second
+/// reading is shifted like the first).
+fn old_reading_in_wide_slices<W: Word>() {
+    let clock = leak(Script {
+        readings: RefCell::new([80u64].into_iter().collect()),
+        hook: RefCell::new(None),
+        reads: core::cell::Cell::new(0),
+    });
+    let b: &'static RateBreaker<&'static Script, W, (), 2> = leak(RateBreaker::from_parts(
+        Config::new().open_for(40).horizon(0).check::<W>().unwrap(),
+        Rate::new()
+            .failure_rate(50)
+            .minimum_calls(1)
+            .window(8)
+            .check::<W, 2>()
+            .unwrap(),
+        clock,
+        (),
+    ));
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    // Slice 20 holds one call. A reading of 72 (slice 18, same bucket,
+    // behind), then 87 (slice 21).
+    *clock.readings.borrow_mut() = [72u64, 87].into_iter().collect();
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(b.window_counts(21, 0), (2, 0));
+}
+
 #[test]
 fn races_replayed_w64() {
+    old_reading_in_wide_slices::<W64>();
     stale_between_check_and_count::<W64>();
     old_reading_reads_again::<W64>();
     stamps_wrap::<W64>();
@@ -475,6 +513,7 @@ fn races_replayed_w64() {
 
 #[test]
 fn races_replayed_w32() {
+    old_reading_in_wide_slices::<W32>();
     stale_between_check_and_count::<W32>();
     old_reading_reads_again::<W32>();
     stamps_wrap::<W32>();
