@@ -2398,9 +2398,12 @@ mod log {
     #[test]
     fn concurrent_producers_lose_nothing_uncounted() {
         static LOG: TransitionLog<usize, 16> = TransitionLog::new();
-        static TABLE: BreakerTable<usize, TableBreaker<&ManualClock, W32, LogTo<usize, 16>>, 3> = crate::breaker_table!(
+        // W64: 12 000 transitions must not wrap the counter (W32's wraps
+        // at 1 024, which would break the order test below).
+        static CONFIG64: ValidConfig<W64> = ValidConfig::new(Config::new().failure_threshold(1));
+        static TABLE: BreakerTable<usize, TableBreaker<&ManualClock, W64, LogTo<usize, 16>>, 3> = crate::breaker_table!(
             [0, 1, 2],
-            |k| Breaker::from_parts(&CONFIG, &CLOCK, LOG.observer(k))
+            |k| Breaker::from_parts(&CONFIG64, &CLOCK, LOG.observer(k))
         );
         const ROUNDS: u32 = 2_000;
         let drained = std::thread::scope(|s| {
