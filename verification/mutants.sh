@@ -60,7 +60,10 @@ if [ -s "$out/tier2.txt" ]; then
   status=0
   # No --features here: with it, cargo-mutants tests the mutated package
   # alone; the verification crate's dependency turns on jitter and heapless.
-  cargo mutants -p tripword "${filter[@]}" -F "$re" -o "$out/t2" "$@" || status=$?
+  # The test packages are named here: cargo-mutants 27.1 did not always apply
+  # `test_package` from the config file.
+  cargo mutants -p tripword --test-package tripword --test-package tripword-verification \
+    "${filter[@]}" -F "$re" -o "$out/t2" "$@" || status=$?
   case $status in 0 | 2 | 3) ;; *) echo "mutants: tier 2 failed to run ($status)"; exit "$status" ;; esac
   # A timeout is detected (the mutant hung the tests), as cargo-mutants
   # counts it; it is listed, not counted as missed.
