@@ -2389,6 +2389,10 @@ mod log {
         }
         assert_eq!(core::iter::from_fn(|| LOG.pop()).count(), 4);
         assert_eq!(LOG.dropped(), 2);
+        assert_eq!(
+            std::format!("{LOG:?}"),
+            "TransitionLog { capacity: 4, dropped: 2, .. }"
+        );
     }
 
     /// Producers on several threads (interrupt handlers' stand-ins), a
@@ -2418,10 +2422,15 @@ mod log {
             let consumer = s.spawn(|| {
                 let mut got: Vec<Logged<usize>> = Vec::new();
                 let total = (3 * 2 * ROUNDS) as usize;
+                // Bounded, so a log that loses transitions uncounted fails
+                // the test instead of hanging it (each empty poll yields).
+                let mut polls = 0u32;
                 while got.len() + (LOG.dropped() as usize) < total {
                     if let Some(l) = LOG.pop() {
                         got.push(l);
                     } else {
+                        polls += 1;
+                        assert!(polls < 5_000_000, "transitions lost uncounted");
                         std::thread::yield_now();
                     }
                 }
