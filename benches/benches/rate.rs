@@ -185,6 +185,23 @@ fn rate(c: &mut Criterion) {
         g.bench_function(format!("tripword_recentclock/{threads}"), |bench| {
             bench.iter_custom(|iters| run(&rc, threads, iters))
         });
+        if threads == 1 {
+            // The floor of any exact count: one uncontended atomic
+            // read-modify-write per call (here a load and a
+            // compare-exchange, as a bucket's count).
+            let cell = std::sync::atomic::AtomicU64::new(0);
+            g.bench_function("floor_load_cas/1", |bench| {
+                bench.iter(|| {
+                    let v = cell.load(std::sync::atomic::Ordering::Relaxed);
+                    black_box(cell.compare_exchange(
+                        v,
+                        v + 1,
+                        std::sync::atomic::Ordering::AcqRel,
+                        std::sync::atomic::Ordering::Relaxed,
+                    ))
+                })
+            });
+        }
         g.bench_function(format!("instant_now/{threads}"), |bench| {
             bench.iter_custom(|iters| {
                 let start = Instant::now();
