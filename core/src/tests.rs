@@ -2053,6 +2053,37 @@ mod jitter {
         assert!(d.len() >= 12, "{d:?}");
     }
 
+    /// A word with a trip count of 0 (written by hand: the breaker writes
+    /// at least 1) reads as 1 for the jitter, as for the backoff: found by
+    /// the fuzz word target (its model clamps the count).
+    fn trips_zero_jitters_as_one<W: Word>() {
+        let valid = Config::new()
+            .open_for(1000)
+            .horizon(0)
+            .jitter(Jitter::Equal { seed: 0 })
+            .check::<W>()
+            .unwrap();
+        let d = valid.jittered_open_duration(3, 1);
+        for trips in [0, 1] {
+            let raw = Snapshot {
+                state: State::Open { since: 0, trips },
+                counter: 3,
+            }
+            .encode::<W>();
+            let clock = ManualClock::new(d - 1);
+            let b = Breaker::with_word(valid, &clock, (), raw);
+            assert_eq!(b.status(), Status::Open, "trips {trips}");
+            clock.set(d);
+            assert_eq!(b.status(), Status::HalfOpen, "trips {trips}");
+        }
+    }
+
+    #[test]
+    fn trips_zero_jitters_as_one_both_widths() {
+        trips_zero_jitters_as_one::<W64>();
+        trips_zero_jitters_as_one::<W32>();
+    }
+
     /// `OpenUntil` times are never jittered: `failure_for` and
     /// `force_open_for` are what the caller asked for.
     #[test]

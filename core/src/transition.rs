@@ -403,7 +403,9 @@ pub(crate) fn units_left<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, n
                 let doubled = open << doublings;
                 if cap < doubled { cap } else { doubled }
             };
-            config.jitter_units32(need, counter_of(l, w), l.trips_of(w))
+            // A trip count of 0 (only in a word written by hand) reads as 1,
+            // for the jitter as for the backoff.
+            config.jitter_units32(need, counter_of(l, w), l.trips_of(w).max(1))
         };
         u64::from(need.saturating_sub(now.wrapping_sub(stamp) & mask))
     } else {
@@ -423,7 +425,7 @@ pub(crate) fn units_left<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, n
                 let doubled = open << doublings;
                 if cap < doubled { cap } else { doubled }
             };
-            config.jitter_units(need, counter_of(l, w), l.trips_of(w))
+            config.jitter_units(need, counter_of(l, w), l.trips_of(w).max(1))
         };
         need.saturating_sub(now.wrapping_sub(stamp) & mask)
     }
