@@ -37,6 +37,13 @@ if [ "$mode" = diff ]; then
   fi
   filter=(--in-diff "$out/change.diff")
   n=$(cargo mutants -p tripword --features jitter,heapless --config .cargo/mutants-core.toml "${filter[@]}" --list | wc -l)
+  if [ "$n" -eq 0 ]; then
+    # The change touched core code but no line cargo-mutants mutates (a
+    # comment, a `.max(1)` on an argument); it then writes no output files.
+    echo "mutants: the change since $base has no mutants"
+    echo "0 mutants" >"$out/summary"
+    exit 0
+  fi
   max=${MUTANTS_MAX:-40}
   if [ "$n" -gt "$max" ]; then
     shards=$(((n + max - 1) / max))
@@ -73,9 +80,10 @@ if [ -s "$out/tier2.txt" ]; then
     cat "$out/t2/mutants.out/timeout.txt"
   fi
 fi
-caught=$(wc -l <"$t1/caught.txt")
-unviable=$(wc -l <"$t1/unviable.txt")
-caught2=$( [ -f "$out/t2/mutants.out/caught.txt" ] && wc -l <"$out/t2/mutants.out/caught.txt" || echo 0)
+count() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+caught=$(count "$t1/caught.txt")
+unviable=$(count "$t1/unviable.txt")
+caught2=$(count "$out/t2/mutants.out/caught.txt")
 echo "mutants: tier 1 caught $caught, unviable $unviable; tier 2 caught $caught2 of $(wc -l <"$out/tier2.txt"); missed $missed" | tee "$out/summary"
 if [ "$missed" -gt 0 ]; then
   cat "$out/t2/mutants.out/missed.txt"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Mutation testing of the core code changed since the last commit known to
 # leave no mutant missed (issue 16; docs/verification.md, "Mutation testing").
-# The base is the newest tag `mutants-clean-*` (a session tags a commit after
-# `verification/mutants.sh full` or `diff` showed 0 missed there), else the
-# previous commit. Two tiers (core tests, then every verification suite on
+# The base is the commit named in `verification/mutants-clean` (a session
+# writes it, and tags it `mutants-clean-*`, after `verification/mutants.sh
+# full` or `diff` showed 0 missed there; the file because a clone need not
+# carry tags), else the newest such tag, else the previous commit. Two tiers (core tests, then every verification suite on
 # what they missed), at most MUTANTS_MAX mutants (a shard chosen by the
 # commit when the change has more), bounded by a timeout. Fails on a missed
 # mutant.
@@ -13,6 +14,9 @@ if ! command -v cargo-mutants >/dev/null 2>&1; then
   cargo install --locked cargo-mutants@27.1.0 >/dev/null 2>&1 || cargo install --locked cargo-mutants
 fi
 base=$(git tag --list 'mutants-clean-*' --sort=-creatordate | head -1)
+if [ -s verification/mutants-clean ] && git rev-parse -q --verify "$(cat verification/mutants-clean)^{commit}" >/dev/null; then
+  base=$(cat verification/mutants-clean)
+fi
 base=${MUTANTS_BASE:-${base:-HEAD~1}}
 if ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
   note "no base commit ($base): skipped"
