@@ -24,6 +24,39 @@ use crate::word::{Corruption, Layout, Snapshot, TAG_BITS, TAG_PROBING, W32, W64,
 use crate::word::{TAG_FORCED_OPEN, closed_failures, is_timed};
 use core::num::NonZeroUsize;
 
+/// How many `spin_loop` hints a failure waits after losing its count's
+/// exchange to another writer, before it reads the word again: about 0.4 µs
+/// on the machine it was measured on (`docs/design.md`, "Backoff in the
+/// failure count").
+#[cfg(target_pointer_width = "64")]
+pub(crate) const BACKOFF_SPINS: u32 = 16;
+
+/// The word a failure's count retries from after
+/// `compare_exchange_weak(current, ..)` failed and saw `seen`.
+///
+/// A spurious failure (`seen == current`: an LL/SC reservation lost to an
+/// interrupt) retries at once from `seen`. A real one means another writer
+/// won: the loser waits [`BACKOFF_SPINS`] hints and then reads the word
+/// again (`reload`), so that the winner, whose core holds the cache line,
+/// makes its next calls without the line moving, instead of two cores taking
+/// it from each other on every failure. The word read again is one the
+/// breaker held after `seen`: retrying from it is retrying from `seen`, only
+/// later. Under loom the wait is left out and the read kept, so the models
+/// explore the reread.
+#[cfg(target_pointer_width = "64")]
+#[cold]
+#[inline(never)]
+pub(crate) fn backoff<R: Copy + PartialEq>(current: R, seen: R, reload: impl FnOnce() -> R) -> R {
+    if seen == current {
+        return seen;
+    }
+    #[cfg(not(tripword_loom))]
+    for _ in 0..BACKOFF_SPINS {
+        core::hint::spin_loop();
+    }
+    reload()
+}
+
 /// A circuit breaker in one atomic word.
 ///
 /// `C` is the [`Clock`], `W` the word width ([`W64`] by default, [`W32`] for
@@ -485,31 +518,59 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
             return released(&self.observer, outcome, Release::Stale);
         }
         #[cfg(target_pointer_width = "64")]
+        if outcome == Outcome::Failure
+            && let Some(counted) = self.failure_counted(word, &ticket)
         {
-            let raw: u64 = word.into();
-            let l = &W::LAYOUT;
-            if outcome == Outcome::Failure
-                && let Some(failures) = closed_failures(l, raw)
-                && failures + 1 < u64::from(self.config().failure_threshold())
-                && raw & l.counter_field_mask() == ticket.stamp as u64
-            {
-                // A failure that does not trip: one more in the count, no
-                // clock read, no transition to report; the same word `apply`
-                // computes. If the swap loses a race, the general loop
-                // retries from the word it saw.
-                // `raw` is exactly `closed(ticket's counter, failures)`: tag
-                // and counter were just compared, and a count below the
-                // threshold leaves no stray bits above it. One more failure
-                // is one unit of the count added, with no unpacking.
-                let counted = W::from_u64(raw + l.one_failure());
-                return match self.word.compare_exchange(word, counted) {
-                    Ok(()) => released(&self.observer, outcome, Release::Recorded),
-                    Err(cell::CasError::Changed(seen)) => self.release_from(seen, ticket, outcome),
-                    Err(cell::CasError::Cell(never)) => match never {},
-                };
-            }
+            return match self.word.compare_exchange(word, counted) {
+                Ok(()) => released(&self.observer, outcome, Release::Recorded),
+                Err(cell::CasError::Changed(seen)) => self.failure_lost(word, seen, ticket),
+                Err(cell::CasError::Cell(never)) => match never {},
+            };
         }
         self.release_from(word, ticket, outcome)
+    }
+
+    /// The word a failure of `ticket` makes from `word` when it does not
+    /// trip: `word` with one more failure, if `word` is `ticket`'s own
+    /// `Closed` word and the count stays below the threshold; `None` when the
+    /// general loop must decide. No clock read, no transition to report; the
+    /// same word `apply` computes: `word` is exactly `closed(ticket's
+    /// counter, failures)` (tag and counter were just compared, and a count
+    /// below the threshold leaves no stray bits above it), so one more
+    /// failure is one unit of the count added, with no unpacking.
+    #[cfg(target_pointer_width = "64")]
+    #[inline(always)]
+    fn failure_counted(&self, word: W::Raw, ticket: &Ticket) -> Option<W::Raw> {
+        let raw: u64 = word.into();
+        let l = &W::LAYOUT;
+        let failures = closed_failures(l, raw)?;
+        (failures + 1 < u64::from(self.config().failure_threshold())
+            && raw & l.counter_field_mask() == ticket.stamp as u64)
+            .then(|| W::from_u64(raw + l.one_failure()))
+    }
+
+    /// A failure's count that lost its exchange from `tried` (the breaker
+    /// held `seen`): wait if another writer won, read again, and count from
+    /// that word, or leave it to the general loop when the word is no longer
+    /// one the count can take (docs/design.md, "Backoff in the failure
+    /// count"). Out of line, so the uncontended count stays as short as it
+    /// was.
+    #[cfg(target_pointer_width = "64")]
+    #[cold]
+    #[inline(never)]
+    fn failure_lost(&self, mut tried: W::Raw, mut seen: W::Raw, ticket: Ticket) -> Release {
+        let failure = Outcome::Failure;
+        loop {
+            let word = backoff(tried, seen, || self.load());
+            let Some(counted) = self.failure_counted(word, &ticket) else {
+                return self.release_from(word, ticket, failure);
+            };
+            match self.word.compare_exchange(word, counted) {
+                Ok(()) => return released(&self.observer, failure, Release::Recorded),
+                Err(cell::CasError::Changed(now)) => (tried, seen) = (word, now),
+                Err(cell::CasError::Cell(never)) => match never {},
+            }
+        }
     }
 
     #[inline]

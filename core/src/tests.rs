@@ -2487,3 +2487,74 @@ mod log {
         }
     }
 }
+
+/// A failure's count that lost its exchange (docs/design.md, "Backoff in
+/// the failure count"): a spurious failure retries from the word it saw, at
+/// once, without reading again; one lost to another writer retries from a
+/// word read after the wait (here the reader's value).
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn lost_count_retries_from_a_fresh_read() {
+    use crate::breaker::backoff;
+    assert_eq!(
+        backoff(3u64, 3, || panic!("a spurious failure reads again")),
+        3
+    );
+    let mut reads = 0;
+    let contended = backoff(3u64, 5, || {
+        reads += 1;
+        7
+    });
+    assert_eq!((contended, reads), (7, 1));
+}
+
+/// A real failure storm: threads counting failures below the threshold on
+/// one breaker lose exchanges to each other (on a machine with more than one
+/// core, thousands of times) and take the backoff path. Every failure is
+/// counted once: the word ends with exactly their number under the first
+/// counter (no transition), every release is `Recorded`. Asserts nothing
+/// about time.
+fn storm_counts_every_failure<W: Word>(threshold: u32) {
+    let threads = 3;
+    let each = if cfg!(miri) { 20 } else { threshold / 4 };
+    let clock = ManualClock::new(0);
+    let config = Config::new()
+        .failure_threshold(threshold)
+        .open_for(10)
+        .probe_timeout(10)
+        .horizon(0);
+    let b = Breaker::<&ManualClock, W>::from_parts(valid(config), &clock, ());
+    let barrier = std::sync::Barrier::new(threads);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                barrier.wait();
+                for _ in 0..each {
+                    let t = b.acquire().expect("closed admits");
+                    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+                }
+            });
+        }
+    });
+    let snap = b.snapshot().expect("valid");
+    assert_eq!(
+        (snap.counter, snap.state),
+        (
+            0,
+            State::Closed {
+                failures: threads as u32 * each
+            }
+        ),
+        "a failure lost or counted twice, or a transition"
+    );
+}
+
+#[test]
+fn storm_counts_every_failure_w64() {
+    storm_counts_every_failure::<W64>(W64::LAYOUT.max_failures());
+}
+
+#[test]
+fn storm_counts_every_failure_w32() {
+    storm_counts_every_failure::<W32>(W32::LAYOUT.max_failures());
+}

@@ -175,19 +175,24 @@ fn run_thread<'b, W: Word>(
     seq: &AtomicU64,
     backwards: bool,
     hints: &[u64],
+    storm: bool,
 ) -> Vec<Entry> {
     let mut rng = XorShift::new(seed);
     let mut held: Held<'_, W> = Held::None;
     let mut out = Vec::new();
     let mut i = 0;
+    let ops = if storm { ops + (ops & 1) } else { ops };
     while i < ops || matches!(held, Held::Permit(_)) {
         i += 1;
-        // Vary the interleaving a little.
-        for _ in 0..rng.below(2000) {
-            std::hint::spin_loop();
-        }
-        if rng.below(3) == 0 {
-            std::thread::yield_now();
+        // Vary the interleaving a little; a storm runs flat out, so that
+        // failures' counts lose exchanges to each other.
+        if !storm {
+            for _ in 0..rng.below(2000) {
+                std::hint::spin_loop();
+            }
+            if rng.below(3) == 0 {
+                std::thread::yield_now();
+            }
         }
         let r = rng.below(100);
         let must_finish = i > ops;
@@ -199,7 +204,33 @@ fn run_thread<'b, W: Word>(
             0 => rng.next_u64(),
             i => hints[i as usize - 1],
         };
-        let (op, res) = if holding && (must_finish || r < 45) && rng.below(4) == 0 {
+        let (op, res) = if storm {
+            // Acquire, fail, acquire, fail: the failure count's fast path
+            // and, when an exchange is lost, its backoff and reread.
+            match std::mem::replace(&mut held, Held::None) {
+                Held::Ticket(t) => {
+                    let rel = b.release(t, Outcome::Failure);
+                    (
+                        Op::Release {
+                            outcome: Some(Outcome::Failure),
+                        },
+                        Res::Released(Some(rel == Release::Recorded)),
+                    )
+                }
+                _ => {
+                    let got = b.acquire();
+                    let res = Res::Acquired(
+                        got.as_ref()
+                            .map(|t| (Some(t.counter()), t.is_probe()))
+                            .map_err(said),
+                    );
+                    if let Ok(t) = got {
+                        held = Held::Ticket(t);
+                    }
+                    (Op::Acquire, res)
+                }
+            }
+        } else if holding && (must_finish || r < 45) && rng.below(4) == 0 {
             let h = hint(&mut rng);
             let rel = match std::mem::replace(&mut held, Held::None) {
                 Held::Ticket(t) => b.release_failure_for(t, h),
@@ -420,6 +451,10 @@ struct Totals {
     clock_moves: u64,
     /// Hinted failures and `force_open_for` (issue 11).
     hinted: u64,
+    /// Failure storms, and their failures whose intervals overlap another
+    /// thread's failure (the candidates for a lost count).
+    storms: u64,
+    storm_overlaps: u64,
 }
 
 fn histories() -> u64 {
@@ -436,8 +471,17 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
         let threads = 2 + rng.below(3) as usize;
         let ops = 4 + rng.below(6) as usize;
         let open_for = 1 + rng.below(4);
+        // One history in four is a failure storm (docs/design.md, "Backoff
+        // in the failure count"): a threshold some runs reach and some do
+        // not.
+        let storm = h % 4 == 3;
+        let threshold = if storm {
+            2 + rng.below(12) as u32
+        } else {
+            1 + rng.below(3) as u32
+        };
         let mut config = Config::new()
-            .failure_threshold(1 + rng.below(3) as u32)
+            .failure_threshold(threshold)
             .open_for(open_for)
             .probe_timeout(1 + rng.below(4))
             .abandon_as(outcome(&mut rng));
@@ -495,7 +539,7 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
                     let (b, clock, seq, barrier) = (&b, &clock, &seq, barrier.clone());
                     s.spawn(move || {
                         barrier.wait();
-                        run_thread::<W>(t, seed, ops, b, clock, seq, backwards, hints)
+                        run_thread::<W>(t, seed, ops, b, clock, seq, backwards, hints, storm)
                     })
                 })
                 .collect();
@@ -557,6 +601,18 @@ fn check_width<W: Word>(name: &str, seed: u64) -> Totals {
             .filter(|(a, b)| a.thread != b.thread && b.invoke < a.ret)
             .count() as u64;
         totals.overlap_pairs += overlaps;
+        if storm {
+            let failure = |e: &Entry| matches!(e.op, Op::Release { .. });
+            totals.storms += 1;
+            totals.storm_overlaps += history
+                .iter()
+                .enumerate()
+                .flat_map(|(i, a)| history[i + 1..].iter().map(move |b| (a, b)))
+                .filter(|(a, b)| {
+                    a.thread != b.thread && b.invoke < a.ret && failure(a) && failure(b)
+                })
+                .count() as u64;
+        }
         totals.overlapping += u64::from(overlaps > 0);
     }
     totals
@@ -568,10 +624,12 @@ fn histories_are_linearizable() {
     let a = check_width::<W64>("W64", 7);
     let b = check_width::<W32>("W32", 8);
     let line = format!(
-        "linearizability: {} histories ({} W64, {} W32), {} operations ({} hinted failures or force_open_for) and {} clock moves, {} with overlapping operations ({} overlapping pairs), 0 violations, {:.1}s",
+        "linearizability: {} histories ({} W64, {} W32; {} failure storms with {} pairs of overlapping failures), {} operations ({} hinted failures or force_open_for) and {} clock moves, {} with overlapping operations ({} overlapping pairs), 0 violations, {:.1}s",
         a.histories + b.histories,
         a.histories,
         b.histories,
+        a.storms + b.storms,
+        a.storm_overlaps + b.storm_overlaps,
         a.ops + b.ops,
         a.hinted + b.hinted,
         a.clock_moves + b.clock_moves,

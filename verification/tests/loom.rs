@@ -1131,3 +1131,94 @@ fn rate_stale_release_vs_new_state_2_threads_w64() {
         rate_stale_release_vs_new_state::<W64>,
     );
 }
+
+// ---------------------------------------------------------------------------
+// The failure count's backoff (docs/design.md, "Backoff in the failure
+// count"): a failure whose count loses its exchange to another writer reads
+// the word again and counts from it, or leaves it to the general loop.
+
+/// Two threads each count two failures below the threshold (5). In the
+/// interleavings where both load the same word before either exchanges, the
+/// second exchange loses to a real change and takes the lost-count path:
+/// read again, count again (and lose again, while the other thread is
+/// counting its second). Asserts: no failure is lost or counted twice (the
+/// word ends `Closed{4}`), all four are `Recorded`, nothing is reported.
+fn lost_count_retries<W: Word>() {
+    let b = breaker::<W>(config(5, 10, 100));
+    let handles: Vec<_> = (1..=2)
+        .map(|who| {
+            let b = b.clone();
+            spawn(who, move || {
+                [(); 2].map(|()| {
+                    let t = b.acquire().expect("closed admits");
+                    b.release(t, Outcome::Failure)
+                })
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(join(h), [Release::Recorded; 2]);
+    }
+    assert_eq!(state(&b), State::Closed { failures: 4 }, "lost update");
+    assert!(history(&b).is_empty());
+}
+
+#[test]
+fn lost_count_retries_2_threads_w64() {
+    check(
+        "lost_count_retries_2_threads_w64",
+        None,
+        lost_count_retries::<W64>,
+    );
+}
+
+#[test]
+fn lost_count_retries_2_threads_w32() {
+    check(
+        "lost_count_retries_2_threads_w32",
+        None,
+        lost_count_retries::<W32>,
+    );
+}
+
+/// A failure below the threshold (3, one failure already counted) races
+/// another caller's failure followed by `force_close`. When the first
+/// failure's count loses to either, it reads the word again: after the
+/// `force_close` that word is a new `Closed` state, whose counter is not the
+/// ticket's, so the failure must be stale there and count nothing. Asserts:
+/// the word ends `Closed{0}` after one `force_close` (counter 1) and no trip;
+/// the first failure is `Recorded` exactly when it landed before the close.
+#[test]
+fn lost_count_vs_force_close_2_threads() {
+    check("lost_count_vs_force_close_2_threads", None, || {
+        let b = breaker::<W64>(config(3, 10, 100));
+        let first = b.acquire().expect("closed admits");
+        assert_eq!(b.release(first, Outcome::Failure), Release::Recorded);
+        let late = b.acquire().expect("closed admits");
+        let other = b.acquire().expect("closed admits");
+        let b1 = b.clone();
+        let caller = spawn(1, move || b1.release(late, Outcome::Failure));
+        let b2 = b.clone();
+        let operator = spawn(2, move || {
+            let counted = b2.release(other, Outcome::Failure);
+            b2.force_close();
+            counted
+        });
+        let released = join(caller);
+        let counted = join(operator);
+        // Two failures on top of one would trip (threshold 3) only if both
+        // counted before the close; then the close ends it anyway.
+        let snap = b.snapshot().expect("valid");
+        assert_eq!(snap.state, State::Closed { failures: 0 }, "I2");
+        let h = history(&b);
+        let tripped = h.iter().any(|r| r.to == Phase::Open);
+        assert_eq!(
+            tripped,
+            released == Release::Recorded && counted == Release::Recorded,
+            "one trip exactly when both failures landed before the close: {h:?}"
+        );
+        if !tripped {
+            assert_eq!(snap.counter, 1, "only the close changed the counter");
+        }
+    });
+}
