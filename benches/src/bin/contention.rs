@@ -12,7 +12,9 @@
 //! (`failsafe`, `recloser`, `seatbelt`, `tower-resilience`), on OS threads
 //! (unpinned and pinned), tokio (multi-thread and current-thread) and
 //! `smol`. After the tables it prints the goals (the core's three, from the
-//! unpinned OS threads; the services adapter's two, from the tokio columns:
+//! unpinned OS threads; issue 15's storm goal, G6, from the same threads:
+//! the failure and half-open storms at 2 threads against `failsafe` and the
+//! `Mutex` baseline; the services adapter's two, from the tokio columns:
 //! the `tripword_w64_call_async` and `tripword_w64_call` cells, and
 //! `tripword_w64_tower` against `tower_resilience`) as PASS/MISS from this
 //! run's own numbers, and a `GOALS:` summary line for CI. Writes
@@ -25,8 +27,8 @@ use std::fmt::Write as _;
 use tripword_benches::lab::{Lab, Scenario, Scheduler, Subject as _};
 use tripword_benches::report::{HEADLINE, Row};
 use tripword_benches::subjects::{
-    AtomicPair, Kind, PrivateTripword, TowerResilience, TripwordCall, TripwordCallAsync,
-    TripwordTower,
+    AtomicPair, Failsafe, Kind, MutexBaseline, PrivateTripword, TowerResilience, TripwordCall,
+    TripwordCallAsync, TripwordTower,
 };
 
 fn get<'a>(rows: &'a [Row], sched: &str, scen: &str, imp: &str, threads: usize) -> Option<&'a Row> {
@@ -126,9 +128,52 @@ fn goals(rows: &[Row], widest: usize) -> String {
         }
         _ => out.push_str("GOAL 3 n/a: needs --threads 2 or more\n"),
     }
+    storm_goals(rows, widest, &mut out, &mut compact);
     service_goals(rows, widest, &mut out, &mut compact);
     let _ = writeln!(out, "GOALS: {}", compact.join(", "));
     out
+}
+
+/// Issue 15's goal for the writing scenarios (G6): at 2 threads on OS
+/// threads, in the failure storm and the half-open storm, the headline has
+/// at least 1.5× `failsafe`'s throughput and 2× the `Mutex` baseline's. The
+/// compact line gives the worst of the four ratios against its bar.
+fn storm_goals(rows: &[Row], widest: usize, out: &mut String, compact: &mut Vec<String>) {
+    let os = Scheduler::OsThreads.name();
+    if widest < 2 {
+        out.push_str("GOAL 6 n/a: needs --threads 2 or more\n");
+        return;
+    }
+    let mut worst: Option<(f64, String)> = None;
+    for scenario in [Scenario::FailureStorm, Scenario::HalfOpenStorm] {
+        let scen = scenario.name();
+        let Some(head) = get(rows, os, scen, HEADLINE, 2) else {
+            continue;
+        };
+        for (peer, bar) in [(Failsafe::NAME, 1.5), (MutexBaseline::NAME, 2.0)] {
+            let Some(p) = get(rows, os, scen, peer, 2) else {
+                continue;
+            };
+            let ratio = head.median() / p.median();
+            let _ = writeln!(
+                out,
+                "GOAL 6 {}: {scen}, 2 threads, ≥ {bar}× {peer}: {ratio:.2}× ({:.2} vs {:.2} M calls/s)",
+                verdict(ratio >= bar),
+                head.median() / 1e6,
+                p.median() / 1e6
+            );
+            let margin = ratio / bar;
+            if worst.as_ref().is_none_or(|(m, _)| margin < *m) {
+                worst = Some((margin, format!("{ratio:.2}× {peer} {scen}")));
+            }
+        }
+    }
+    match worst {
+        Some((margin, what)) => compact.push(format!("G6 {} worst {what}", verdict(margin >= 1.0))),
+        None => out.push_str(
+            "GOAL 6 n/a: the storms not measured against failsafe and the Mutex on OS threads\n",
+        ),
+    }
 }
 
 /// The services adapter's two goals, from the tokio columns of this run
