@@ -5,6 +5,9 @@
 #   bash verification/mutants.sh full [-j N]   every mutant of `tripword`
 #   bash verification/mutants.sh diff BASE     only the mutants in core code
 #                                              changed since BASE (CI)
+#   bash verification/mutants.sh std [-j N]    every mutant of `tripword-std`,
+#                                              judged by its own tests with
+#                                              every feature on (one tier)
 #
 # Tier 1 judges every mutant by the core's own tests (`.cargo/mutants-core.toml`,
 # about 7 s a mutant on an idle 2-core machine). Tier 2 judges only what tier 1
@@ -19,11 +22,25 @@
 # successive commits cover different shards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode=${1:?usage: mutants.sh full|diff BASE}
+mode=${1:?usage: mutants.sh full|diff BASE|std}
 shift
 out=${MUTANTS_OUT:-target/mutants}
 rm -rf "$out"
 mkdir -p "$out"
+if [ "$mode" = std ]; then
+  status=0
+  cargo mutants -p tripword-std --all-features --config .cargo/mutants-std.toml \
+    -o "$out/std" "$@" || status=$?
+  case $status in 0 | 2 | 3) ;; *) echo "mutants: tripword-std run failed ($status)"; exit "$status" ;; esac
+  o="$out/std/mutants.out"
+  n() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+  echo "mutants: tripword-std caught $(n "$o/caught.txt"), unviable $(n "$o/unviable.txt"), timeouts $(n "$o/timeout.txt") (detected), missed $(n "$o/missed.txt")" | tee "$out/summary"
+  if [ -s "$o/missed.txt" ]; then
+    cat "$o/missed.txt"
+    exit 2
+  fi
+  exit 0
+fi
 filter=()
 shard=()
 if [ "$mode" = diff ]; then
