@@ -141,9 +141,12 @@ pub type Breaker32<C, O = ()> = Breaker<C, W32, O>;
 #[derive(PartialEq, Eq, Hash)]
 #[must_use = "a ticket must be released; a lost probe ticket blocks the breaker until the probe timeout"]
 pub struct Ticket {
-    // Two machine words, so that `Result<Ticket, Rejected>` is returned in
-    // two registers (the niche of `NonZeroUsize` encodes `Err`, and
-    // `Rejected`, one word, sits where `stamp` does):
+    // Two machine words, so that `Result<Ticket, Rejected>` is two words
+    // too (the niche of `NonZeroUsize` encodes `Err`, and `Rejected`, one
+    // word, sits where `stamp` does). Inlined, as `acquire`'s fast path is,
+    // it lives in registers; returned from an out-of-line call (the slow
+    // paths) rustc 1.95 on x86_64 passes it through memory (`sret`), see
+    // docs/performance.md, "The closed call in a user's hot loop".
     // - `origin`: the word's address, with the probe flag in bit 0 (a word
     //   is at least 4-byte aligned, so that bit is free). A non-probe ticket
     //   of this breaker carries exactly the address, so one compare checks
