@@ -164,6 +164,23 @@ fn outcome(rng: &mut XorShift) -> Outcome {
     [Outcome::Success, Outcome::Failure, Outcome::Ignored][rng.below(3) as usize]
 }
 
+/// `acquire`, holding the ticket if admitted.
+fn acquire<'b, W: Word>(
+    b: &'b Breaker<&'b SlowClock<'b>, W, &'b ThreadRecorder>,
+    held: &mut Held<'b, W>,
+) -> (Op, Res) {
+    let got = b.acquire();
+    let res = Res::Acquired(
+        got.as_ref()
+            .map(|t| (Some(t.counter()), t.is_probe()))
+            .map_err(said),
+    );
+    if let Ok(t) = got {
+        *held = Held::Ticket(t);
+    }
+    (Op::Acquire, res)
+}
+
 /// One thread's run: `ops` random operations, each stamped.
 #[allow(clippy::too_many_arguments)]
 fn run_thread<'b, W: Word>(
@@ -217,18 +234,7 @@ fn run_thread<'b, W: Word>(
                         Res::Released(Some(rel == Release::Recorded)),
                     )
                 }
-                _ => {
-                    let got = b.acquire();
-                    let res = Res::Acquired(
-                        got.as_ref()
-                            .map(|t| (Some(t.counter()), t.is_probe()))
-                            .map_err(said),
-                    );
-                    if let Ok(t) = got {
-                        held = Held::Ticket(t);
-                    }
-                    (Op::Acquire, res)
-                }
+                _ => acquire(b, &mut held),
             }
         } else if holding && (must_finish || r < 45) && rng.below(4) == 0 {
             let h = hint(&mut rng);
@@ -268,16 +274,7 @@ fn run_thread<'b, W: Word>(
             }
         } else if !holding && r < 45 {
             if r < 30 {
-                let got = b.acquire();
-                let res = Res::Acquired(
-                    got.as_ref()
-                        .map(|t| (Some(t.counter()), t.is_probe()))
-                        .map_err(said),
-                );
-                if let Ok(t) = got {
-                    held = Held::Ticket(t);
-                }
-                (Op::Acquire, res)
+                acquire(b, &mut held)
             } else {
                 let got = b.permit();
                 let res = Res::Acquired(got.as_ref().map(|p| (None, p.is_probe())).map_err(said));
