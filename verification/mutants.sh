@@ -8,6 +8,9 @@
 #   bash verification/mutants.sh std [-j N]    every mutant of `tripword-std`,
 #                                              judged by its own tests with
 #                                              every feature on (one tier)
+#   bash verification/mutants.sh redis [-j N]  every mutant of `tripword-redis`,
+#                                              judged by its own tests (they
+#                                              start redis-server; one tier)
 #
 # Tier 1 judges every mutant by the core's own tests (`.cargo/mutants-core.toml`,
 # about 7 s a mutant on an idle 2-core machine). Tier 2 judges only what tier 1
@@ -22,19 +25,24 @@
 # successive commits cover different shards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode=${1:?usage: mutants.sh full|diff BASE|std}
+mode=${1:?usage: mutants.sh full|diff BASE|std|redis}
 shift
 out=${MUTANTS_OUT:-target/mutants}
 rm -rf "$out"
 mkdir -p "$out"
-if [ "$mode" = std ]; then
+if [ "$mode" = std ] || [ "$mode" = redis ]; then
+  # One tier: the adapter's own tests judge its mutants.
+  case $mode in
+    std) pkg=tripword-std features=(--all-features) ;;
+    redis) pkg=tripword-redis features=() ;;
+  esac
   status=0
-  cargo mutants -p tripword-std --all-features --config .cargo/mutants-std.toml \
-    -o "$out/std" "$@" || status=$?
-  case $status in 0 | 2 | 3) ;; *) echo "mutants: tripword-std run failed ($status)"; exit "$status" ;; esac
-  o="$out/std/mutants.out"
+  cargo mutants -p "$pkg" "${features[@]}" --config ".cargo/mutants-$mode.toml" \
+    -o "$out/$mode" "$@" || status=$?
+  case $status in 0 | 2 | 3) ;; *) echo "mutants: $pkg run failed ($status)"; exit "$status" ;; esac
+  o="$out/$mode/mutants.out"
   n() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
-  echo "mutants: tripword-std caught $(n "$o/caught.txt"), unviable $(n "$o/unviable.txt"), timeouts $(n "$o/timeout.txt") (detected), missed $(n "$o/missed.txt")" | tee "$out/summary"
+  echo "mutants: $pkg caught $(n "$o/caught.txt"), unviable $(n "$o/unviable.txt"), timeouts $(n "$o/timeout.txt") (detected), missed $(n "$o/missed.txt")" | tee "$out/summary"
   if [ -s "$o/missed.txt" ]; then
     cat "$o/missed.txt"
     exit 2
