@@ -486,6 +486,17 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
                 let next = stamp | (calls << b.calls_shift()) | failures;
                 match cell.compare_exchange(W::from_u64(current), W::from_u64(next)) {
                     Ok(()) => return Some(epoch),
+                    // Lost to another writer: on 64-bit targets wait and
+                    // read again, as the failure count does (docs/design.md,
+                    // "Backoff in the failure count").
+                    #[cfg(target_pointer_width = "64")]
+                    Err(CasError::Changed(seen)) => {
+                        current = crate::breaker::backoff(W::from_u64(current), seen, || {
+                            W::from_u64(load::<W>(cell))
+                        })
+                        .into();
+                    }
+                    #[cfg(not(target_pointer_width = "64"))]
                     Err(CasError::Changed(seen)) => current = seen.into(),
                     Err(CasError::Cell(never)) => match never {},
                 }
