@@ -2558,3 +2558,466 @@ fn storm_counts_every_failure_w64() {
 fn storm_counts_every_failure_w32() {
     storm_counts_every_failure::<W32>(W32::LAYOUT.max_failures());
 }
+
+// ---------------------------------------------------------------------------
+// Mutants found by the full run of session 6 (issue 16): each test pins a
+// boundary or a value that a surviving mutant changed.
+
+/// An admission the slow path makes into `Closed` (here: a corrupt word,
+/// repaired to `Closed` and admitted, I8) is an ordinary admission, not a
+/// probe; only the admission that elects the probe of a half-open breaker
+/// is one. Pins the guard `tag_of(raw) == TAG_PROBING` of `acquire_from`
+/// (with `true`, the repaired word's ticket would claim to be a probe) and
+/// `Permit::is_probe` (with `true`, every permit would).
+fn closed_admissions_are_not_probes<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(&clock, seed_config());
+    // The closed fast path.
+    let p = b.permit().expect("closed admits");
+    assert!(!p.is_probe());
+    assert_eq!(p.success(), Release::Recorded);
+    // The slow path, into a repaired `Closed` word: tag 7 is no state.
+    poke(&b, W::from_u64(0b111));
+    let t = b.acquire().expect("a corrupt word fails open");
+    assert_eq!(b.status(), Status::Closed);
+    assert!(!t.is_probe(), "a repaired word admits no probe");
+    assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    poke(&b, W::from_u64(0b111));
+    let p = b.permit().expect("a corrupt word fails open");
+    assert!(!p.is_probe(), "a repaired word admits no probe");
+    assert_eq!(p.success(), Release::Recorded);
+    // The probe is one, as a ticket and as a permit.
+    trip(&b);
+    clock.advance(100);
+    let p = b.permit().expect("the probe");
+    assert!(p.is_probe());
+    assert_eq!(p.success(), Release::Recorded);
+    assert_eq!(b.status(), Status::Closed);
+}
+
+#[test]
+fn closed_admissions_are_not_probes_both_widths() {
+    closed_admissions_are_not_probes::<W64>();
+    closed_admissions_are_not_probes::<W32>();
+}
+
+/// The time the `fn() -> u64` clock below reads: a test that sets it is the
+/// only one that uses it.
+static FN_CLOCK_TICKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn fn_clock_ticks() -> u64 {
+    FN_CLOCK_TICKS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A plain function is a clock that reads what the function returns (not a
+/// constant): a breaker on one trips at the function's time and probes
+/// exactly `open_for` ticks later, on both widths. Pins `<impl Clock for
+/// fn() -> u64>::now` (with `0` or `1` the breaker's time would stand still
+/// and it would never probe).
+#[test]
+fn fn_clock_reads_the_function() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let clock: fn() -> u64 = fn_clock_ticks;
+    FN_CLOCK_TICKS.store(1_000_000, Relaxed);
+    assert_eq!(Clock::now(&clock), 1_000_000);
+    FN_CLOCK_TICKS.store(7, Relaxed);
+    assert_eq!(Clock::now(&clock), 7);
+
+    fn check<W: Word>(clock: fn() -> u64) {
+        FN_CLOCK_TICKS.store(1_000_000, Relaxed);
+        let b = Breaker::<fn() -> u64, W>::from_parts(valid(seed_config()), clock, ());
+        for _ in 0..3 {
+            b.release(b.acquire().unwrap(), Outcome::Failure);
+        }
+        assert_eq!(b.status(), Status::Open);
+        FN_CLOCK_TICKS.store(1_000_099, Relaxed);
+        assert_eq!(refusal(b.acquire()), (Cause::Open, Some(1)));
+        FN_CLOCK_TICKS.store(1_000_100, Relaxed);
+        assert!(b.acquire().expect("open time elapsed").is_probe());
+    }
+    check::<W64>(clock);
+    check::<W32>(clock);
+}
+
+/// `W32`'s longest duration: `((max_units - 1) << max_shift) + 1` ticks
+/// (the most whose units fit half the ring at the largest shift).
+const W32_LONGEST: u64 = (((1 << 14) - 1) << 17) + 1;
+
+/// `open_for` and `probe_timeout` are at most `2^60` ticks (room for the
+/// unit arithmetic): `W64` takes `2^60` itself and refuses `2^60 + 1` with
+/// that range; `W32`, whose own limit is far lower, refuses `2^60` with its
+/// own limit and `2^60 + 1` with `2^60`. Pins both `> max` tests of
+/// `check_layout` (with `==` the value above is let through, with `>=` the
+/// limit itself is refused).
+#[test]
+fn durations_up_to_2_pow_60_ticks() {
+    let max = 1u64 << 60;
+    let err = |field, value, max| ConfigError {
+        field,
+        value,
+        min: 1,
+        max,
+    };
+    let w64 = Config::new().open_for(max).check::<W64>().unwrap();
+    assert_eq!((w64.open_for(), w64.time_shift()), (max, 28));
+    let w64 = Config::new().probe_timeout(max).check::<W64>().unwrap();
+    assert_eq!((w64.probe_timeout(), w64.time_shift()), (max, 28));
+    assert_eq!(
+        Config::new().open_for(max + 1).check::<W64>(),
+        Err(err(Field::OpenFor, max + 1, max))
+    );
+    assert_eq!(
+        Config::new().probe_timeout(max + 1).check::<W64>(),
+        Err(err(Field::ProbeTimeout, max + 1, max))
+    );
+    assert_eq!(
+        Config::new().open_for(max).check::<W32>(),
+        Err(err(Field::OpenFor, max, W32_LONGEST))
+    );
+    assert_eq!(
+        Config::new().probe_timeout(max).check::<W32>(),
+        Err(err(Field::ProbeTimeout, max, W32_LONGEST))
+    );
+    assert_eq!(
+        Config::new().open_for(max + 1).check::<W32>(),
+        Err(err(Field::OpenFor, max + 1, max))
+    );
+    assert_eq!(
+        Config::new().probe_timeout(max + 1).check::<W32>(),
+        Err(err(Field::ProbeTimeout, max + 1, max))
+    );
+}
+
+/// `W32`'s longest duration is exactly `((2^14 - 1) << 17) + 1` ticks
+/// (2 147 352 577): taken as an open time or a probe timeout, refused one
+/// tick above with that maximum. When both are too long and equal, the
+/// error names `open_for` (the first field), and a backoff cap equal to a
+/// too-long `open_for` does not take the blame either. Pins
+/// `longest_allowed`'s `+ 1` (with `- 1` or `* 1` the limit is lower) and
+/// the strict `>` of "which field is the longest" (with `>=` a tie moves
+/// the error to the later field).
+#[test]
+fn w32_longest_duration_and_the_field_it_names() {
+    let l = W32_LONGEST;
+    assert_eq!(l, 2_147_352_577);
+    let err = |field, value, min| ConfigError {
+        field,
+        value,
+        min,
+        max: l,
+    };
+    let open = Config::new().open_for(l).check::<W32>().unwrap();
+    assert_eq!((open.open_for(), open.time_shift()), (l, 17));
+    let probe = Config::new().probe_timeout(l).check::<W32>().unwrap();
+    assert_eq!((probe.probe_timeout(), probe.time_shift()), (l, 17));
+    assert_eq!(
+        Config::new().open_for(l + 1).check::<W32>(),
+        Err(err(Field::OpenFor, l + 1, 1))
+    );
+    assert_eq!(
+        Config::new().probe_timeout(l + 1).check::<W32>(),
+        Err(err(Field::ProbeTimeout, l + 1, 1))
+    );
+    assert_eq!(
+        Config::new()
+            .open_for(l + 1)
+            .probe_timeout(l + 1)
+            .check::<W32>(),
+        Err(err(Field::OpenFor, l + 1, 1))
+    );
+    assert_eq!(
+        Config::new()
+            .open_for(l + 1)
+            .exponential_backoff(l + 1)
+            .check::<W32>(),
+        Err(err(Field::OpenFor, l + 1, 1))
+    );
+}
+
+/// A backoff cap longer than every other duration is the longest one: on
+/// `W32` a reachable cap above the width's longest duration is refused as
+/// the cap, with its own range (`open_for..=` the longest, so `min` is
+/// `open_for`, not 1), and the message says so; on `W64` (no such limit
+/// below `2^60`) the cap alone sets the time shift. Pins `cap > longest` in
+/// `check_layout` (with `==` or `<` the cap is never the longest) and the
+/// `Field::BackoffCap` arm of the reported minimum.
+#[test]
+fn backoff_cap_is_the_longest_duration() {
+    let err = Config::new()
+        .open_for(1 << 20)
+        .exponential_backoff(1 << 32)
+        .check::<W32>()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ConfigError {
+            field: Field::BackoffCap,
+            value: 1 << 32,
+            min: 1 << 20,
+            max: W32_LONGEST,
+        }
+    );
+    assert_eq!(
+        std::format!("{err}"),
+        "exponential_backoff cap = 4294967296 is out of range 1048576..=2147352577 ticks"
+    );
+    // W64: 2^60 ticks need 28-bit units (2^34 of them fit the ring, at
+    // most 2^33 per duration); `open_for` alone would need none.
+    let v = Config::new()
+        .open_for(1 << 30)
+        .exponential_backoff(1 << 60)
+        .horizon(0)
+        .check::<W64>()
+        .unwrap();
+    assert_eq!(v.time_shift(), 28);
+    assert_eq!(v.open_duration(31), 1 << 60);
+    assert_eq!(
+        Config::new()
+            .open_for(1 << 30)
+            .horizon(0)
+            .check::<W64>()
+            .unwrap()
+            .time_shift(),
+        0
+    );
+}
+
+/// The backoff cap's range is `open_for..=min(open_for * 2^(max_trips -
+/// 1), 2^60)`: a cap equal to `open_for` is a fixed open time, one below
+/// is refused; above `2^60 / 2^(max_trips - 1)` (`2^30` on `W64`, `2^46` on
+/// `W32`) the reachable cap is `2^60`, not the shifted `open_for`. Pins
+/// `cap < open_for` (with `<=` a cap equal to it is refused) and the
+/// overflow guard `open_for > (max >> doublings)` (with `==`, a base one
+/// above the guard shifts to more than `2^60` and a cap above `2^60` gets
+/// through).
+#[test]
+fn backoff_cap_range_bounds() {
+    for (doublings, one_above) in [(30u32, (1u64 << 30) + 1), (14, (1 << 46) + 1)] {
+        let check = |c: Config| {
+            if doublings == 30 {
+                c.check::<W64>().map(|v| v.backoff_cap())
+            } else {
+                c.check::<W32>().map(|v| v.backoff_cap())
+            }
+        };
+        let cap =
+            |open: u64, cap: u64| check(Config::new().open_for(open).exponential_backoff(cap));
+        assert_eq!(cap(100, 100), Ok(Some(100)));
+        assert_eq!(
+            cap(100, 99),
+            Err(ConfigError {
+                field: Field::BackoffCap,
+                value: 99,
+                min: 100,
+                max: 100 << doublings,
+            })
+        );
+        assert_eq!(
+            cap(100, (100 << doublings) + 1),
+            Err(ConfigError {
+                field: Field::BackoffCap,
+                value: (100 << doublings) + 1,
+                min: 100,
+                max: 100 << doublings,
+            })
+        );
+        // One above the guard: the reachable cap is 2^60 exactly.
+        assert_eq!(
+            cap(one_above, (1 << 60) + 1),
+            Err(ConfigError {
+                field: Field::BackoffCap,
+                value: (1 << 60) + 1,
+                min: one_above,
+                max: 1 << 60,
+            })
+        );
+    }
+    // W64 takes the cap of 2^60 over a base one above the guard.
+    let v = Config::new()
+        .open_for((1 << 30) + 1)
+        .exponential_backoff(1 << 60)
+        .check::<W64>()
+        .unwrap();
+    assert_eq!(v.open_duration(2), (1 << 31) + 2);
+    assert_eq!(v.open_duration(31), 1 << 60);
+}
+
+/// A backoff cap equal to `open_for` is a fixed open time: it never grows,
+/// on either width, whatever the trip count. Pins `cap < open_for` of
+/// `check_layout` (with `<=` that cap is refused).
+#[test]
+fn backoff_cap_equal_to_open_for_is_fixed() {
+    for trips in [0, 1, 2, 15, 31, 100] {
+        let v = Config::new()
+            .open_for(100)
+            .exponential_backoff(100)
+            .horizon(0);
+        assert_eq!(v.check::<W64>().unwrap().open_duration(trips), 100);
+        assert_eq!(v.check::<W32>().unwrap().open_duration(trips), 100);
+    }
+}
+
+/// The backed-off open time is `min(open_for * 2^(k-1), cap)` exactly, also
+/// when the cap is not a power-of-two multiple of `open_for`: with
+/// `open_for` 100 and cap 201, the second trip opens for 200 (not the cap:
+/// `201 >> 1 == 100` is the tie of the overflow guard), the third for 201.
+/// `jittered_open_duration` with no jitter, at `s = 0`, is the same. Pins
+/// `open_for > (cap >> doublings)` of `open_duration` (with `>=` the tie
+/// gives the cap) and the doubling of `jittered_open_duration` (`open <<
+/// (trips - 1)`, and `cap < doubled`).
+fn backoff_is_exact_below_an_odd_cap<W: Word>() {
+    let v = valid::<W>(
+        Config::new()
+            .open_for(100)
+            .exponential_backoff(201)
+            .horizon(0),
+    );
+    assert_eq!(v.time_shift(), 0);
+    let max = W::LAYOUT.max_trips();
+    for (trips, d) in [
+        (0, 100),
+        (1, 100),
+        (2, 200),
+        (3, 201),
+        (4, 201),
+        (max, 201),
+        (max + 1, 201),
+    ] {
+        assert_eq!(v.open_duration(trips), d, "trips {trips}");
+        #[cfg(feature = "jitter")]
+        assert_eq!(v.jittered_open_duration(5, trips), d, "trips {trips}");
+    }
+    // And where the cap is a power-of-two multiple: 100, 200, 400, 800.
+    let v = valid::<W>(
+        Config::new()
+            .open_for(100)
+            .exponential_backoff(800)
+            .horizon(0),
+    );
+    for (trips, d) in [(1, 100), (2, 200), (3, 400), (4, 800), (5, 800)] {
+        assert_eq!(v.open_duration(trips), d, "trips {trips}");
+        #[cfg(feature = "jitter")]
+        assert_eq!(v.jittered_open_duration(5, trips), d, "trips {trips}");
+    }
+}
+
+#[test]
+fn backoff_is_exact_below_an_odd_cap_both_widths() {
+    backoff_is_exact_below_an_odd_cap::<W64>();
+    backoff_is_exact_below_an_odd_cap::<W32>();
+}
+
+/// `ValidConfig` equality is the config's: equal configs compare equal,
+/// configs differing in one field do not. Its `Debug` names the config and
+/// the derived time shift. `horizon()` is the one set, or the width's
+/// default (an hour: 3 600 000 000 ticks for `W64`, 3 600 000 for `W32`).
+/// Pins `<impl PartialEq for ValidConfig<W>>::eq`, its `Debug` and
+/// `ValidConfig::horizon` (with `true`, an empty `Debug`, `0` or `1`).
+#[test]
+fn valid_config_equality_debug_and_horizon() {
+    let a = valid::<W64>(Config::new());
+    assert_eq!(a, valid::<W64>(Config::new()));
+    assert_ne!(a, valid::<W64>(Config::new().open_for(999)));
+    assert_ne!(a, valid::<W64>(Config::new().horizon(0)));
+    let w32 = valid::<W32>(Config::new());
+    assert_eq!(
+        std::format!("{w32:?}"),
+        std::format!(
+            "ValidConfig {{ config: {:?}, time_shift: 7 }}",
+            Config::new()
+        )
+    );
+    assert_eq!(
+        std::format!("{a:?}"),
+        std::format!(
+            "ValidConfig {{ config: {:?}, time_shift: 0 }}",
+            Config::new()
+        )
+    );
+    assert_eq!(a.horizon(), 3_600_000_000);
+    assert_eq!(w32.horizon(), 3_600_000);
+    assert_eq!(
+        valid::<W64>(Config::new().horizon(12_345)).horizon(),
+        12_345
+    );
+    assert_eq!(valid::<W32>(Config::new().horizon(0)).horizon(), 0);
+}
+
+/// A run-time open time (`failure_for`, `force_open_for`) is taken in
+/// units of `2^s` ticks and clamped to half the ring: at `s = 7` (W32 at
+/// its default horizon, W64 at a horizon of `2^40` ticks) 1 000 ticks are
+/// 9 units, and the clamp is `max_units << 7` ticks (`longest_hint`).
+/// Through the breaker: a `force_open_for(1000)` rejects until the ninth
+/// unit after the call's. Pins the clamp test `ticks >= max << shift` of
+/// `hint_units` and `longest_hint` (with `>>` for `<<`, almost every time
+/// would be clamped, and the longest hint would be 2^7 times too short).
+fn hints_in_units<W: Word>(config: Config) {
+    let v = valid::<W>(config);
+    assert_eq!(v.time_shift(), 7);
+    let max = W::LAYOUT.max_units();
+    assert_eq!(v.longest_hint(), max << 7);
+    assert_eq!(v.hint_units(1_000), 9);
+    assert_eq!(v.hint_units((max << 7) - 1), max);
+    assert_eq!(v.hint_units(max << 7), max);
+    assert_eq!(v.hint_units(u64::MAX), max);
+    let clock = ManualClock::new(0);
+    let b = Breaker::<&ManualClock, W>::from_parts(v, &clock, ());
+    b.force_open_for(1_000);
+    clock.set(9 * 128 - 1);
+    assert_eq!(refusal(b.acquire()), (Cause::Open, Some(1)));
+    clock.set(9 * 128);
+    assert!(b.acquire().expect("the hint elapsed").is_probe());
+}
+
+#[test]
+fn hints_in_units_both_widths() {
+    hints_in_units::<W64>(Config::new().horizon(1 << 40));
+    hints_in_units::<W32>(Config::new());
+}
+
+/// The messages `ValidConfig::new` panics with (a compile error in a
+/// `const`) name the field, one per field. Pins `ConfigError::message`.
+#[test]
+fn config_error_messages_name_the_field() {
+    let message = |field| {
+        ConfigError {
+            field,
+            value: 0,
+            min: 1,
+            max: 1,
+        }
+        .message()
+    };
+    assert_eq!(
+        message(Field::FailureThreshold),
+        "tripword: failure_threshold is out of range for this word width"
+    );
+    assert_eq!(
+        message(Field::OpenFor),
+        "tripword: open_for is out of range for this word width"
+    );
+    assert_eq!(
+        message(Field::BackoffCap),
+        "tripword: exponential_backoff cap is out of range (open_for..=open_for * 2^(max trips - 1))"
+    );
+    assert_eq!(
+        message(Field::ProbeTimeout),
+        "tripword: probe_timeout is out of range for this word width"
+    );
+    assert_eq!(
+        message(Field::Horizon),
+        "tripword: horizon plus the longest duration does not fit the word"
+    );
+    assert_eq!(
+        message(Field::FailureRate),
+        "tripword: failure_rate is out of range 1..=100 percent"
+    );
+    assert_eq!(
+        message(Field::MinimumCalls),
+        "tripword: minimum_calls is out of range for this word width's bucket counts"
+    );
+    assert_eq!(
+        message(Field::Window),
+        "tripword: window is out of range (at least one tick per bucket)"
+    );
+}
