@@ -378,3 +378,43 @@ fn call_error_display_source_and_accessors() {
         "circuit open: call not admitted (retry after 100 ticks)"
     );
 }
+
+/// A fallback's `Rejection` is the core's `Rejected` typed by the clock:
+/// it compares, prints and debugs exactly as that `Rejected` does, and two
+/// rejections with another cause or wait differ (mutation testing found
+/// these untested, issue 16).
+#[test]
+fn rejection_compares_and_prints_as_the_core_rejection() {
+    use tripword_std::Rejection;
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(1), &clock);
+    let _ = b.call(|| Err::<(), _>(()));
+    clock.advance(25);
+    let seen = std::cell::Cell::new(None);
+    let _ = b.call_or_else(
+        || Ok::<_, ()>(()),
+        |open| {
+            seen.set(Some(open));
+            Ok(())
+        },
+    );
+    let open: Rejection<&ManualClock> = seen.take().expect("the fallback ran");
+    let core = open.rejected();
+    assert_eq!(open, Rejection::new(core));
+    assert_eq!(format!("{open:?}"), format!("{core:?}"));
+    assert_eq!(open.to_string(), core.to_string());
+    assert!(!open.to_string().is_empty());
+    // Five ticks later the wait is shorter: another rejection.
+    clock.advance(5);
+    let _ = b.call_or_else(
+        || Ok::<_, ()>(()),
+        |later| {
+            seen.set(Some(later));
+            Ok(())
+        },
+    );
+    let later = seen.take().expect("the fallback ran");
+    assert_eq!(later.cause(), Cause::Open);
+    assert_ne!(open, later);
+    assert_ne!(format!("{open:?}"), format!("{later:?}"));
+}
