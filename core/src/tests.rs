@@ -3021,3 +3021,25 @@ fn config_error_messages_name_the_field() {
         "tripword: window is out of range (at least one tick per bucket)"
     );
 }
+
+/// `OnTransition` hands every transition to its closure, once (mutation
+/// testing found it covered only by a doctest that prints, issue 16).
+#[test]
+fn on_transition_calls_the_closure_with_each_transition() {
+    let seen = RefCell::new(Vec::new());
+    let clock = ManualClock::new(0);
+    let b = Breaker::<&ManualClock, W64, _>::from_parts(
+        valid(Config::new().failure_threshold(1).open_for(10)),
+        &clock,
+        OnTransition(|t: Transition| seen.borrow_mut().push((t.from, t.to, t.counter))),
+    );
+    b.force_open();
+    b.force_close();
+    assert_eq!(
+        *seen.borrow(),
+        [
+            (Status::Closed, Status::Open, 1),
+            (Status::Open, Status::Closed, 2)
+        ]
+    );
+}
