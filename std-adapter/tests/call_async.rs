@@ -587,3 +587,64 @@ fn call_async_records_the_futures_outcome_not_its_creation() {
     assert_eq!(now(call), Err(CallError::Inner("the request failed")));
     assert_eq!(b.status(), Status::Open);
 }
+
+/// `slow_after_ticks(n)` is a threshold of exactly `n` ticks: a success
+/// that took `n` ticks is a success, one that took `n + 1` a failure.
+/// Mutation testing found the threshold's value unpinned (a threshold of 0
+/// or 1 tick survived, issue 16).
+#[test]
+fn slow_after_ticks_is_exactly_that_many_ticks() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(1), &clock);
+    let policy = CallPolicy::new().slow_after_ticks(10);
+    let took = |ticks| {
+        let clock = &clock;
+        move || {
+            clock.advance(ticks);
+            Ok::<_, ()>(())
+        }
+    };
+    assert_eq!(b.call_with(&policy, took(10)), Ok(()));
+    assert_eq!(b.status(), Status::Closed, "10 ticks: not slow");
+    let slow_10 = took(10);
+    assert_eq!(
+        now(b.call_async_with(&policy, async move { slow_10() })),
+        Ok(())
+    );
+    assert_eq!(b.status(), Status::Closed, "10 ticks, async: not slow");
+    assert_eq!(b.call_with(&policy, took(11)), Ok(()));
+    assert_eq!(b.status(), Status::Open, "11 ticks: slow, a failure");
+}
+
+/// A `CallAsync`'s `Debug` shows whether it was admitted, whether its
+/// future still runs, and its rejection. Mutation testing found it
+/// untested (an empty `fmt` survived, issue 16).
+#[test]
+fn call_async_debug_shows_admission_and_rejection() {
+    let clock = ManualClock::new(0);
+    let b = Breaker::new(config(1), &clock);
+    let mut call = pin!(b.call_async(twice(Err::<(), _>("down"))));
+    assert_eq!(
+        format!("{call:?}"),
+        "CallAsync { admitted: true, running: true, rejected: None, .. }"
+    );
+    assert!(poll_once(call.as_mut()).is_pending());
+    assert_eq!(
+        poll_once(call.as_mut()),
+        Poll::Ready(Err(CallError::Inner("down")))
+    );
+    assert_eq!(
+        format!("{call:?}"),
+        "CallAsync { admitted: true, running: false, rejected: None, .. }"
+    );
+    assert_eq!(b.status(), Status::Open);
+    let rejected = b.call_async(ready(Ok::<_, ()>(1)));
+    let shown = format!("{rejected:?}");
+    assert!(
+        shown.starts_with(
+            "CallAsync { admitted: false, running: false, rejected: Some(Rejected { cause: Open"
+        ),
+        "{shown}"
+    );
+    assert!(shown.ends_with(".. }"), "{shown}");
+}

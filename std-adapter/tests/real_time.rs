@@ -158,3 +158,51 @@ fn millis_clock_on_the_32_bit_word() {
     assert_eq!(b.call(|| Ok::<_, ()>(())), Ok(()));
     assert_eq!(b.status(), Status::Closed);
 }
+
+/// Milliseconds of the `coarsetime` clock read directly, without touching
+/// its cache: the source `CoarseClock` documents.
+#[cfg(feature = "coarsetime")]
+fn coarse_millis() -> u64 {
+    let t = coarsetime::Instant::now_without_cache_update().as_ticks();
+    coarsetime::Duration::from_ticks(t).as_millis()
+}
+
+/// `CoarseClock` reads the coarse monotonic clock in milliseconds: a reading
+/// lies between two direct readings of that clock taken before and after it
+/// (true however long the thread is descheduled between them), and is
+/// neither 0 nor 1 (the clock counts from boot). Mutation testing found the
+/// reading unpinned (a `now` returning 0 or 1 survived, issue 16).
+#[cfg(feature = "coarsetime")]
+#[test]
+fn coarse_clock_reads_the_coarse_monotonic_milliseconds() {
+    use tripword_std::clock::CoarseClock;
+    let before = coarse_millis();
+    let reading = CoarseClock.now();
+    let after = coarse_millis();
+    assert!(reading > 1, "{reading}");
+    assert!(
+        before <= reading && reading <= after,
+        "{before} {reading} {after}"
+    );
+}
+
+/// `RecentClock` reads the `coarsetime` cache in milliseconds: just after
+/// an update, a reading lies between direct readings taken before the
+/// update and after the reading (nothing else in this test binary updates
+/// the cache, so no stale value can be stored in between; descheduling only
+/// widens the interval), and is neither 0 nor 1. Mutation testing found the
+/// reading unpinned (a `now` returning 0 or 1 survived, issue 16).
+#[cfg(feature = "coarsetime")]
+#[test]
+fn recent_clock_reads_the_updated_coarse_milliseconds() {
+    use tripword_std::clock::RecentClock;
+    let before = coarse_millis();
+    coarsetime::Instant::update();
+    let reading = RecentClock.now();
+    let after = coarse_millis();
+    assert!(reading > 1, "{reading}");
+    assert!(
+        before <= reading && reading <= after,
+        "{before} {reading} {after}"
+    );
+}

@@ -198,3 +198,22 @@ fn local_handles_follow_the_registry() {
         std::ptr::from_ref(r.get("a").breaker())
     ));
 }
+
+/// An `Entry`'s `Debug` shows its key and its breaker (state and config).
+/// Mutation testing found it untested (an empty `fmt` survived, issue 16).
+#[test]
+fn entry_debug_shows_the_key_and_the_breaker() {
+    let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    let entry = r.get("db");
+    let shown = format!("{entry:?}");
+    assert!(
+        shown.starts_with("Entry { key: \"db\", breaker: Breaker { word: "),
+        "{shown}"
+    );
+    assert!(shown.contains("config: "), "{shown}");
+    assert!(shown.contains("Closed"), "{shown}");
+    entry.force_open();
+    let shown = format!("{entry:?}");
+    assert!(shown.contains("Open"), "{shown}");
+    assert!(shown.ends_with('}'), "{shown}");
+}

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use tripword::clock::ManualClock;
 use tripword::{Breaker, Clock, Config, Field, Outcome, Status, W32, W64, Word};
-use tripword_std::clock::{RealClock, duration_to_ticks, span_to_ticks, ticks_to_duration};
+use tripword_std::clock::{
+    ManualTime, RealClock, duration_to_ticks, span_to_ticks, ticks_to_duration,
+};
 use tripword_std::{MillisBreaker, MillisClock, MonotonicClock, Settings, StdBreaker};
 
 const US: Duration = Duration::from_micros(1);
@@ -475,4 +477,39 @@ fn a_static_breaker_on_the_real_clock() {
             |t| STATIC_BREAKER.release(t, Outcome::Success) == tripword::Release::Recorded
         )
     );
+}
+
+/// `ticks_to_duration` saturates only past `u64::MAX` whole seconds: a
+/// product of exactly `u64::MAX` s keeps its zero nanoseconds rather than
+/// becoming `Duration::MAX` (`u64::MAX` s and 999 999 999 ns). Mutation
+/// testing found the boundary unpinned (`>` as `>=`, issue 16).
+#[test]
+fn ticks_to_duration_saturates_only_past_the_last_whole_second() {
+    let s = Duration::from_secs(1);
+    assert_eq!(
+        ticks_to_duration(u64::MAX, s),
+        Duration::from_secs(u64::MAX)
+    );
+    assert_ne!(ticks_to_duration(u64::MAX, s), Duration::MAX);
+    assert_eq!(
+        ticks_to_duration(u64::MAX, s + NS),
+        Duration::MAX,
+        "one nanosecond a tick more: past the last second"
+    );
+}
+
+/// `ManualTime::set_ticks` sets the reading, forwards and backwards, and
+/// `advance` goes on from there. Mutation testing found it untested (a
+/// `set_ticks` that does nothing survived, issue 16).
+#[test]
+fn manual_time_set_ticks_sets_the_reading() {
+    let clock = ManualTime::new();
+    clock.set_ticks(7_000);
+    assert_eq!(clock.now(), 7_000);
+    clock.advance(MS);
+    assert_eq!(clock.now(), 8_000);
+    clock.set_ticks(5);
+    assert_eq!(clock.now(), 5, "backwards too");
+    clock.advance_ticks(1);
+    assert_eq!(clock.now(), 6);
 }

@@ -426,3 +426,30 @@ async fn a_static_breaker_on_any_clock() {
         "circuit open: call not admitted (retry after 1000 ticks)"
     );
 }
+
+/// `RetryAfterClassifier` honours `Retry-After` on a 5xx and on a 429 only:
+/// a 429 with one is a failure for that long (without one, ignored as a
+/// 4xx), a 2xx or another 4xx with one is what its status says. Mutation
+/// testing found the 429 test unpinned (`==` as `!=`, issue 16).
+#[test]
+fn retry_after_counts_on_a_429_and_a_5xx_only() {
+    use tripword_std::classify::{Classify, Verdict};
+    let classify = |status: u16, retry_after: Option<&str>| {
+        let mut response = Response::builder().status(status);
+        if let Some(value) = retry_after {
+            response = response.header("retry-after", value);
+        }
+        let result = Ok::<_, Infallible>(response.body(()).unwrap());
+        RetryAfterClassifier.classify(&result)
+    };
+    let seven = Verdict::FailureFor(Duration::from_secs(7));
+    assert_eq!(classify(429, Some("7")), seven);
+    assert_eq!(classify(429, None), Verdict::Ignored);
+    assert_eq!(classify(429, Some("0")), Verdict::Ignored, "zero: no wait");
+    assert_eq!(classify(503, Some("7")), seven);
+    assert_eq!(classify(503, None), Verdict::Failure);
+    assert_eq!(classify(200, Some("7")), Verdict::Success);
+    assert_eq!(classify(404, Some("7")), Verdict::Ignored);
+    assert_eq!(classify(428, Some("7")), Verdict::Ignored);
+    assert_eq!(classify(430, Some("7")), Verdict::Ignored);
+}
