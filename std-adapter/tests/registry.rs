@@ -217,3 +217,165 @@ fn entry_debug_shows_the_key_and_the_breaker() {
     assert!(shown.contains("Open"), "{shown}");
     assert!(shown.ends_with('}'), "{shown}");
 }
+
+/// The accessors: `capacity` is the bound given (at least 1; 1024 by
+/// default), `is_empty` is false once a key is made, `config` is the
+/// template, and `for_each` visits every entry once. Mutation testing
+/// found them untested (`capacity` as 0 or 1, `is_empty` as `true`, a
+/// default `config`, an empty `for_each` survived, issue 16).
+#[test]
+fn accessors_report_the_bound_the_template_and_every_entry() {
+    let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    assert_eq!(r.capacity(), tripword_std::registry::DEFAULT_CAPACITY);
+    assert_eq!(r.capacity(), 1024);
+    assert_eq!(r.config().config(), config().config());
+    assert_eq!(
+        (r.config().failure_threshold(), r.config().open_for()),
+        (1, 100)
+    );
+    assert!(r.is_empty());
+    let mut seen = Vec::new();
+    r.for_each(|e| seen.push(e.key().clone()));
+    assert!(seen.is_empty());
+    for k in ["a", "b", "c"] {
+        r.with(k, |_| ());
+    }
+    assert!(!r.is_empty());
+    r.with("b", |b| b.force_open());
+    let mut seen = Vec::new();
+    r.for_each(|e| seen.push((e.key().clone(), e.status())));
+    seen.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(
+        seen,
+        [
+            ("a".to_string(), Status::Closed),
+            ("b".to_string(), Status::Open),
+            ("c".to_string(), Status::Closed)
+        ]
+    );
+    let small = Registry::from_parts(config(), &CLOCK, |_: &u32| ()).with_capacity(3);
+    assert_eq!(small.capacity(), 3);
+    let least = Registry::from_parts(config(), &CLOCK, |_: &u32| ()).with_capacity(0);
+    assert_eq!(least.capacity(), 1);
+    least.with(&1, |_| ());
+    least.with(&2, |_| ());
+    assert_eq!(least.len(), 1);
+    assert!(least.peek(&2).is_some());
+}
+
+/// `evict_idle` on an empty registry evicts nothing (and does not
+/// underflow sizing the swept copy). Mutation testing found it untested
+/// (`current.len() - 1` in `swept` survived, issue 16).
+#[test]
+fn evicting_from_an_empty_registry_evicts_nothing() {
+    let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    assert_eq!(r.evict_idle(), 0);
+    assert_eq!(r.evict_idle(), 0);
+    assert!(r.is_empty());
+    r.with("a", |_| ());
+    assert_eq!(r.evict_idle(), 0);
+    assert_eq!(r.evict_idle(), 1);
+    assert!(r.is_empty());
+    assert_eq!(r.evict_idle(), 0);
+}
+
+/// A sweep that evicts nothing leaves the map as it was: its generation
+/// (shown by a `Local` handle's `Debug`) does not move, so no thread's or
+/// handle's snapshot goes stale. Mutation testing found it untested
+/// (`evicted >= 0`, republishing an unchanged map, survived, issue 16).
+#[test]
+fn a_sweep_that_evicts_nothing_publishes_nothing() {
+    let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+    let mut local = r.local();
+    assert_eq!(format!("{local:?}"), "Local { generation: 0, .. }");
+    local.with("a", |_| ()); // made: generation 1
+    assert_eq!(format!("{local:?}"), "Local { generation: 1, .. }");
+    assert_eq!(r.evict_idle(), 0); // "a" used in the period that ended
+    local.with("a", |_| ());
+    assert_eq!(format!("{local:?}"), "Local { generation: 1, .. }");
+    assert_eq!(r.evict_idle(), 0); // "a" used in the period that ended
+    assert_eq!(r.evict_idle(), 1); // idle a whole period: generation 2
+    local.with("b", |_| ()); // made: generation 3
+    assert_eq!(format!("{local:?}"), "Local { generation: 3, .. }");
+}
+
+/// A `Local` handle's `Debug` shows the generation of its snapshot, and a
+/// `Registry`'s its size, bound and template config. Mutation testing
+/// found them untested (empty `fmt`s survived, issue 16).
+#[test]
+fn local_and_registry_debug_show_their_state() {
+    let r: Registry<String, (), &ManualClock> =
+        Registry::from_parts(config(), &CLOCK, |_| ()).with_capacity(7);
+    r.with("a", |_| ());
+    r.with("b", |_| ());
+    let shown = format!("{r:?}");
+    assert!(
+        shown.starts_with("Registry { len: 2, capacity: 7, config: "),
+        "{shown}"
+    );
+    assert!(shown.contains("failure_threshold: 1"), "{shown}");
+    assert!(shown.contains("open_for: 100"), "{shown}");
+    assert!(shown.ends_with(", .. }"), "{shown}");
+    let mut local = r.local();
+    assert_eq!(format!("{local:?}"), "Local { generation: 2, .. }");
+    local.with("c", |_| ());
+    assert_eq!(format!("{local:?}"), "Local { generation: 3, .. }");
+}
+
+/// A thread keeps its snapshot of a registry while it uses others, and
+/// drops it at that registry's next refresh: seen through an evicted
+/// entry, which the thread's stale snapshot keeps alive until then (the
+/// module docs). Run on a fresh thread, whose snapshot list starts empty.
+/// Mutation testing found the list's bookkeeping untested (`remember` as
+/// `()`, and in its filter `c.registry == self.id`, `||` for `&&`,
+/// `strong_count() < 0` or `== 0` survived, issue 16).
+#[test]
+fn a_thread_keeps_one_snapshot_per_registry_until_it_refreshes() {
+    std::thread::spawn(|| {
+        let a: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+        let b: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+        a.with("x", |_| ()); // made: generation 1
+        let x = Arc::downgrade(&a.get("x")); // a refresh: this thread keeps generation 1
+        assert_eq!((a.evict_idle(), a.evict_idle()), (0, 1));
+        assert!(a.peek("x").is_none());
+        // Evicted, but this thread's snapshot of `a` still holds it.
+        assert!(
+            x.upgrade().is_some(),
+            "the thread's snapshot of `a` is kept"
+        );
+        b.with("y", |_| ()); // a refresh of `b`'s snapshot keeps `a`'s
+        b.with("y", |_| ());
+        assert!(x.upgrade().is_some(), "using `b` keeps the snapshot of `a`");
+        // `a`'s next refresh replaces its stale snapshot: the entry goes.
+        a.with("z", |_| ());
+        assert!(
+            x.upgrade().is_none(),
+            "the stale snapshot of `a` is dropped"
+        );
+    })
+    .join()
+    .unwrap();
+}
+
+/// The snapshot a thread keeps of a registry dropped since goes at the
+/// thread's next refresh of any registry, with the entries it held.
+/// Mutation testing found it untested (`remember` as `()`, and in its
+/// filter `||` for `&&`, `>=` or `==` for `>` survived, issue 16).
+#[test]
+fn a_dropped_registrys_snapshot_goes_at_the_next_refresh() {
+    std::thread::spawn(|| {
+        let a: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+        a.with("x", |_| ()); // made: generation 1
+        let x = Arc::downgrade(&a.get("x")); // a refresh: this thread keeps generation 1
+        drop(a);
+        assert!(
+            x.upgrade().is_some(),
+            "the thread's snapshot of `a` is kept"
+        );
+        let b: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+        b.with("y", |_| ());
+        assert!(x.upgrade().is_none(), "dropped at the next refresh");
+    })
+    .join()
+    .unwrap();
+}

@@ -513,3 +513,29 @@ fn manual_time_set_ticks_sets_the_reading() {
     clock.advance_ticks(1);
     assert_eq!(clock.now(), 6);
 }
+
+/// An error's longest duration (what a horizon error names) is the longest
+/// of open time, probe timeout and backoff cap: a cap below `open_for`
+/// does not shorten it, so the error is the one without the cap. Mutation
+/// testing found it untested (the guard `cap > open_for` as `true`
+/// survived, issue 16).
+#[test]
+fn a_backoff_cap_below_open_for_leaves_the_longest_duration() {
+    let s = Settings::new()
+        .failure_threshold(0)
+        .open_for(Duration::from_millis(100))
+        .probe_timeout(Duration::from_millis(10));
+    let without = s.config::<MonotonicClock, W64>().unwrap_err();
+    let below = s
+        .exponential_backoff(Duration::from_millis(50))
+        .config::<MonotonicClock, W64>()
+        .unwrap_err();
+    assert_eq!(below.field(), Field::FailureThreshold);
+    assert!(format!("{below:?}").contains("longest: 100ms"), "{below:?}");
+    assert_eq!(below, without);
+    let above = s
+        .exponential_backoff(Duration::from_millis(300))
+        .config::<MonotonicClock, W64>()
+        .unwrap_err();
+    assert!(format!("{above:?}").contains("longest: 300ms"), "{above:?}");
+}
