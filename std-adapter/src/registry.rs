@@ -39,8 +39,9 @@
 //! and the alternatives.
 //!
 //! A thread's cached snapshot keeps that snapshot's entries alive until
-//! the thread next refreshes it or uses another registry (at most 8 are
-//! kept per thread; those of dropped registries go at the next refresh).
+//! the thread next refreshes that registry's snapshot. A thread keeps one
+//! snapshot per registry it uses, at most 8 (past that the oldest goes);
+//! those of dropped registries go at its next refresh of any registry.
 //!
 //! # Idle keys and the bound
 //! Each lookup marks its entry with the current *sweep epoch* (a load, and
