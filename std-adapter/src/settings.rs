@@ -771,3 +771,34 @@ impl std::error::Error for SettingsError {
         Some(&self.error)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `shortest_at_least(n, tick)` is the shortest duration that
+    /// [`duration_to_ticks`] takes to `n` ticks or more: it reaches `n`, and
+    /// one nanosecond less does not. The core's ranges start at 1 tick today,
+    /// so only this test reaches the `n - 2` arm; mutation testing found it
+    /// unpinned (`-` as `+` and as `/`, issue 16).
+    #[test]
+    fn shortest_at_least_is_the_shortest_duration_reaching_that_many_ticks() {
+        let ms = Duration::from_millis(1);
+        assert_eq!(shortest_at_least(5, ms), Duration::from_nanos(3_000_001));
+        for tick in [Duration::from_nanos(1), Duration::from_micros(1), ms] {
+            assert_eq!(shortest_at_least(0, tick), Duration::ZERO);
+            for n in 1..=20 {
+                let d = shortest_at_least(n, tick);
+                assert!(
+                    duration_to_ticks(d, tick) >= n,
+                    "{n} ticks of {tick:?}: {d:?}"
+                );
+                let less = d - Duration::from_nanos(1);
+                assert!(
+                    duration_to_ticks(less, tick) < n,
+                    "{n} ticks of {tick:?}: {d:?}"
+                );
+            }
+        }
+    }
+}

@@ -207,3 +207,43 @@ async fn tasks_racing_for_the_probe_elect_exactly_one() {
     assert_eq!(ran.load(Ordering::SeqCst), 1);
     assert_eq!(b.status(), Status::Closed);
 }
+
+/// An error with a source, as a client library's would be.
+#[derive(Debug)]
+struct Refused(std::io::Error);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection refused")
+    }
+}
+
+impl std::error::Error for Refused {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// `TimeoutError`'s accessors tell the two cases apart: an inner error is
+/// not elapsed and comes back out, and its `source` is the inner error's
+/// own (the inner error is what `Display` shows); an elapsed deadline has
+/// neither. Mutation testing found them unpinned (`is_elapsed` as `true`,
+/// `into_inner` and `source` as `None`, issue 16).
+#[test]
+fn timeout_error_tells_the_deadline_from_the_inner_error() {
+    use std::error::Error;
+    let inner = TimeoutError::Inner(Refused(std::io::Error::other("reset by peer")));
+    assert!(!inner.is_elapsed());
+    assert_eq!(inner.to_string(), "connection refused");
+    assert_eq!(
+        inner.source().map(|s| s.to_string()).as_deref(),
+        Some("reset by peer")
+    );
+    let Refused(cause) = inner.into_inner().expect("the inner error");
+    assert_eq!(cause.to_string(), "reset by peer");
+
+    let elapsed = TimeoutError::<Refused>::Elapsed(Duration::from_secs(1));
+    assert!(elapsed.is_elapsed());
+    assert!(elapsed.source().is_none());
+    assert!(elapsed.into_inner().is_none());
+}

@@ -279,3 +279,14 @@ fn every_metric_is_described_with_its_unit() {
     assert!(described.contains_key(names::STATUS));
     assert_eq!(described.len(), 5);
 }
+
+/// `name` gives the breaker's name, the one its series are labelled with.
+/// Mutation testing found it unpinned (`""` and `"xyzzy"` survived,
+/// issue 16).
+#[test]
+fn the_name_is_the_label() {
+    let recorder = Recording::new();
+    let o = metrics::with_local_recorder(&recorder, || MetricsObserver::new("payments"));
+    assert_eq!(o.name(), "payments");
+    assert_eq!(state(&read(&recorder), o.name()), [1.0, 0.0, 0.0, 0.0]);
+}

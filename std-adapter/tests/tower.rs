@@ -453,3 +453,86 @@ fn retry_after_counts_on_a_429_and_a_5xx_only() {
     assert_eq!(classify(428, Some("7")), Verdict::Ignored);
     assert_eq!(classify(430, Some("7")), Verdict::Ignored);
 }
+
+/// A service whose readiness the test sets: each `poll_ready` takes the next
+/// answer (ready when none is left); `call` echoes its request.
+struct Readiness(std::collections::VecDeque<std::task::Poll<Result<(), &'static str>>>);
+
+impl Service<u32> for Readiness {
+    type Response = u32;
+    type Error = &'static str;
+    type Future = std::future::Ready<Result<u32, &'static str>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), &'static str>> {
+        self.0.pop_front().unwrap_or(std::task::Poll::Ready(Ok(())))
+    }
+
+    fn call(&mut self, n: u32) -> Self::Future {
+        std::future::ready(Ok(n))
+    }
+}
+
+/// One `poll_ready`, whatever it answers.
+async fn poll_ready_once<S: Service<u32>>(svc: &mut S) -> std::task::Poll<Result<(), S::Error>> {
+    std::future::poll_fn(|cx| std::task::Poll::Ready(svc.poll_ready(cx))).await
+}
+
+/// `BreakerService::poll_ready` is the inner service's readiness: pending
+/// while it is, its error as `BreakerError::Inner` (not counted: the
+/// breaker stays closed), ready when it is. Mutation testing found it
+/// unpinned (an always-ready `poll_ready` survived, issue 16).
+#[tokio::test]
+async fn readiness_is_the_inner_services() {
+    use std::task::Poll;
+    let (b, _clock) = breaker(1);
+    let answers = [Poll::Pending, Poll::Ready(Err("overloaded"))];
+    let mut svc = ServiceBuilder::new()
+        .layer(BreakerLayer::new(b.clone()).classify(OkOrFailure))
+        .service(Readiness(answers.into()));
+    assert_eq!(poll_ready_once(&mut svc).await, Poll::Pending);
+    assert_eq!(
+        poll_ready_once(&mut svc).await,
+        Poll::Ready(Err(BreakerError::Inner("overloaded")))
+    );
+    assert_eq!(
+        b.status(),
+        Status::Closed,
+        "a readiness error is not counted"
+    );
+    assert_eq!(poll_ready_once(&mut svc).await, Poll::Ready(Ok(())));
+    assert_eq!(svc.call(7).await, Ok(7));
+}
+
+/// `BreakerError`'s accessors tell a rejection from the inner service's
+/// error, and a `ResponseFuture` shows the call it wraps. Mutation testing
+/// found them unpinned (`is_open` as `true`, `inner` and `into_inner` as
+/// `None`, an empty `Debug`, issue 16).
+#[tokio::test]
+async fn breaker_errors_tell_a_rejection_from_the_inner_error() {
+    let (b, _clock) = breaker(1);
+    let echo = service_fn(|n: u32| async move { if n == 0 { Err("zero") } else { Ok(n) } });
+    let mut svc = ServiceBuilder::new()
+        .layer(BreakerLayer::new(b.clone()).classify(OkOrFailure))
+        .service(echo);
+
+    let future = svc.ready().await.unwrap().call(0);
+    assert_eq!(
+        format!("{future:?}"),
+        "CallAsync { admitted: true, running: true, rejected: None, .. }"
+    );
+    let inner = future.await.unwrap_err();
+    assert!(!inner.is_open());
+    assert_eq!(inner.rejected(), None);
+    assert_eq!(inner.inner(), Some(&"zero"));
+    assert_eq!(inner.into_inner(), Some("zero"));
+
+    assert_eq!(b.status(), Status::Open);
+    let open = svc.ready().await.unwrap().call(7).await.unwrap_err();
+    assert!(open.is_open());
+    assert_eq!(open.cause(), Some(Cause::Open));
+    assert_eq!(open.inner(), None);
+    assert_eq!(open.into_inner(), None);
+}

@@ -168,3 +168,39 @@ fn an_info_filter_keeps_the_transitions_only() {
     let levels: Vec<Level> = catch.take().iter().map(|s| s.level).collect();
     assert_eq!(levels, [Level::WARN, Level::INFO]);
 }
+
+/// A corrupt word (spec I8), met by the next admission, is one `ERROR`
+/// event with the raw word and the counter the repaired word starts at.
+/// The word is loaded through the core's hidden `__verification`
+/// constructor, as a stray write or retained RAM would leave it. Mutation
+/// testing found the event unpinned (an empty `on_corrupt_word` survived,
+/// issue 16).
+#[test]
+fn a_corrupt_word_is_an_error_event() {
+    let catch = Catch::default();
+    let subscriber = tracing_subscriber::registry().with(catch.clone());
+    let clock = ManualClock::new(0);
+    let config = Config::new().failure_threshold(1).check::<W64>().unwrap();
+    // State bits 0b111 are no state; counter 12.
+    let garbage: u64 = 0b111 | (12 << 3);
+    let b = tripword::__verification::breaker_with_word(
+        config,
+        &clock,
+        TracingObserver::new("ledger"),
+        garbage,
+    );
+    tracing::subscriber::with_default(subscriber, || {
+        let t = b.acquire().expect("a corrupt word fails open");
+        b.release(t, Outcome::Success);
+    });
+    let seen = catch.take();
+    let errors: Vec<&Seen> = seen.iter().filter(|s| s.level == Level::ERROR).collect();
+    assert_eq!(errors.len(), 1, "{seen:#?}");
+    let e = errors[0];
+    assert_eq!(e.message(), "corrupt breaker word replaced by closed");
+    assert_eq!(e.target, "tripword");
+    assert_eq!(
+        (field(e, "breaker"), field(e, "raw"), field(e, "counter")),
+        ("ledger", "103", "13")
+    );
+}
