@@ -77,8 +77,15 @@ if [ "$mode" = diff ]; then
     shard=(--shard "$k/$shards")
   fi
 fi
+# MUTANTS_RE: only the mutants whose names match it (tier 1 picks them;
+# tier 2 judges what tier 1 left): re-judging a run's survivors on a later
+# commit.
+select=()
+if [ -n "${MUTANTS_RE:-}" ]; then
+  select=(-F "$MUTANTS_RE")
+fi
 status=0
-cargo mutants -p tripword --features jitter,heapless --config .cargo/mutants-core.toml "${filter[@]}" "${shard[@]}" \
+cargo mutants -p tripword --features jitter,heapless --config .cargo/mutants-core.toml "${filter[@]}" "${shard[@]}" "${select[@]}" \
   --cargo-test-arg=--lib --cargo-test-arg=--tests -o "$out/t1" "$@" || status=$?
 t1="$out/t1/mutants.out"
 # 0: all caught; 2: some missed; 3: some timed out. Anything else is a failure
