@@ -30,9 +30,10 @@ impl core::fmt::Display for Cause {
 /// The call was not admitted: the breaker is open, forced open, or probing.
 /// The protected function must not run.
 ///
-/// One machine word (the cause in two bits, the wait in the rest), so that
-/// `Result<Ticket, Rejected>` comes back in two registers; built from the
-/// units the decision found left, so a rejection costs a few instructions.
+/// One machine word (the cause in two bits, the wait in the rest, which
+/// saturates at `usize::MAX >> 2` ticks), so that `Result<Ticket, Rejected>`
+/// is two words; built from the units the decision found left, so a
+/// rejection costs a few instructions.
 ///
 /// ```
 /// use tripword::{Breaker, Cause, Config, Outcome};

@@ -3043,3 +3043,103 @@ fn on_transition_calls_the_closure_with_each_transition() {
         ]
     );
 }
+
+/// `Rejected::at` gives the rejection a word makes at a reading, as the
+/// breaker's own admission does: the wait left for a timed word (`Open`,
+/// `Probing`), none for the operator's hold (mutation testing found the
+/// timed/untimed branch untested, issue 16).
+#[test]
+fn rejected_at_is_what_the_breaker_rejects_with() {
+    let clock = ManualClock::new(1_000);
+    let b = breaker::<W64>(&clock, Config::new().failure_threshold(1).open_for(100));
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    clock.advance(30);
+    let word: u64 = b.load();
+    let at = Rejected::at(b.config(), word, clock.now());
+    assert_eq!((at.cause(), at.retry_after()), (Cause::Open, Some(70)));
+    assert_eq!(at, b.acquire().unwrap_err());
+    b.force_open();
+    let word: u64 = b.load();
+    let at = Rejected::at(b.config(), word, clock.now());
+    assert_eq!((at.cause(), at.retry_after()), (Cause::ForcedOpen, None));
+    assert_eq!(at, b.acquire().unwrap_err());
+}
+
+/// The wait a `Rejected` carries saturates at `usize::MAX >> 2` ticks (the
+/// word's bits less the cause's two), instead of losing its top bits
+/// (mutation testing: the bound shifted the wrong way went unnoticed,
+/// issue 16).
+#[test]
+fn rejected_wait_saturates() {
+    let most = (usize::MAX >> 2) as u64;
+    let open = W64::LAYOUT.open(0, 0, 1);
+    for (wait, kept) in [
+        (0, 0),
+        (most - 1, most - 1),
+        (most, most),
+        (most + 1, most),
+        (u64::MAX, most),
+    ] {
+        let r = Rejected::waiting(open, wait);
+        assert_eq!(
+            (r.cause(), r.retry_after()),
+            (Cause::Open, Some(kept)),
+            "{wait}"
+        );
+    }
+}
+
+/// `Transition` and `Corruption` print what they say (mutation testing:
+/// their `Display` was untested, issue 16).
+#[test]
+fn transition_and_corruption_display() {
+    let t = Transition {
+        from: Status::Closed,
+        to: Status::Open,
+        counter: 7,
+        forced: true,
+    };
+    assert_eq!(t.to_string(), "closed -> open (forced, counter 7)");
+    let t = Transition { forced: false, ..t };
+    assert_eq!(t.to_string(), "closed -> open (counter 7)");
+    assert_eq!(
+        crate::word::Corruption::UnknownTag(6).to_string(),
+        "corrupt breaker word: unknown state tag 6"
+    );
+    assert_eq!(
+        crate::word::Corruption::StrayBits.to_string(),
+        "corrupt breaker word: bits its state does not use are set"
+    );
+}
+
+/// `force_open_for` on a timed word keeps the trips so far for the backoff
+/// of the open time after it, as a trip would; from `Closed` it counts one
+/// (mutation testing: "keep the trips" was untested, issue 16).
+#[test]
+fn force_open_for_keeps_the_trips_for_the_backoff() {
+    force_open_for_keeps_trips::<W64>();
+    force_open_for_keeps_trips::<W32>();
+}
+
+fn force_open_for_keeps_trips<W: Word>() {
+    let clock = ManualClock::new(0);
+    let b = breaker::<W>(
+        &clock,
+        Config::new()
+            .failure_threshold(1)
+            .open_for(10)
+            .probe_timeout(5)
+            .exponential_backoff(1_000)
+            .horizon(0),
+    );
+    b.release(b.acquire().unwrap(), Outcome::Failure); // trip 1: open 10
+    clock.advance(10);
+    let probe = b.acquire().unwrap();
+    b.release(probe, Outcome::Failure); // trip 2: open 20
+    assert_eq!(b.acquire().unwrap_err().retry_after(), Some(20));
+    b.force_open_for(5); // held 5 ticks; trips stay 2
+    clock.advance(5);
+    let probe = b.acquire().unwrap();
+    b.release(probe, Outcome::Failure); // trip 3: open 40
+    assert_eq!(b.acquire().unwrap_err().retry_after(), Some(40));
+}

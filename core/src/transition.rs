@@ -473,13 +473,14 @@ fn decide_valid<W: Word>(
         Event::ForceOpen | Event::ForceClose => false,
     };
     let now = if needs_time { now() } else { 0 };
-    let left = if timed && needs_time {
-        units_left(l, config, w, now)
-    } else {
-        0
-    };
-    if timed && needs_time && left == 0 {
-        w = l.half_open(l.next_counter(counter_of(l, w)), l.trips_of(w));
+    // The units still to wait, which only a timed word's rejection reads;
+    // none left: the word has lapsed to `HalfOpen` first.
+    let mut left = 0;
+    if timed && needs_time {
+        left = units_left(l, config, w, now);
+        if left == 0 {
+            w = l.half_open(l.next_counter(counter_of(l, w)), l.trips_of(w));
+        }
     }
     let stamp = l.units_of(now, config.time_shift());
 
