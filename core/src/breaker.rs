@@ -28,7 +28,8 @@ use core::num::NonZeroUsize;
 /// exchange to another writer, before it reads the word again: about 0.4 µs
 /// on the machine it was measured on (`docs/design.md`, "Backoff in the
 /// failure count").
-#[cfg(target_pointer_width = "64")]
+// Not under loom, whose models keep the reread and leave out the wait.
+#[cfg(all(target_pointer_width = "64", not(tripword_loom)))]
 pub(crate) const BACKOFF_SPINS: u32 = 16;
 
 /// The word a failure's count retries from after
