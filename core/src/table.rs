@@ -102,7 +102,7 @@ impl<K, B, const N: usize> BreakerTable<K, B, N> {
 
 /// Builds a [`BreakerTable`] in a `const` or `static`: one breaker per key,
 /// each made by the closure-like body from its key, so that its observer can
-/// carry the key (see `log::TransitionLog`, feature `heapless`, with the
+/// carry the key (see `log::TransitionLog`, with the
 /// `heapless` feature).
 ///
 /// ```
