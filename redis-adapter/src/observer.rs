@@ -67,3 +67,14 @@ impl<F: Fn(Transition, Scope) + Send + Sync + 'static> Observer for OnTransition
         (self.0)(transition, scope)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_print() {
+        assert_eq!(Mode::Shared.to_string(), "shared");
+        assert_eq!(Mode::Local.to_string(), "local");
+    }
+}

@@ -252,6 +252,41 @@ mod tests {
     }
 
     #[test]
+    fn the_cell_loads_swaps_and_counts_its_round_trips() {
+        let Some(server) = crate::server::tests::server() else {
+            return;
+        };
+        let client = redis::Client::open(server.url()).unwrap();
+        let mut con = client
+            .get_connection_with_timeout(Duration::from_secs(5))
+            .unwrap();
+        let _: () = redis::cmd("SET")
+            .arg("k")
+            .arg(12_345)
+            .query(&mut con)
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let cell = RemoteCell::new(&mut con, "k", "", deadline, &crate::time::Monotonic);
+        assert_eq!(cell.round_trips(), 0);
+        assert_eq!(cell.load().unwrap(), 12_345);
+        assert_eq!(cell.round_trips(), 1);
+        let (t, _) = cell.latest().unwrap();
+        assert_eq!(cell.now(), t, "the time that came with the word");
+        assert_eq!(cell.round_trips(), 1);
+        assert!(cell.now() >= t, "a TIME round trip");
+        assert_eq!(cell.round_trips(), 2);
+        assert!(cell.take_failure().is_none());
+        assert!(cell.compare_exchange(12_345, 12_346).is_ok());
+        assert_eq!(cell.round_trips(), 3);
+        assert!(matches!(
+            cell.compare_exchange(1, 2),
+            Err(CasError::Changed(12_346))
+        ));
+        assert_eq!(cell.round_trips(), 4);
+        assert_eq!(cell.fetch().unwrap().0, 12_346);
+    }
+
+    #[test]
     fn unreadable_words_are_corrupt() {
         assert_eq!(parse_word("42"), 42);
         assert_eq!(parse_word("garbage"), CORRUPT);

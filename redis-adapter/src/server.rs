@@ -19,7 +19,12 @@ pub fn binary() -> String {
 
 /// Whether the binary can be run.
 pub fn available() -> bool {
-    Command::new(binary())
+    runs(&binary())
+}
+
+/// Whether `binary --version` runs and succeeds.
+fn runs(binary: &str) -> bool {
+    Command::new(binary)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -62,10 +67,15 @@ impl RedisServer {
     /// # Errors
     /// When the binary cannot be started or never answers.
     pub fn start_on(port: u16) -> io::Result<RedisServer> {
+        RedisServer::launch(&binary(), port, Duration::from_secs(20))
+    }
+
+    /// Starts `binary` on `port` and waits up to `wait` for `PONG`.
+    fn launch(binary: &str, port: u16, wait: Duration) -> io::Result<RedisServer> {
         let dir =
             std::env::temp_dir().join(format!("tripword-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
-        let child = Command::new(binary())
+        let child = Command::new(binary)
             .args(["--port", &port.to_string()])
             .args(["--bind", "127.0.0.1"])
             .args(["--save", ""])
@@ -82,7 +92,7 @@ impl RedisServer {
             port,
             dir,
         };
-        let until = Instant::now() + Duration::from_secs(20);
+        let until = Instant::now() + wait;
         loop {
             if server.ping() {
                 return Ok(server);
@@ -94,7 +104,9 @@ impl RedisServer {
                 return Err(io::Error::other(format!("redis-server exited: {status}")));
             }
             if Instant::now() > until {
-                return Err(io::Error::other("redis-server did not answer within 20 s"));
+                return Err(io::Error::other(format!(
+                    "redis-server did not answer within {wait:?}"
+                )));
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -185,5 +197,162 @@ impl Drop for RedisServer {
         if !self.dir.as_os_str().is_empty() {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// A fresh server, or `None` (skipped) when the binary is absent and
+    /// `TRIPWORD_REDIS_REQUIRE` is not set.
+    pub(crate) fn server() -> Option<RedisServer> {
+        if !available() {
+            assert!(
+                std::env::var_os("TRIPWORD_REDIS_REQUIRE").is_none(),
+                "`{}` is not runnable and TRIPWORD_REDIS_REQUIRE is set",
+                binary()
+            );
+            return None;
+        }
+        Some(RedisServer::start().expect("start redis-server"))
+    }
+
+    /// Run as a child process by the test below, with the environment it is
+    /// about; in a normal run it checks nothing.
+    #[test]
+    fn environment_child() {
+        let Ok(expect) = std::env::var("TRIPWORD_REDIS_TEST_EXPECT") else {
+            return;
+        };
+        let (bin, runnable) = expect.split_once('|').unwrap();
+        assert_eq!(binary(), bin);
+        assert_eq!(available(), runnable == "yes");
+    }
+
+    #[test]
+    fn the_binary_comes_from_the_environment() {
+        let empty = std::env::temp_dir().join(format!("tripword-empty-{}", std::process::id()));
+        std::fs::create_dir_all(&empty).unwrap();
+        let cases: [(Option<&str>, &str); 3] = [
+            (
+                Some("/nonexistent/redis-server"),
+                "/nonexistent/redis-server|no",
+            ),
+            (Some("true"), "true|yes"),
+            (None, "redis-server|no"),
+        ];
+        for (var, expect) in cases {
+            let mut child = Command::new(std::env::current_exe().unwrap());
+            child
+                .args(["--exact", "server::tests::environment_child", "--quiet"])
+                .env("TRIPWORD_REDIS_TEST_EXPECT", expect)
+                // No redis-server on the child's PATH (`true` is found by path).
+                .env(
+                    "PATH",
+                    if var == Some("true") {
+                        "/bin:/usr/bin"
+                    } else {
+                        empty.to_str().unwrap()
+                    },
+                )
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            match var {
+                Some(v) => child.env("TRIPWORD_REDIS_SERVER", v),
+                None => child.env_remove("TRIPWORD_REDIS_SERVER"),
+            };
+            assert!(child.status().unwrap().success(), "case {expect}");
+        }
+        let _ = std::fs::remove_dir(&empty);
+    }
+
+    /// A listener on a free port that answers each connection with `reply`
+    /// after reading the request (`None`: closes without a word).
+    fn fake(reply: Option<&'static [u8]>) -> RedisServer {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                let Ok(mut s) = s else { return };
+                let mut buf = [0u8; 6];
+                let _ = s.read_exact(&mut buf);
+                if let Some(r) = reply {
+                    let _ = s.write_all(r);
+                }
+            }
+        });
+        RedisServer {
+            child: None,
+            port,
+            dir: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn ping_wants_pong() {
+        assert!(fake(Some(b"+PONG\r\n")).ping());
+        assert!(!fake(Some(b"+PANG\r\n")).ping(), "another answer");
+        assert!(!fake(None).ping(), "no answer");
+        let nobody = {
+            let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+            l.local_addr().unwrap().port()
+        };
+        assert!(
+            !RedisServer {
+                child: None,
+                port: nobody,
+                dir: PathBuf::new()
+            }
+            .ping(),
+            "nobody listening"
+        );
+    }
+
+    #[test]
+    fn a_server_that_never_answers_is_given_up_and_killed() {
+        let dir = std::env::temp_dir().join(format!("tripword-mute-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mute = dir.join("mute-server");
+        std::fs::write(&mute, "#!/bin/sh\nexec sleep 30\n").unwrap();
+        let chmod = Command::new("chmod")
+            .arg("755")
+            .arg(&mute)
+            .status()
+            .unwrap();
+        assert!(chmod.success());
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let e = RedisServer::launch(mute.to_str().unwrap(), port, Duration::from_millis(200))
+            .unwrap_err();
+        assert!(e.to_string().contains("did not answer within 200ms"), "{e}");
+        let e = RedisServer::launch("false", port, Duration::from_secs(20)).unwrap_err();
+        assert!(e.to_string().starts_with("redis-server exited"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_dropped_server_is_gone_with_its_folder() {
+        let Some(server) = server() else { return };
+        assert_eq!(
+            server.url(),
+            format!("redis://127.0.0.1:{}/", server.port())
+        );
+        assert!(server.ping());
+        let pid = server.pid().unwrap();
+        let dir = server.dir.clone();
+        assert!(dir.is_dir());
+        drop(server);
+        let proc = format!("/proc/{pid}");
+        let alive = Path::new(&proc).exists();
+        if alive {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        assert!(!alive, "redis-server {pid} outlived its handle");
+        assert!(!dir.exists(), "{} left behind", dir.display());
     }
 }

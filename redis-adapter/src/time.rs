@@ -114,11 +114,20 @@ mod tests {
         e.sample(1_000_000, 10);
         assert_eq!(e.at(10, 100), Some(1_000_000));
         assert_eq!(e.at(60, 100), Some(1_000_050));
+        assert_eq!(e.at(110, 100), Some(1_000_100), "exactly max_age old");
         assert_eq!(e.at(111, 100), None, "older than max_age");
         assert_eq!(e.at(9, 100), None, "the local clock went back");
         // A local clock skewed by any amount gives the same estimate.
         e.sample(1_000_000, 10 + 3_000_000);
         assert_eq!(e.at(60 + 3_000_000, 100), Some(1_000_050));
+    }
+
+    #[test]
+    fn the_monotonic_clock_advances() {
+        let a = Monotonic.micros();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = Monotonic.micros();
+        assert!(b >= a + 2_000, "{a} then {b}");
     }
 
     #[test]

@@ -57,6 +57,10 @@ fn one_trip_reaches_every_instance_by_pubsub() {
             eventually(LONG, || b.status() == Status::Open),
             "every mirror learns of the trip"
         );
+        assert!(
+            eventually(LONG, || b.stats().published >= 1),
+            "the change is published to every instance"
+        );
         let why = b.acquire().expect_err("open fleet-wide");
         assert_eq!(why.cause(), Cause::Open);
         assert!(why.retry_after().unwrap() <= 60_000_000);

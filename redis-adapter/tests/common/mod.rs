@@ -117,3 +117,116 @@ pub fn raw(server: &RedisServer) -> redis::Connection {
 pub fn stored(server: &RedisServer, key: &str) -> Option<String> {
     redis::cmd("GET").arg(key).query(&mut raw(server)).unwrap()
 }
+
+/// An instance clock the test sets: estimates of the server's time move only
+/// when the test moves it (a frozen clock keeps the last sample's estimate
+/// valid for as long as the test needs).
+#[derive(Clone, Debug)]
+pub struct ManualLocal(pub std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl ManualLocal {
+    pub fn new(at: u64) -> ManualLocal {
+        ManualLocal(std::sync::Arc::new(std::sync::atomic::AtomicU64::new(at)))
+    }
+    pub fn advance(&self, micros: u64) {
+        self.0
+            .fetch_add(micros, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl tripword_redis::LocalClock for ManualLocal {
+    fn micros(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The server's `TIME` in microseconds.
+pub fn server_now(server: &RedisServer) -> u64 {
+    let (s, us): (u64, u64) = redis::cmd("TIME").query(&mut raw(server)).unwrap();
+    s * 1_000_000 + us
+}
+
+/// A TCP proxy in front of a redis-server that answers a `TIME` command with
+/// an error while `fail_time` is set, and forwards everything else (the Lua
+/// scripts read `TIME` inside the server, untouched). Connections end when
+/// either side closes.
+pub struct FaultProxy {
+    pub port: u16,
+    pub fail_time: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl FaultProxy {
+    pub fn start(server: &RedisServer) -> FaultProxy {
+        use std::net::{Ipv4Addr, TcpListener, TcpStream};
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let target = server.port();
+        let fail_time = Arc::new(AtomicBool::new(false));
+        let fail = fail_time.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(upstream) = TcpStream::connect((Ipv4Addr::LOCALHOST, target)) else {
+                    continue;
+                };
+                let (mut c_read, mut c_write) = (client.try_clone().unwrap(), client);
+                let (mut u_read, mut u_write) = (upstream.try_clone().unwrap(), upstream);
+                let mut c_reply = c_write.try_clone().unwrap();
+                let fail = fail.clone();
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut u_read, &mut c_write);
+                    let _ = c_write.shutdown(std::net::Shutdown::Both);
+                });
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 64 * 1024];
+                    loop {
+                        let n = match std::io::Read::read(&mut c_read, &mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        let request = &buf[..n];
+                        if fail.load(Ordering::SeqCst) && request == b"*1\r\n$4\r\nTIME\r\n" {
+                            if c_reply
+                                .write_all(b"-ERR tripword test: TIME refused\r\n")
+                                .is_err()
+                            {
+                                break;
+                            }
+                        } else if u_write.write_all(request).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = u_write.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        });
+        FaultProxy { port, fail_time }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+/// The clients connected to `server`, not counting the connection that asks.
+pub fn clients(server: &RedisServer) -> usize {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(&mut raw(server))
+        .unwrap();
+    list.lines().count() - 1
+}
+
+/// Connections the server accepted since it started.
+pub fn connections_received(server: &RedisServer) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query(&mut raw(server))
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("total_connections_received:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("INFO stats has total_connections_received")
+}

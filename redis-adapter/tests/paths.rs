@@ -1,0 +1,462 @@
+//! Which operations reach Redis, and how often: the round-trip table of
+//! `docs/distributed.md` checked operation by operation; the local paths
+//! (closed admission, quiet release, rejection before the deadline, stale
+//! ticket) checked to make none; a void time estimate sending the decision
+//! to Redis; a failed clock read storing nothing; the connection pool; the
+//! watcher's pace, its pub/sub, its reaction to a dead connection and its end
+//! with the instance; and the accessors a service reads.
+//!
+//! No assertion depends on the machine's speed: counts are exact where only
+//! the test acts, bounds are upper bounds that a descheduled thread can only
+//! make smaller, and waits are generous limits on something that must happen.
+
+mod common;
+
+use common::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tripword::word::{Snapshot, State};
+use tripword::{Cause, Outcome, Status, Transition, W64, Word};
+use tripword_redis::{Mode, OnTransition, RedisBreaker, Release, Scope};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// Round trips made by calls so far.
+fn trips(b: &RedisBreaker) -> u64 {
+    b.stats().call_round_trips
+}
+
+/// Runs `op` and returns its result with the round trips it made.
+fn counted<T>(b: &RedisBreaker, op: impl FnOnce() -> T) -> (T, u64) {
+    let before = trips(b);
+    let out = op();
+    (out, trips(b) - before)
+}
+
+/// The table of `docs/distributed.md`, "Round trips per operation", one row
+/// at a time, plus the local paths that must make none. The instance's clock
+/// is frozen, so its estimate of the server's time stays valid (and behind
+/// the deadline) for the whole test; the watcher neither refreshes nor
+/// writes; nothing else writes the key: every count is exact.
+#[test]
+fn round_trips_per_operation() {
+    let Some(server) = server() else { return };
+    let clock = ManualLocal::new(1 << 40);
+    let b = builder(&server, "k", config(2, 60_000_000, 60_000_000))
+        .refresh(HOUR)
+        .local_clock(clock.clone())
+        .build()
+        .unwrap();
+    assert_eq!(b.mode(), Mode::Shared);
+
+    let t = b.acquire().unwrap();
+    assert_eq!(
+        counted(&b, || b.release(t, Outcome::Success)),
+        (Release::Recorded, 0)
+    );
+    let t = b.acquire().unwrap();
+    assert_eq!(
+        counted(&b, || b.release(t, Outcome::Ignored)),
+        (Release::Recorded, 0)
+    );
+    let (t, n) = counted(&b, || b.acquire().unwrap());
+    assert_eq!(n, 0, "a closed admission");
+    assert_eq!(
+        counted(&b, || b.release(t, Outcome::Failure)),
+        (Release::Recorded, 1),
+        "a failure below the threshold: the compare-and-set"
+    );
+    let t = b.acquire().unwrap();
+    assert_eq!(
+        counted(&b, || b.release(t, Outcome::Success)),
+        (Release::Recorded, 1),
+        "a success after failures"
+    );
+
+    // Stale tickets: the mirror shows a later counter, settled locally.
+    let old = b.acquire().unwrap();
+    let old_failure = b.acquire().unwrap();
+    assert_eq!(counted(&b, || b.force_close()).1, 2, "force_close");
+    assert_eq!(
+        counted(&b, || b.release(old, Outcome::Success)),
+        (Release::Stale, 0),
+        "a stale success"
+    );
+    assert_eq!(
+        counted(&b, || b.release(old_failure, Outcome::Failure)),
+        (Release::Stale, 0),
+        "a stale failure"
+    );
+
+    // The trip: TIME, then the compare-and-set.
+    let (t1, t2) = (b.acquire().unwrap(), b.acquire().unwrap());
+    assert_eq!(
+        counted(&b, || b.release(t1, Outcome::Failure)),
+        (Release::Recorded, 1)
+    );
+    assert_eq!(
+        counted(&b, || b.release(t2, Outcome::Failure)),
+        (Release::Recorded, 2),
+        "a failure that trips"
+    );
+    assert_eq!(b.status(), Status::Open);
+    let (why, n) = counted(&b, || b.acquire().unwrap_err());
+    assert_eq!(
+        (why.cause(), n),
+        (Cause::Open, 0),
+        "rejected before the deadline"
+    );
+    assert!(why.retry_after().unwrap() <= 60_000_000);
+
+    assert_eq!(counted(&b, || b.force_open()).1, 2, "force_open");
+    let (why, n) = counted(&b, || b.acquire().unwrap_err());
+    assert_eq!((why.cause(), n), (Cause::ForcedOpen, 0));
+    assert_eq!(counted(&b, || b.force_close()).1, 2);
+    assert_eq!(
+        counted(&b, || b.sync().unwrap()),
+        (Status::Closed, 1),
+        "sync"
+    );
+
+    // The probe: a second key, open for 1 ms.
+    let p = builder(&server, "p", config(1, 1_000, 60_000_000))
+        .refresh(HOUR)
+        .local_clock(clock.clone())
+        .build()
+        .unwrap();
+    let t = p.acquire().unwrap();
+    assert_eq!(
+        counted(&p, || p.release(t, Outcome::Failure)),
+        (Release::Recorded, 2)
+    );
+    // The open time passes on the server's clock, and on the estimate.
+    std::thread::sleep(Duration::from_millis(20));
+    clock.advance(1_000_000);
+    let (probe, n) = counted(&p, || p.permit().expect("the open time is over"));
+    assert!(probe.is_probe());
+    assert_eq!(n, 2, "a probe election: load, compare-and-set");
+    assert_eq!(
+        counted(&p, || probe.success()),
+        (Release::Recorded, 2),
+        "a probe result"
+    );
+    assert_eq!(p.status(), Status::Closed);
+    let permit = p.permit().unwrap();
+    assert!(!permit.is_probe(), "a closed admission is no probe");
+    assert_eq!(permit.ignore(), Release::Recorded);
+}
+
+/// With no valid estimate of the server's time (the instance's clock ran
+/// past the sample's age limit, or went back), a mirror that says `Open` is
+/// not trusted to reject: Redis decides, on its own clock.
+#[test]
+fn a_void_estimate_sends_the_decision_to_redis() {
+    let Some(server) = server() else { return };
+    let cfg = config(1, 1_000, 60_000_000);
+    let clock = ManualLocal::new(1 << 40);
+    let b = builder(&server, "k", cfg)
+        .refresh(HOUR)
+        .local_clock(clock.clone())
+        .build()
+        .unwrap();
+    // An `Open` word whose time field is 10 units before the field wraps: at
+    // time 0 (what a decision without an estimate would read) it is still
+    // open; at the server's time its open time (1 ms) has long passed.
+    let l = W64::LAYOUT;
+    let field = |t: u64| (t >> cfg.time_shift()) & l.time_mask();
+    let since = l.time_mask() + 1 - 10;
+    while field(server_now(&server)).wrapping_sub(since) & l.time_mask() < 2_000_000 {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let open = Snapshot {
+        state: State::Open { since, trips: 1 },
+        counter: 1,
+    }
+    .encode::<W64>();
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg(open)
+        .query(&mut raw(&server))
+        .unwrap();
+    b.sync().unwrap();
+    assert_eq!(b.word(), open);
+    // Past the age limit (refresh + operation timeout): no estimate.
+    clock.advance(2 * 3600 * 1_000_000);
+    assert_eq!(b.fleet_now(), None);
+    let (probe, n) = counted(&b, || {
+        b.acquire()
+            .expect("Redis's clock says the open time is over")
+    });
+    assert!(probe.is_probe());
+    assert_eq!(n, 2);
+    assert_eq!(b.release(probe, Outcome::Success), Release::Recorded);
+}
+
+/// A clock read that fails stores nothing: the decision that needed the time
+/// is not made on a made-up time, the outcome is unreported and the instance
+/// falls back to its local breaker.
+#[test]
+fn a_failed_clock_read_stores_nothing() {
+    let Some(server) = server() else { return };
+    let proxy = FaultProxy::start(&server);
+    let b = RedisBreaker::builder(proxy.url(), "k")
+        .config(config(1, 60_000_000, 60_000_000))
+        .op_timeout(Duration::from_millis(500))
+        .refresh(HOUR)
+        .pubsub(false)
+        .build()
+        .unwrap();
+    assert_eq!(b.mode(), Mode::Shared);
+    let t = b.acquire().unwrap();
+    proxy.fail_time.store(true, Ordering::SeqCst);
+    // The failure trips, so it needs the time; TIME is refused.
+    assert_eq!(b.release(t, Outcome::Failure), Release::Unreported);
+    assert_eq!(b.mode(), Mode::Local);
+    assert_eq!(stored(&server, "k"), None, "nothing stored");
+    assert_eq!(b.status(), Status::Open, "the local breaker counted it");
+    proxy.fail_time.store(false, Ordering::SeqCst);
+    assert_eq!(
+        b.sync().unwrap(),
+        Status::Closed,
+        "the shared word is untouched"
+    );
+    assert_eq!(b.mode(), Mode::Shared);
+}
+
+/// Outcomes that cannot reach Redis count in the local breaker (while it is
+/// closed), so an instance cut off mid-call still trips on its own.
+#[test]
+fn unreported_outcomes_count_locally() {
+    let Some(mut server) = server() else { return };
+    let b = builder(&server, "k", config(2, 60_000_000, 60_000_000))
+        .refresh(HOUR)
+        .retry(HOUR)
+        .pubsub(false)
+        .build()
+        .unwrap();
+    let (t1, t2) = (b.acquire().unwrap(), b.acquire().unwrap());
+    server.stop();
+    assert_eq!(b.release(t1, Outcome::Failure), Release::Unreported);
+    assert_eq!(b.mode(), Mode::Local);
+    assert_eq!(b.status(), Status::Closed, "one failure of two");
+    assert_eq!(b.release(t2, Outcome::Failure), Release::Unreported);
+    assert_eq!(b.status(), Status::Open, "the local breaker tripped");
+    assert_eq!(b.acquire().unwrap_err().cause(), Cause::Open);
+}
+
+/// Calls reuse pooled connections: a run of failure reports opens none.
+#[test]
+fn calls_reuse_pooled_connections() {
+    let Some(server) = server() else { return };
+    let b = builder(&server, "k", config(1000, 60_000_000, 60_000_000))
+        .refresh(HOUR)
+        .pubsub(false)
+        .build()
+        .unwrap();
+    let before = connections_received(&server);
+    for _ in 0..20 {
+        let t = b.acquire().unwrap();
+        assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    }
+    // One for the count below itself; at most one more if the watcher's one
+    // refresh held the pooled connection when a call wanted it.
+    let opened = connections_received(&server) - before - 1;
+    assert!(opened <= 1, "{opened} connections opened for 20 calls");
+}
+
+/// The pool keeps at most 16 idle connections: calls that needed more at
+/// once (Redis paused while 24 of them wait) close theirs after.
+#[test]
+fn the_pool_keeps_at_most_16_connections() {
+    let Some(server) = server() else { return };
+    let b = Arc::new(
+        builder(&server, "k", config(1000, 60_000_000, 60_000_000))
+            .op_timeout(Duration::from_secs(20))
+            .refresh(HOUR)
+            .pubsub(false)
+            .build()
+            .unwrap(),
+    );
+    let callers = 24;
+    let started = Arc::new(AtomicUsize::new(0));
+    server.pause().unwrap();
+    let threads: Vec<_> = (0..callers)
+        .map(|_| {
+            let (b, started) = (b.clone(), started.clone());
+            std::thread::spawn(move || {
+                let t = b.acquire().unwrap();
+                started.fetch_add(1, Ordering::SeqCst);
+                b.release(t, Outcome::Failure)
+            })
+        })
+        .collect();
+    // Every caller is waiting on its own connection to the paused server.
+    // (If some were late the test checks less, never fails wrongly.)
+    assert!(eventually(LONG, || started.load(Ordering::SeqCst) == callers));
+    std::thread::sleep(Duration::from_millis(300));
+    server.resume().unwrap();
+    for t in threads {
+        assert_eq!(t.join().unwrap(), Release::Recorded);
+    }
+    assert!(
+        eventually(LONG, || clients(&server) <= 16),
+        "{} connections kept",
+        clients(&server)
+    );
+}
+
+/// Without pub/sub the watcher reads the word once per refresh period: a
+/// period of an hour means one read in the test's lifetime.
+#[test]
+fn the_watcher_polls_once_per_period() {
+    let Some(server) = server() else { return };
+    let b = builder(&server, "k", config(5, 1_000_000, 1_000_000))
+        .refresh(HOUR)
+        .pubsub(false)
+        .build()
+        .unwrap();
+    // The build's read, then the watcher's first.
+    assert!(eventually(LONG, || b.stats().refreshes >= 2));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(b.stats().refreshes, 2);
+}
+
+/// With pub/sub the watcher reads the word when it subscribes and then once
+/// per refresh period, however long it waits for messages.
+#[test]
+fn the_subscribed_watcher_refreshes_once_per_period() {
+    let Some(server) = server() else { return };
+    let b = builder(&server, "k", config(5, 1_000_000, 1_000_000))
+        .refresh(HOUR)
+        .build()
+        .unwrap();
+    assert!(eventually(LONG, || b.stats().refreshes >= 2));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        b.stats().refreshes,
+        2,
+        "the build's read and the subscription's"
+    );
+
+    let period = Duration::from_millis(100);
+    let start = Instant::now();
+    let b = builder(&server, "k2", config(5, 1_000_000, 1_000_000))
+        .refresh(period)
+        .build()
+        .unwrap();
+    assert!(
+        eventually(LONG, || b.stats().refreshes >= 4),
+        "periodic reads"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    // A read is due only a period after the last one ended: at most one per
+    // period of the elapsed time, plus the two at the start.
+    let bound = 3 + start.elapsed().as_millis() / period.as_millis();
+    let n = u128::from(b.stats().refreshes);
+    assert!(n <= bound, "{n} refreshes, at most {bound}");
+}
+
+/// A watcher whose connection dies switches the instance to its local
+/// breaker by itself, with no call made.
+#[test]
+fn the_watcher_detaches_when_its_connection_dies() {
+    let Some(mut server) = server() else { return };
+    let log = Recorder::default();
+    let b = builder(&server, "k", config(5, 1_000_000, 1_000_000))
+        .refresh(HOUR)
+        .retry(HOUR)
+        .observer(log.clone())
+        .build()
+        .unwrap();
+    assert!(eventually(LONG, || b.stats().refreshes >= 2), "subscribed");
+    server.stop();
+    assert!(eventually(LONG, || b.mode() == Mode::Local));
+    assert_eq!(*log.0.modes.lock().unwrap(), [Mode::Shared, Mode::Local]);
+}
+
+/// Dropping the instance stops its watcher, which releases everything the
+/// instance held (its observer included).
+#[test]
+fn dropping_the_breaker_stops_its_watcher() {
+    struct Held(#[allow(dead_code)] Arc<()>);
+    impl tripword_redis::Observer for Held {}
+    let Some(server) = server() else { return };
+    for pubsub in [true, false] {
+        let token = Arc::new(());
+        let b = builder(&server, "k", config(5, 1_000_000, 1_000_000))
+            .refresh(HOUR)
+            .retry(HOUR)
+            .pubsub(pubsub)
+            .observer(Held(token.clone()))
+            .build()
+            .unwrap();
+        let held = Arc::downgrade(&token);
+        drop(token);
+        assert!(eventually(LONG, || b.stats().refreshes >= 2));
+        drop(b);
+        assert!(
+            eventually(LONG, || held.upgrade().is_none()),
+            "pubsub {pubsub}: the watcher still holds the instance"
+        );
+    }
+}
+
+/// A permit dropped without a report records the config's abandon outcome
+/// (a failure by default).
+#[test]
+fn a_dropped_permit_is_a_failure() {
+    let Some(server) = server() else { return };
+    let b = builder(&server, "k", config(2, 60_000_000, 60_000_000))
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let permit = b.permit().unwrap();
+        drop(permit);
+    }
+    assert_eq!(b.status(), Status::Open);
+}
+
+/// What a service reads off an instance, and the closure observer.
+#[test]
+fn accessors_and_the_closure_observer() {
+    let Some(server) = server() else { return };
+    let cfg = config(1, 60_000_000, 60_000_000);
+    let seen: Arc<Mutex<Vec<(Transition, Scope)>>> = Arc::default();
+    let sink = seen.clone();
+    let b = builder(&server, "payments", cfg)
+        .observer(OnTransition(move |t, s| sink.lock().unwrap().push((t, s))))
+        .build()
+        .unwrap();
+    assert_eq!(*b.config(), cfg);
+    assert_eq!(b.key(), "payments");
+    assert_eq!(b.channel(), "tripword:payments");
+    let now = b.fleet_now().expect("sampled by the build's read");
+    let server_time = server_now(&server);
+    assert!(
+        now.abs_diff(server_time) < 60_000_000,
+        "{now} vs {server_time}"
+    );
+    let debug = format!("{b:?}");
+    assert!(
+        debug.starts_with("RedisBreaker {")
+            && debug.contains("key: \"payments\"")
+            && debug.contains("mode: Shared"),
+        "{debug}"
+    );
+
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    let word: u64 = stored(&server, "payments").unwrap().parse().unwrap();
+    assert_eq!(b.word(), word, "the mirror is the stored word");
+    assert!(matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Open { trips: 1, .. },
+            counter: 1
+        })
+    ));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0].0.to, seen[0].1), (Status::Open, Scope::Shared));
+}
