@@ -544,12 +544,25 @@ impl RedisBreaker {
 
     /// The status: of the mirror (at the estimated server time) in
     /// [`Mode::Shared`], of the local breaker in [`Mode::Local`]. A read: no
-    /// network, stores nothing.
+    /// network, stores nothing. Without a valid estimate of the server's
+    /// time (no recent sample, or the instance's clock went back), a timed
+    /// state is reported as the mirror holds it (`Open`, `Probing`): whether
+    /// its time is up is Redis's to say, at the next admission.
     pub fn status(&self) -> Status {
         let inner = &*self.inner;
         if inner.mirror.attached() {
             let word = inner.mirror.word();
-            transition::status_at(&inner.config, word, || inner.estimate().unwrap_or(0))
+            let mut void = false;
+            let status = transition::status_at(&inner.config, word, || {
+                inner.estimate().unwrap_or_else(|| {
+                    void = true;
+                    0
+                })
+            });
+            match Snapshot::decode::<W64>(word) {
+                Ok(held) if void => held.state.status(),
+                _ => status,
+            }
         } else {
             inner.local.status(&inner.config, &*inner.clock)
         }
@@ -797,7 +810,7 @@ impl Inner {
     fn estimate(&self) -> Option<u64> {
         let max_age = self.timing.refresh + self.timing.op_timeout;
         let max_age = u64::try_from(max_age.as_micros()).unwrap_or(u64::MAX);
-        self.estimate.at(self.clock.micros(), max_age)
+        self.estimate.at(|| self.clock.micros(), max_age)
     }
 
     /// A connection, opened within what is left before `deadline`.
@@ -910,9 +923,10 @@ impl Inner {
     /// closed, the local breaker is tripped (with `failure_threshold`
     /// failures recorded through its API), so an instance that loses Redis
     /// while the fleet is open stays open for an open time and then probes
-    /// on its own.
+    /// on its own. The trip comes before the switch: no call may find the
+    /// instance local with its breaker still closed.
     pub(crate) fn detach(&self) {
-        if !self.mirror.set_attached(&self.config, false) {
+        if !self.mirror.attached() {
             return;
         }
         let shared_down = matches!(
@@ -926,7 +940,9 @@ impl Inner {
                 }
             }
         }
-        self.observer.on_mode(Mode::Local);
+        if self.mirror.set_attached(&self.config, false) {
+            self.observer.on_mode(Mode::Local);
+        }
     }
 
     /// An outcome that could not reach Redis: recorded in the local breaker

@@ -87,14 +87,21 @@ impl Estimate {
             .store(local.saturating_add(1), Ordering::Release);
     }
 
-    /// The server's time now, estimated from the local reading `local`;
-    /// `None` when there is no sample, the sample is older than `max_age`
-    /// microseconds, or the local clock went back behind it.
-    pub(crate) fn at(&self, local: u64, max_age: u64) -> Option<u64> {
+    /// The server's time now, estimated from the local clock `local`, read
+    /// here after the sample was loaded; `None` when there is no sample, the
+    /// sample is older than `max_age` microseconds, or the local clock went
+    /// back behind it.
+    ///
+    /// The order matters: a sample stored by another thread (a reply, a
+    /// published change) between a reading of the clock and the load of the
+    /// sample would be newer than the reading, and a sound estimate would
+    /// read as a clock that went back.
+    pub(crate) fn at(&self, local: impl FnOnce() -> u64, max_age: u64) -> Option<u64> {
         let at = self.sampled_at.load(Ordering::Acquire);
         if at == 0 {
             return None;
         }
+        let local = local();
         let at = at - 1;
         if local < at || local - at > max_age {
             return None;
@@ -110,16 +117,16 @@ mod tests {
     #[test]
     fn the_estimate_follows_the_local_clock_from_the_sample() {
         let e = Estimate::new();
-        assert_eq!(e.at(5, 100), None, "never sampled");
+        assert_eq!(e.at(|| 5, 100), None, "never sampled");
         e.sample(1_000_000, 10);
-        assert_eq!(e.at(10, 100), Some(1_000_000));
-        assert_eq!(e.at(60, 100), Some(1_000_050));
-        assert_eq!(e.at(110, 100), Some(1_000_100), "exactly max_age old");
-        assert_eq!(e.at(111, 100), None, "older than max_age");
-        assert_eq!(e.at(9, 100), None, "the local clock went back");
+        assert_eq!(e.at(|| 10, 100), Some(1_000_000));
+        assert_eq!(e.at(|| 60, 100), Some(1_000_050));
+        assert_eq!(e.at(|| 110, 100), Some(1_000_100), "exactly max_age old");
+        assert_eq!(e.at(|| 111, 100), None, "older than max_age");
+        assert_eq!(e.at(|| 9, 100), None, "the local clock went back");
         // A local clock skewed by any amount gives the same estimate.
         e.sample(1_000_000, 10 + 3_000_000);
-        assert_eq!(e.at(60 + 3_000_000, 100), Some(1_000_050));
+        assert_eq!(e.at(|| 60 + 3_000_000, 100), Some(1_000_050));
     }
 
     #[test]

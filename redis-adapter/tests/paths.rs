@@ -22,6 +22,18 @@ use tripword_redis::{Mode, OnTransition, RedisBreaker, Release, Scope};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
+/// Waits for the watcher's first read of the word (the build made one
+/// before): from then on, with a refresh period of an hour and no pub/sub,
+/// the watcher neither samples the server's time nor switches the mode
+/// again within the test.
+fn settled(b: &RedisBreaker) {
+    assert!(
+        eventually(LONG, || b.stats().refreshes >= 2),
+        "the watcher's first read"
+    );
+    assert_eq!(b.mode(), Mode::Shared);
+}
+
 /// Round trips made by calls so far.
 fn trips(b: &RedisBreaker) -> u64 {
     b.stats().call_round_trips
@@ -45,10 +57,11 @@ fn round_trips_per_operation() {
     let clock = ManualLocal::new(1 << 40);
     let b = builder(&server, "k", config(2, 60_000_000, 60_000_000))
         .refresh(HOUR)
+        .pubsub(false)
         .local_clock(clock.clone())
         .build()
         .unwrap();
-    assert_eq!(b.mode(), Mode::Shared);
+    settled(&b);
 
     let t = b.acquire().unwrap();
     assert_eq!(
@@ -122,9 +135,11 @@ fn round_trips_per_operation() {
     // The probe: a second key, open for 1 ms.
     let p = builder(&server, "p", config(1, 1_000, 60_000_000))
         .refresh(HOUR)
+        .pubsub(false)
         .local_clock(clock.clone())
         .build()
         .unwrap();
+    settled(&p);
     let t = p.acquire().unwrap();
     assert_eq!(
         counted(&p, || p.release(t, Outcome::Failure)),
@@ -157,9 +172,11 @@ fn a_void_estimate_sends_the_decision_to_redis() {
     let clock = ManualLocal::new(1 << 40);
     let b = builder(&server, "k", cfg)
         .refresh(HOUR)
+        .pubsub(false)
         .local_clock(clock.clone())
         .build()
         .unwrap();
+    settled(&b);
     // An `Open` word whose time field is 10 units before the field wraps: at
     // time 0 (what a decision without an estimate would read) it is still
     // open; at the server's time its open time (1 ms) has long passed.
@@ -191,6 +208,28 @@ fn a_void_estimate_sends_the_decision_to_redis() {
     assert!(probe.is_probe());
     assert_eq!(n, 2);
     assert_eq!(b.release(probe, Outcome::Success), Release::Recorded);
+
+    // Nor is it trusted for the status: an `Open` word 2 000 units after the
+    // field's origin, which time 0 would read as a clock gone back (so as
+    // elapsed, spec I6), is reported as the mirror holds it.
+    let open = Snapshot {
+        state: State::Open {
+            since: 2_000,
+            trips: 1,
+        },
+        counter: 5,
+    }
+    .encode::<W64>();
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg(open)
+        .query(&mut raw(&server))
+        .unwrap();
+    b.sync().unwrap();
+    assert_eq!(b.word(), open);
+    clock.advance(2 * 3600 * 1_000_000);
+    assert_eq!(b.fleet_now(), None);
+    assert_eq!(b.status(), Status::Open, "the state the mirror holds");
 }
 
 /// A clock read that fails stores nothing: the decision that needed the time
@@ -207,7 +246,7 @@ fn a_failed_clock_read_stores_nothing() {
         .pubsub(false)
         .build()
         .unwrap();
-    assert_eq!(b.mode(), Mode::Shared);
+    settled(&b);
     let t = b.acquire().unwrap();
     proxy.fail_time.store(true, Ordering::SeqCst);
     // The failure trips, so it needs the time; TIME is refused.
@@ -235,6 +274,7 @@ fn unreported_outcomes_count_locally() {
         .pubsub(false)
         .build()
         .unwrap();
+    settled(&b);
     let (t1, t2) = (b.acquire().unwrap(), b.acquire().unwrap());
     server.stop();
     assert_eq!(b.release(t1, Outcome::Failure), Release::Unreported);
@@ -371,8 +411,10 @@ fn the_watcher_detaches_when_its_connection_dies() {
         .unwrap();
     assert!(eventually(LONG, || b.stats().refreshes >= 2), "subscribed");
     server.stop();
-    assert!(eventually(LONG, || b.mode() == Mode::Local));
-    assert_eq!(*log.0.modes.lock().unwrap(), [Mode::Shared, Mode::Local]);
+    assert!(eventually(LONG, || log.0.modes.lock().unwrap().len() == 2));
+    assert_eq!(b.mode(), Mode::Local);
+    let modes = log.0.modes.lock().unwrap().clone();
+    assert_eq!(modes, [Mode::Shared, Mode::Local]);
 }
 
 /// Dropping the instance stops its watcher, which releases everything the

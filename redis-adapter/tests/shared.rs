@@ -47,6 +47,11 @@ fn one_trip_reaches_every_instance_by_pubsub() {
                 .unwrap()
         })
         .collect();
+    // Every watcher has subscribed and read the word once (the build read
+    // it before): from here on, changes reach them by pub/sub alone.
+    for b in &fleet {
+        assert!(eventually(LONG, || b.stats().refreshes >= 2));
+    }
     // Failures from two instances add up in the shared run.
     for b in [&fleet[0], &fleet[1], &fleet[0]] {
         let t = b.acquire().expect("closed");

@@ -60,12 +60,22 @@ fn skewed_and_stepping_clocks_change_no_decision() {
     let fleet: Vec<RedisBreaker> = clocks
         .iter()
         .map(|c| {
+            // Samples of the server's time come only from the instance's
+            // own round trips: no watcher read within the test, no pub/sub.
             builder(&server, "k", cfg)
                 .local_clock(c.clone())
+                .refresh(std::time::Duration::from_secs(3600))
+                .pubsub(false)
                 .build()
                 .unwrap()
         })
         .collect();
+    for b in &fleet {
+        assert!(
+            eventually(LONG, || b.stats().refreshes >= 2),
+            "the watcher's first read"
+        );
+    }
     let t = fleet[0].acquire().unwrap();
     fleet[0].release(t, Outcome::Failure);
     let State::Open { since, .. } = stored_state(&server).state else {
