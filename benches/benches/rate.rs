@@ -36,41 +36,26 @@ impl tripword::Clock for Coarse {
 }
 type TripwordCoarse = RateBreaker<Coarse, W64, (), 8>;
 
-fn tripword_on<C: tripword::Clock>(clock: C) -> RateBreaker<C, W64, (), 8> {
-    // Millisecond clocks: 10 s, open 5 s.
+/// The rate breaker on `clock`, counting `per_second` ticks a second: a
+/// 10 s window, open 5 s.
+fn tripword_on<C: tripword::Clock>(clock: C, per_second: u64) -> RateBreaker<C, W64, (), 8> {
     RateBreaker::new(
-        Config::new().open_for(5_000),
+        Config::new().open_for(5 * per_second),
         Rate::new()
             .failure_rate(50)
             .minimum_calls(20)
-            .window(10_000),
+            .window(10 * per_second),
         clock,
     )
     .expect("in range")
 }
 
 fn tripword_coarse() -> TripwordCoarse {
-    RateBreaker::new(
-        Config::new().open_for(5_000_000),
-        Rate::new()
-            .failure_rate(50)
-            .minimum_calls(20)
-            .window(10_000_000),
-        Coarse(std::sync::atomic::AtomicU64::new(1 << 30)),
-    )
-    .expect("in range")
+    tripword_on(Coarse(std::sync::atomic::AtomicU64::new(1 << 30)), 1_000_000)
 }
 
 fn tripword() -> Tripword {
-    RateBreaker::new(
-        Config::new().open_for(5_000_000),
-        Rate::new()
-            .failure_rate(50)
-            .minimum_calls(20)
-            .window(10_000_000),
-        MonotonicClock,
-    )
-    .expect("in range")
+    tripword_on(MonotonicClock, 1_000_000)
 }
 
 type Failsafe = failsafe::StateMachine<
@@ -177,11 +162,11 @@ fn rate(c: &mut Criterion) {
         g.bench_function(format!("tripword_coarse_clock/{threads}"), |bench| {
             bench.iter_custom(|iters| run(&tc, threads, iters))
         });
-        let cc = Arc::new(tripword_on(tripword_std::CoarseClock));
+        let cc = Arc::new(tripword_on(tripword_std::CoarseClock, 1_000));
         g.bench_function(format!("tripword_coarseclock/{threads}"), |bench| {
             bench.iter_custom(|iters| run(&cc, threads, iters))
         });
-        let rc = Arc::new(tripword_on(tripword_std::RecentClock));
+        let rc = Arc::new(tripword_on(tripword_std::RecentClock, 1_000));
         g.bench_function(format!("tripword_recentclock/{threads}"), |bench| {
             bench.iter_custom(|iters| run(&rc, threads, iters))
         });

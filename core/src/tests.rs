@@ -2988,38 +2988,25 @@ fn config_error_messages_name_the_field() {
         }
         .message()
     };
-    assert_eq!(
-        message(Field::FailureThreshold),
-        "tripword: failure_threshold is out of range for this word width"
-    );
-    assert_eq!(
-        message(Field::OpenFor),
-        "tripword: open_for is out of range for this word width"
-    );
-    assert_eq!(
-        message(Field::BackoffCap),
-        "tripword: exponential_backoff cap is out of range (open_for..=open_for * 2^(max trips - 1))"
-    );
-    assert_eq!(
-        message(Field::ProbeTimeout),
-        "tripword: probe_timeout is out of range for this word width"
-    );
-    assert_eq!(
-        message(Field::Horizon),
-        "tripword: horizon plus the longest duration does not fit the word"
-    );
-    assert_eq!(
-        message(Field::FailureRate),
-        "tripword: failure_rate is out of range 1..=100 percent"
-    );
-    assert_eq!(
-        message(Field::MinimumCalls),
-        "tripword: minimum_calls is out of range for this word width's bucket counts"
-    );
-    assert_eq!(
-        message(Field::Window),
-        "tripword: window is out of range (at least one tick per bucket)"
-    );
+    let expected = [
+        (Field::FailureThreshold, "failure_threshold is out of range for this word width"),
+        (Field::OpenFor, "open_for is out of range for this word width"),
+        (
+            Field::BackoffCap,
+            "exponential_backoff cap is out of range (open_for..=open_for * 2^(max trips - 1))",
+        ),
+        (Field::ProbeTimeout, "probe_timeout is out of range for this word width"),
+        (Field::Horizon, "horizon plus the longest duration does not fit the word"),
+        (Field::FailureRate, "failure_rate is out of range 1..=100 percent"),
+        (
+            Field::MinimumCalls,
+            "minimum_calls is out of range for this word width's bucket counts",
+        ),
+        (Field::Window, "window is out of range (at least one tick per bucket)"),
+    ];
+    for (field, text) in expected {
+        assert_eq!(message(field), format!("tripword: {text}"), "{field:?}");
+    }
 }
 
 /// `OnTransition` hands every transition to its closure, once (mutation

@@ -34,6 +34,24 @@ fn settled(b: &RedisBreaker) {
     assert_eq!(b.mode(), Mode::Shared);
 }
 
+/// An instance whose clock the test moves, without pub/sub, its watcher
+/// settled (see [`settled`]).
+fn quiet(
+    server: &tripword_redis::server::RedisServer,
+    key: &str,
+    config: tripword::ValidConfig<W64>,
+    clock: &ManualLocal,
+) -> RedisBreaker {
+    let b = builder(server, key, config)
+        .refresh(HOUR)
+        .pubsub(false)
+        .local_clock(clock.clone())
+        .build()
+        .unwrap();
+    settled(&b);
+    b
+}
+
 /// Round trips made by calls so far.
 fn trips(b: &RedisBreaker) -> u64 {
     b.stats().call_round_trips
@@ -55,13 +73,7 @@ fn counted<T>(b: &RedisBreaker, op: impl FnOnce() -> T) -> (T, u64) {
 fn round_trips_per_operation() {
     let Some(server) = server() else { return };
     let clock = ManualLocal::new(1 << 40);
-    let b = builder(&server, "k", config(2, 60_000_000, 60_000_000))
-        .refresh(HOUR)
-        .pubsub(false)
-        .local_clock(clock.clone())
-        .build()
-        .unwrap();
-    settled(&b);
+    let b = quiet(&server, "k", config(2, 60_000_000, 60_000_000), &clock);
 
     let t = b.acquire().unwrap();
     assert_eq!(
@@ -133,13 +145,7 @@ fn round_trips_per_operation() {
     );
 
     // The probe: a second key, open for 1 ms.
-    let p = builder(&server, "p", config(1, 1_000, 60_000_000))
-        .refresh(HOUR)
-        .pubsub(false)
-        .local_clock(clock.clone())
-        .build()
-        .unwrap();
-    settled(&p);
+    let p = quiet(&server, "p", config(1, 1_000, 60_000_000), &clock);
     let t = p.acquire().unwrap();
     assert_eq!(
         counted(&p, || p.release(t, Outcome::Failure)),
@@ -162,6 +168,32 @@ fn round_trips_per_operation() {
     assert_eq!(permit.ignore(), Release::Recorded);
 }
 
+/// Stores `Open { since, trips: 1 }` with `counter` under the key, has the
+/// mirror read it, then moves the instance's clock past the sample's age
+/// limit (refresh + operation timeout): no estimate of the server's time.
+fn void_estimate_on_open(
+    server: &tripword_redis::server::RedisServer,
+    b: &RedisBreaker,
+    clock: &ManualLocal,
+    since: u64,
+    counter: u32,
+) {
+    let open = Snapshot {
+        state: State::Open { since, trips: 1 },
+        counter,
+    }
+    .encode::<W64>();
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg(open)
+        .query(&mut raw(server))
+        .unwrap();
+    b.sync().unwrap();
+    assert_eq!(b.word(), open);
+    clock.advance(2 * 3600 * 1_000_000);
+    assert_eq!(b.fleet_now(), None);
+}
+
 /// With no valid estimate of the server's time (the instance's clock ran
 /// past the sample's age limit, or went back), a mirror that says `Open` is
 /// not trusted to reject: Redis decides, on its own clock.
@@ -170,13 +202,7 @@ fn a_void_estimate_sends_the_decision_to_redis() {
     let Some(server) = server() else { return };
     let cfg = config(1, 1_000, 60_000_000);
     let clock = ManualLocal::new(1 << 40);
-    let b = builder(&server, "k", cfg)
-        .refresh(HOUR)
-        .pubsub(false)
-        .local_clock(clock.clone())
-        .build()
-        .unwrap();
-    settled(&b);
+    let b = quiet(&server, "k", cfg, &clock);
     // An `Open` word whose time field is 10 units before the field wraps: at
     // time 0 (what a decision without an estimate would read) it is still
     // open; at the server's time its open time (1 ms) has long passed.
@@ -186,21 +212,7 @@ fn a_void_estimate_sends_the_decision_to_redis() {
     while field(server_now(&server)).wrapping_sub(since) & l.time_mask() < 2_000_000 {
         std::thread::sleep(Duration::from_millis(100));
     }
-    let open = Snapshot {
-        state: State::Open { since, trips: 1 },
-        counter: 1,
-    }
-    .encode::<W64>();
-    let _: () = redis::cmd("SET")
-        .arg("k")
-        .arg(open)
-        .query(&mut raw(&server))
-        .unwrap();
-    b.sync().unwrap();
-    assert_eq!(b.word(), open);
-    // Past the age limit (refresh + operation timeout): no estimate.
-    clock.advance(2 * 3600 * 1_000_000);
-    assert_eq!(b.fleet_now(), None);
+    void_estimate_on_open(&server, &b, &clock, since, 1);
     let (probe, n) = counted(&b, || {
         b.acquire()
             .expect("Redis's clock says the open time is over")
@@ -212,23 +224,7 @@ fn a_void_estimate_sends_the_decision_to_redis() {
     // Nor is it trusted for the status: an `Open` word 2 000 units after the
     // field's origin, which time 0 would read as a clock gone back (so as
     // elapsed, spec I6), is reported as the mirror holds it.
-    let open = Snapshot {
-        state: State::Open {
-            since: 2_000,
-            trips: 1,
-        },
-        counter: 5,
-    }
-    .encode::<W64>();
-    let _: () = redis::cmd("SET")
-        .arg("k")
-        .arg(open)
-        .query(&mut raw(&server))
-        .unwrap();
-    b.sync().unwrap();
-    assert_eq!(b.word(), open);
-    clock.advance(2 * 3600 * 1_000_000);
-    assert_eq!(b.fleet_now(), None);
+    void_estimate_on_open(&server, &b, &clock, 2_000, 5);
     assert_eq!(b.status(), Status::Open, "the state the mirror holds");
 }
 

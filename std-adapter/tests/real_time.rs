@@ -167,17 +167,14 @@ fn coarse_millis() -> u64 {
     coarsetime::Duration::from_ticks(t).as_millis()
 }
 
-/// `CoarseClock` reads the coarse monotonic clock in milliseconds: a reading
-/// lies between two direct readings of that clock taken before and after it
-/// (true however long the thread is descheduled between them), and is
-/// neither 0 nor 1 (the clock counts from boot). Mutation testing found the
-/// reading unpinned (a `now` returning 0 or 1 survived, issue 16).
+/// A reading taken by `read` lies between two direct readings of the coarse
+/// clock taken before and after it (true however long the thread is
+/// descheduled between them), and is neither 0 nor 1 (the clock counts from
+/// boot).
 #[cfg(feature = "coarsetime")]
-#[test]
-fn coarse_clock_reads_the_coarse_monotonic_milliseconds() {
-    use tripword_std::clock::CoarseClock;
+fn assert_bracketed(read: impl FnOnce() -> u64) {
     let before = coarse_millis();
-    let reading = CoarseClock.now();
+    let reading = read();
     let after = coarse_millis();
     assert!(reading > 1, "{reading}");
     assert!(
@@ -186,23 +183,27 @@ fn coarse_clock_reads_the_coarse_monotonic_milliseconds() {
     );
 }
 
+/// `CoarseClock` reads the coarse monotonic clock in milliseconds.
+/// Mutation testing found the reading unpinned (a `now` returning 0 or 1
+/// survived, issue 16).
+#[cfg(feature = "coarsetime")]
+#[test]
+fn coarse_clock_reads_the_coarse_monotonic_milliseconds() {
+    use tripword_std::clock::CoarseClock;
+    assert_bracketed(|| CoarseClock.now());
+}
+
 /// `RecentClock` reads the `coarsetime` cache in milliseconds: just after
-/// an update, a reading lies between direct readings taken before the
-/// update and after the reading (nothing else in this test binary updates
-/// the cache, so no stale value can be stored in between; descheduling only
-/// widens the interval), and is neither 0 nor 1. Mutation testing found the
-/// reading unpinned (a `now` returning 0 or 1 survived, issue 16).
+/// an update its reading is bracketed as a direct one is (nothing else in
+/// this test binary updates the cache, so no stale value can be stored in
+/// between). Mutation testing found the reading unpinned (a `now`
+/// returning 0 or 1 survived, issue 16).
 #[cfg(feature = "coarsetime")]
 #[test]
 fn recent_clock_reads_the_updated_coarse_milliseconds() {
     use tripword_std::clock::RecentClock;
-    let before = coarse_millis();
-    coarsetime::Instant::update();
-    let reading = RecentClock.now();
-    let after = coarse_millis();
-    assert!(reading > 1, "{reading}");
-    assert!(
-        before <= reading && reading <= after,
-        "{before} {reading} {after}"
-    );
+    assert_bracketed(|| {
+        coarsetime::Instant::update();
+        RecentClock.now()
+    });
 }

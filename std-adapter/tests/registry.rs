@@ -18,6 +18,26 @@ fn config() -> tripword::ValidConfig<W64> {
         .unwrap()
 }
 
+type Plain = Registry<String, (), &'static ManualClock>;
+
+/// On a fresh thread, whose snapshot list starts empty: a registry with
+/// the entry `x` made and this thread's snapshot of it taken (generation
+/// 1), handed to `f` with a weak handle on the entry.
+fn on_a_fresh_thread_holding_x(
+    f: impl FnOnce(Plain, std::sync::Weak<tripword_std::registry::Entry<String, (), &'static ManualClock>>)
+        + Send
+        + 'static,
+) {
+    std::thread::spawn(|| {
+        let a: Plain = Registry::from_parts(config(), &CLOCK, |_| ());
+        a.with("x", |_| ()); // made: generation 1
+        let x = Arc::downgrade(&a.get("x")); // a refresh: this thread keeps generation 1
+        f(a, x);
+    })
+    .join()
+    .unwrap();
+}
+
 #[test]
 fn one_breaker_per_key_made_on_first_use() {
     let made = Arc::new(AtomicUsize::new(0));
@@ -331,11 +351,8 @@ fn local_and_registry_debug_show_their_state() {
 /// `strong_count() < 0` or `== 0` survived, issue 16).
 #[test]
 fn a_thread_keeps_one_snapshot_per_registry_until_it_refreshes() {
-    std::thread::spawn(|| {
-        let a: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
-        let b: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
-        a.with("x", |_| ()); // made: generation 1
-        let x = Arc::downgrade(&a.get("x")); // a refresh: this thread keeps generation 1
+    on_a_fresh_thread_holding_x(|a, x| {
+        let b: Plain = Registry::from_parts(config(), &CLOCK, |_| ());
         assert_eq!((a.evict_idle(), a.evict_idle()), (0, 1));
         assert!(a.peek("x").is_none());
         // Evicted, but this thread's snapshot of `a` still holds it.
@@ -352,9 +369,7 @@ fn a_thread_keeps_one_snapshot_per_registry_until_it_refreshes() {
             x.upgrade().is_none(),
             "the stale snapshot of `a` is dropped"
         );
-    })
-    .join()
-    .unwrap();
+    });
 }
 
 /// The snapshot a thread keeps of a registry dropped since goes at the
@@ -363,19 +378,14 @@ fn a_thread_keeps_one_snapshot_per_registry_until_it_refreshes() {
 /// filter `||` for `&&`, `>=` or `==` for `>` survived, issue 16).
 #[test]
 fn a_dropped_registrys_snapshot_goes_at_the_next_refresh() {
-    std::thread::spawn(|| {
-        let a: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
-        a.with("x", |_| ()); // made: generation 1
-        let x = Arc::downgrade(&a.get("x")); // a refresh: this thread keeps generation 1
+    on_a_fresh_thread_holding_x(|a, x| {
         drop(a);
         assert!(
             x.upgrade().is_some(),
             "the thread's snapshot of `a` is kept"
         );
-        let b: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
+        let b: Plain = Registry::from_parts(config(), &CLOCK, |_| ());
         b.with("y", |_| ());
         assert!(x.upgrade().is_none(), "dropped at the next refresh");
-    })
-    .join()
-    .unwrap();
+    });
 }

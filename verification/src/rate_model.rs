@@ -112,11 +112,7 @@ impl RateModel {
         let failed = outcome == Outcome::Failure;
         self.log.push((s, counter, failed));
         if failed {
-            let (calls, failures) = self
-                .log
-                .iter()
-                .filter(|&&(t, c, _)| c == counter && t <= s && s - t < n)
-                .fold((0, 0), |(a, f), &(_, _, x)| (a + 1, f + u64::from(x)));
+            let (calls, failures) = self.window_of(s, counter, n);
             if calls >= self.minimum && failures * 100 >= self.percent * calls {
                 self.model.release(counter, Outcome::Failure, now);
             }
@@ -124,25 +120,10 @@ impl RateModel {
         true
     }
 
-    /// A release; whether it is recorded.
+    /// A release with the breaker under test's slices ([`SLICE`] ticks,
+    /// [`N`] of them); whether it is recorded.
     pub fn release(&mut self, counter: u64, probe: bool, outcome: Outcome, now: u64) -> bool {
-        if probe || outcome == Outcome::Ignored {
-            return self.model.release(counter, outcome, now);
-        }
-        let closed = matches!(self.model.state(), ModelState::Closed { .. });
-        if !closed || counter != self.model.counter() {
-            return false;
-        }
-        let slice = now / SLICE;
-        let failed = outcome == Outcome::Failure;
-        self.log.push((slice, counter, failed));
-        if failed {
-            let (n, f) = self.window(slice, counter);
-            if n >= self.minimum && f * 100 >= self.percent * n {
-                return self.model.release(counter, Outcome::Failure, now);
-            }
-        }
-        true
+        self.release_at(counter, probe, outcome, now, SLICE, N as u64)
     }
 }
 
