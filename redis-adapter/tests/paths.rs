@@ -57,11 +57,20 @@ fn trips(b: &RedisBreaker) -> u64 {
     b.stats().call_round_trips
 }
 
-/// Runs `op` and returns its result with the round trips it made.
+/// Runs `op` and returns its result with the round trips it made. An
+/// operation that makes none must not have gone to Redis at all (taken a
+/// connection, run the kit's loop there): in these sequences only a local
+/// path makes no round trip.
 fn counted<T>(b: &RedisBreaker, op: impl FnOnce() -> T) -> (T, u64) {
-    let before = trips(b);
+    let (before, remote) = (trips(b), b.stats().remote_calls);
     let out = op();
-    (out, trips(b) - before)
+    let (n, went) = (trips(b) - before, b.stats().remote_calls - remote);
+    assert_eq!(
+        n == 0,
+        went == 0,
+        "{n} round trips in {went} remote operations"
+    );
+    (out, n)
 }
 
 /// The table of `docs/distributed.md`, "Round trips per operation", one row
