@@ -11,6 +11,9 @@
 #   bash verification/mutants.sh redis [-j N]  every mutant of `tripword-redis`,
 #                                              judged by its own tests (they
 #                                              start redis-server; one tier)
+#   bash verification/mutants.sh std-diff BASE, redis-diff BASE
+#                                              only the adapter's mutants in
+#                                              code changed since BASE (CI)
 #
 # Tier 1 judges every mutant by the core's own tests (`.cargo/mutants-core.toml`,
 # about 7 s a mutant on an idle 2-core machine). Tier 2 judges only what tier 1
@@ -25,24 +28,58 @@
 # successive commits cover different shards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode=${1:?usage: mutants.sh full|diff BASE|std|redis}
+mode=${1:?usage: mutants.sh full|diff BASE|std|redis|std-diff BASE|redis-diff BASE}
 shift
 out=${MUTANTS_OUT:-target/mutants}
 rm -rf "$out"
 mkdir -p "$out"
-if [ "$mode" = std ] || [ "$mode" = redis ]; then
+# Shards a run of $1 mutants to MUTANTS_MAX (default 40) by the commit: sets
+# `shard`.
+shard=()
+shard_of() {
+  local n=$1 max=${MUTANTS_MAX:-40}
+  if [ "$n" -gt "$max" ]; then
+    local shards=$(((n + max - 1) / max))
+    local k=$((0x$(git rev-parse --short=6 HEAD) % shards))
+    echo "mutants: $n in the change; testing shard $k of $shards"
+    shard=(--shard "$k/$shards")
+  fi
+}
+case $mode in std | redis | std-diff | redis-diff)
   # One tier: the adapter's own tests judge its mutants.
-  case $mode in
-    std) pkg=tripword-std features=(--all-features) ;;
+  adapter=${mode%-diff}
+  case $adapter in
+    std) pkg=tripword-std dir=std-adapter features=(--all-features) ;;
     # A missing redis-server fails the tests instead of skipping them: a
     # mutant that hides the binary must not pass as "skipped".
-    redis) pkg=tripword-redis features=() && export TRIPWORD_REDIS_REQUIRE=1 ;;
+    redis) pkg=tripword-redis dir=redis-adapter features=() && export TRIPWORD_REDIS_REQUIRE=1 ;;
   esac
+  config=".cargo/mutants-$adapter.toml"
+  select=()
+  if [ -n "${MUTANTS_RE:-}" ]; then
+    select=(-F "$MUTANTS_RE")
+  fi
+  if [ "$mode" != "$adapter" ]; then
+    base=${1:?usage: mutants.sh $mode BASE}
+    shift
+    git diff "$base" -- "$dir/src" >"$out/change.diff"
+    if [ ! -s "$out/change.diff" ]; then
+      echo "mutants: no $pkg code changed since $base" | tee "$out/summary"
+      exit 0
+    fi
+    select+=(--in-diff "$out/change.diff")
+    n=$(cargo mutants -p "$pkg" "${features[@]}" --config "$config" "${select[@]}" --list | wc -l)
+    if [ "$n" -eq 0 ]; then
+      echo "mutants: the $pkg change since $base has no mutants" | tee "$out/summary"
+      exit 0
+    fi
+    shard_of "$n"
+  fi
   status=0
-  cargo mutants -p "$pkg" "${features[@]}" --config ".cargo/mutants-$mode.toml" \
-    -o "$out/$mode" "$@" || status=$?
+  cargo mutants -p "$pkg" "${features[@]}" --config "$config" "${select[@]}" "${shard[@]}" \
+    -o "$out/$adapter" "$@" || status=$?
   case $status in 0 | 2 | 3) ;; *) echo "mutants: $pkg run failed ($status)"; exit "$status" ;; esac
-  o="$out/$mode/mutants.out"
+  o="$out/$adapter/mutants.out"
   n() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
   echo "mutants: $pkg caught $(n "$o/caught.txt"), unviable $(n "$o/unviable.txt"), timeouts $(n "$o/timeout.txt") (detected), missed $(n "$o/missed.txt")" | tee "$out/summary"
   if [ -s "$o/missed.txt" ]; then
@@ -50,9 +87,9 @@ if [ "$mode" = std ] || [ "$mode" = redis ]; then
     exit 2
   fi
   exit 0
-fi
+  ;;
+esac
 filter=()
-shard=()
 # Tier 1 builds the core with every feature that has code of its own (the
 # clocks for embassy-time and fugit, jitter, the heapless log): a mutant in
 # code the build leaves out would pass every test, reported as missed.
@@ -75,13 +112,7 @@ if [ "$mode" = diff ]; then
     echo "0 mutants" >"$out/summary"
     exit 0
   fi
-  max=${MUTANTS_MAX:-40}
-  if [ "$n" -gt "$max" ]; then
-    shards=$(((n + max - 1) / max))
-    k=$((0x$(git rev-parse --short=6 HEAD) % shards))
-    echo "mutants: $n in the change; testing shard $k of $shards"
-    shard=(--shard "$k/$shards")
-  fi
+  shard_of "$n"
 fi
 # MUTANTS_RE: only the mutants whose names match it (tier 1 picks them;
 # tier 2 judges what tier 1 left): re-judging a run's survivors on a later

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Mutation testing of the core code changed since the last commit known to
-# leave no mutant missed (issue 16; docs/verification.md, "Mutation testing").
+# Mutation testing of the code changed (core, std adapter, Redis adapter)
+# since the last commit known to leave no mutant missed (issue 16; docs/verification.md, "Mutation testing").
 # The base is the commit named in `verification/mutants-clean` (a session
 # writes it, and tags it `mutants-clean-*`, after `verification/mutants.sh
 # full` or `diff` showed 0 missed there; the file because a clone need not
@@ -24,3 +24,10 @@ if ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
 fi
 MUTANTS_MAX=${MUTANTS_MAX:-16} timeout 1200 bash verification/mutants.sh diff "$base" -j 2
 note "since $base: $(cat target/mutants/summary)"
+# The adapters, judged by their own tests (the Redis adapter's start
+# redis-server, which stage 85 installed): at most 8 mutants each.
+for adapter in std redis; do
+  MUTANTS_OUT="target/mutants-$adapter" MUTANTS_MAX=${MUTANTS_ADAPTER_MAX:-8} \
+    timeout 900 bash verification/mutants.sh "$adapter-diff" "$base" -j 2
+  note "$(cat "target/mutants-$adapter/summary")"
+done

@@ -163,6 +163,7 @@ fn round_trips_per_operation() {
     // The open time passes on the server's clock, and on the estimate.
     std::thread::sleep(Duration::from_millis(20));
     clock.advance(1_000_000);
+    assert_eq!(p.status(), Status::HalfOpen, "at the estimated server time");
     let (probe, n) = counted(&p, || p.permit().expect("the open time is over"));
     assert!(probe.is_probe());
     assert_eq!(n, 2, "a probe election: load, compare-and-set");
