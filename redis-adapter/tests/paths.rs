@@ -465,6 +465,34 @@ fn a_dropped_permit_is_a_failure() {
     assert_eq!(b.status(), Status::Open);
 }
 
+/// `call` records `Ok` as a success, `Err` as a failure, and a panic as a
+/// failure, and does not run the closure when not admitted.
+#[test]
+fn call_records_errors_and_panics_as_failures() {
+    let Some(server) = server() else { return };
+    let b = builder(&server, "k", config(2, 60_000_000, 60_000_000))
+        .build()
+        .unwrap();
+    assert_eq!(b.call(|| Ok::<_, ()>(7)).unwrap(), 7);
+    let err = b.call(|| Err::<(), _>("refused")).unwrap_err();
+    assert_eq!(err.to_string(), "refused");
+    assert_eq!(b.status(), Status::Closed, "one failure of two");
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        b.call(|| -> Result<(), ()> { panic!("the call panicked") })
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(b.status(), Status::Open, "the panic was the second failure");
+    let mut ran = false;
+    let rejected = b.call(|| {
+        ran = true;
+        Ok::<_, ()>(())
+    });
+    assert!(
+        matches!(rejected, Err(tripword_redis::CallError::Open(r)) if r.cause() == Cause::Open)
+    );
+    assert!(!ran);
+}
+
 /// What a service reads off an instance, and the closure observer.
 #[test]
 fn accessors_and_the_closure_observer() {
