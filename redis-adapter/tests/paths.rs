@@ -465,6 +465,40 @@ fn a_dropped_permit_is_a_failure() {
     assert_eq!(b.status(), Status::Open);
 }
 
+/// A ticket is released to the instance that issued it: another instance
+/// finds it stale, whether it came from the shared word or from a local
+/// breaker (both local breakers start at the same counter).
+#[test]
+fn tickets_of_another_instance_are_stale() {
+    let Some(mut server) = server() else { return };
+    let cfg = config(1, 60_000_000, 60_000_000);
+    let quiet = |key| {
+        builder(&server, key, cfg)
+            .refresh(HOUR)
+            .retry(HOUR)
+            .pubsub(false)
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (quiet("k"), quiet("k"));
+    settled(&a);
+    settled(&b);
+    let shared = a.acquire().unwrap();
+    assert_eq!(shared.scope(), Scope::Shared);
+    assert_eq!(b.release(shared, Outcome::Failure), Release::Stale);
+    server.stop();
+    assert!(a.sync().is_err() && b.sync().is_err());
+    assert_eq!((a.mode(), b.mode()), (Mode::Local, Mode::Local));
+    let local = a.acquire().unwrap();
+    assert_eq!(local.scope(), Scope::Local);
+    assert_eq!(b.release(local, Outcome::Failure), Release::Stale);
+    assert_eq!(
+        b.status(),
+        Status::Closed,
+        "b's local breaker counted nothing"
+    );
+}
+
 /// `call` records `Ok` as a success, `Err` as a failure, and a panic as a
 /// failure, and does not run the closure when not admitted.
 #[test]
