@@ -78,6 +78,11 @@ case $mode in std | redis | std-diff | redis-diff)
   status=0
   cargo mutants -p "$pkg" "${features[@]}" --config "$config" "${select[@]}" "${shard[@]}" \
     -o "$out/$adapter" "$@" || status=$?
+  if [ "$adapter" = redis ]; then
+    # Servers of test processes killed by a timeout, or of mutants of the
+    # server handle's `Drop`.
+    bash verification/reap-redis.sh
+  fi
   case $status in 0 | 2 | 3) ;; *) echo "mutants: $pkg run failed ($status)"; exit "$status" ;; esac
   o="$out/$adapter/mutants.out"
   n() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }

@@ -141,7 +141,13 @@ impl RedisServer {
     }
 
     fn signal(&self, sig: &str) -> io::Result<()> {
-        let pid = self.pid().ok_or_else(|| io::Error::other("not running"))?;
+        // The child's own id, never a number that names a group (`kill -STOP
+        // 0` would stop the caller's whole process group: the test itself).
+        let pid = self
+            .child
+            .as_ref()
+            .map(Child::id)
+            .ok_or_else(|| io::Error::other("not running"))?;
         let status = Command::new("kill")
             .args([sig, &pid.to_string()])
             .status()?;
@@ -336,6 +342,7 @@ pub(crate) mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")] // reads /proc
     fn a_dropped_server_is_gone_with_its_folder() {
         let Some(server) = server() else { return };
         assert_eq!(
@@ -346,6 +353,9 @@ pub(crate) mod tests {
         let pid = server.pid().unwrap();
         let dir = server.dir.clone();
         assert!(dir.is_dir());
+        // The pid is the server's: it runs in its folder.
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap();
+        assert_eq!(cwd, dir);
         drop(server);
         let proc = format!("/proc/{pid}");
         let alive = Path::new(&proc).exists();
