@@ -500,13 +500,21 @@ fn tickets_of_another_instance_are_stale() {
 }
 
 /// `call` records `Ok` as a success, `Err` as a failure, and a panic as a
-/// failure, and does not run the closure when not admitted.
+/// failure (whatever the config's abandon outcome: here `Ignored`), and does
+/// not run the closure when not admitted.
 #[test]
 fn call_records_errors_and_panics_as_failures() {
     let Some(server) = server() else { return };
-    let b = builder(&server, "k", config(2, 60_000_000, 60_000_000))
-        .build()
+    let cfg = tripword::Config::new()
+        .failure_threshold(2)
+        .open_for(60_000_000)
+        .probe_timeout(60_000_000)
+        .abandon_as(Outcome::Ignored)
+        .check()
         .unwrap();
+    let b = builder(&server, "k", cfg).build().unwrap();
+    drop(b.permit().unwrap());
+    assert_eq!(b.word(), 0, "an abandoned permit: ignored, as configured");
     assert_eq!(b.call(|| Ok::<_, ()>(7)).unwrap(), 7);
     let err = b.call(|| Err::<(), _>("refused")).unwrap_err();
     assert_eq!(err.to_string(), "refused");
