@@ -51,7 +51,10 @@ fn tripword_on<C: tripword::Clock>(clock: C, per_second: u64) -> RateBreaker<C, 
 }
 
 fn tripword_coarse() -> TripwordCoarse {
-    tripword_on(Coarse(std::sync::atomic::AtomicU64::new(1 << 30)), 1_000_000)
+    tripword_on(
+        Coarse(std::sync::atomic::AtomicU64::new(1 << 30)),
+        1_000_000,
+    )
 }
 
 fn tripword() -> Tripword {

@@ -2989,20 +2989,38 @@ fn config_error_messages_name_the_field() {
         .message()
     };
     let expected = [
-        (Field::FailureThreshold, "failure_threshold is out of range for this word width"),
-        (Field::OpenFor, "open_for is out of range for this word width"),
+        (
+            Field::FailureThreshold,
+            "failure_threshold is out of range for this word width",
+        ),
+        (
+            Field::OpenFor,
+            "open_for is out of range for this word width",
+        ),
         (
             Field::BackoffCap,
             "exponential_backoff cap is out of range (open_for..=open_for * 2^(max trips - 1))",
         ),
-        (Field::ProbeTimeout, "probe_timeout is out of range for this word width"),
-        (Field::Horizon, "horizon plus the longest duration does not fit the word"),
-        (Field::FailureRate, "failure_rate is out of range 1..=100 percent"),
+        (
+            Field::ProbeTimeout,
+            "probe_timeout is out of range for this word width",
+        ),
+        (
+            Field::Horizon,
+            "horizon plus the longest duration does not fit the word",
+        ),
+        (
+            Field::FailureRate,
+            "failure_rate is out of range 1..=100 percent",
+        ),
         (
             Field::MinimumCalls,
             "minimum_calls is out of range for this word width's bucket counts",
         ),
-        (Field::Window, "window is out of range (at least one tick per bucket)"),
+        (
+            Field::Window,
+            "window is out of range (at least one tick per bucket)",
+        ),
     ];
     for (field, text) in expected {
         assert_eq!(message(field), format!("tripword: {text}"), "{field:?}");

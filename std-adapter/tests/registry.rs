@@ -24,9 +24,11 @@ type Plain = Registry<String, (), &'static ManualClock>;
 /// the entry `x` made and this thread's snapshot of it taken (generation
 /// 1), handed to `f` with a weak handle on the entry.
 fn on_a_fresh_thread_holding_x(
-    f: impl FnOnce(Plain, std::sync::Weak<tripword_std::registry::Entry<String, (), &'static ManualClock>>)
-        + Send
-        + 'static,
+    f: impl FnOnce(
+        Plain,
+        std::sync::Weak<tripword_std::registry::Entry<String, (), &'static ManualClock>>,
+    ) + Send
+    + 'static,
 ) {
     std::thread::spawn(|| {
         let a: Plain = Registry::from_parts(config(), &CLOCK, |_| ());
