@@ -8,12 +8,17 @@
 //!
 //! Operations: acquire (the ticket is held by the thread), release of the
 //! thread's oldest held ticket as a success, failure or ignored, and clock
-//! moves (0, 1 or 3 slices, or part of one). A release reads the clock once
-//! (the slice its result is counted in), somewhere inside its interval and
-//! not at its linearization point (the check that its `Closed` state is
-//! current comes first): it records the value read and the model applies
-//! the release with it, as the breaker's own suite does
-//! (`linearizability.rs`). An acquisition reads the clock only
+//! moves (0, 1 or 3 slices, or part of one). A release reads the clock to
+//! count its result (once, or twice when a bucket shows the first reading
+//! old), somewhere inside its interval and not at its linearization point
+//! (the check that its `Closed` state is current comes first), and a
+//! failure that trips reads it once more for the `Open` stamp: the history
+//! keeps the last read and the one before, and the model counts the result
+//! in the slice of the last (no trip) or of the one before (a trip, at the
+//! last), as the breaker's own suite does with its single read
+//! (`linearizability.rs`). Keeping only the last read was a false alarm
+//! about once in 10 000 histories: a clock moved between the count and the
+//! trip put the count in the trip's slice. An acquisition reads the clock only
 //! to decide a timed state, and records the value if it did. The small
 //! window (4 buckets of 4 ticks, 50 %, at least 2 calls, open 8) makes
 //! trips, probes, stale results and slices leaving the window frequent in
@@ -44,6 +49,8 @@ const SLICE: u64 = 4;
 
 thread_local! {
     static LAST_READ: Cell<Option<u64>> = const { Cell::new(None) };
+    /// The read before the last, in the same operation.
+    static PREV_READ: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
 /// The shared clock, read slowly; each read is remembered on its thread.
@@ -54,7 +61,7 @@ impl Clock for SlowClock {
             std::hint::spin_loop();
         }
         let t = self.0.load(Ordering::SeqCst);
-        LAST_READ.with(|l| l.set(Some(t)));
+        PREV_READ.with(|p| p.set(LAST_READ.with(|l| l.replace(Some(t)))));
         t
     }
 }
@@ -80,6 +87,12 @@ struct Op {
     invoke: u64,
     ret: u64,
     did: Did,
+    /// The clock read before the last one, if the operation read it twice
+    /// or more: a failure that trips reads the clock to count (once, or
+    /// twice when a bucket showed its first reading old) and once more for
+    /// the trip's `Open` stamp, so its slice is this read and the trip's
+    /// time the last (a clock moved in between tells them apart).
+    prev: Option<u64>,
 }
 
 type Shared<W> = Arc<RateBreaker<SlowClock, W, (), N>>;
@@ -118,6 +131,7 @@ fn run_history<W: Word>(rng: &mut XorShift) -> Vec<Op> {
                 let mut ops = Vec::new();
                 for r in plan {
                     LAST_READ.with(|l| l.set(None));
+                    PREV_READ.with(|p| p.set(None));
                     let invoke = stamp();
                     let did = match r % 8 {
                         0..=2 => match b.acquire() {
@@ -150,6 +164,7 @@ fn run_history<W: Word>(rng: &mut XorShift) -> Vec<Op> {
                         invoke,
                         ret: stamp(),
                         did,
+                        prev: PREV_READ.with(Cell::get),
                     });
                 }
                 // Tickets still held are dropped unreleased: a lost ticket
@@ -238,61 +253,79 @@ fn apply(s: &State, ops: &[Op], done: &[bool], i: usize) -> Vec<State> {
             if got != Release::Recorded {
                 return vec![];
             }
-            let slice = now / SLICE;
             let failed = outcome == Outcome::Failure;
-            s.m.log.push((slice, counter, failed));
-            s.owners.push(i);
+            // Counted in the slice of `read`.
+            let counted = |read: u64| {
+                let mut t = s.clone();
+                t.m.log.push((read / SLICE, counter, failed));
+                t.owners.push(i);
+                t
+            };
             if !failed {
-                return vec![s];
+                return vec![counted(now)];
             }
-            // The window this failure read: every count of the operations
-            // that are not concurrent with it (all linearized before it, as
-            // it is being linearized now), its own, and any of the counts of
-            // the concurrent ones (linearized before it or still pending).
+            // The window a failure counted in `slice` read: every count of
+            // the operations that are not concurrent with it (all linearized
+            // before it, as it is being linearized now), its own, and any of
+            // the counts of the concurrent ones (linearized before it or
+            // still pending): (calls, failures) certain, (successes,
+            // failures) optional.
             let overlaps = |j: usize| j != i && ops[j].invoke < op.ret && op.invoke < ops[j].ret;
-            let in_window = |t: u64| t <= slice && slice - t < N as u64;
-            let (mut calls, mut failures) = (0u64, 0u64);
-            let (mut opt_s, mut opt_f) = (0u64, 0u64);
-            for (e, &owner) in s.m.log.iter().zip(&s.owners) {
-                let &(t, c, f) = e;
-                if c != counter || !in_window(t) {
-                    continue;
+            let window = |t: &State, slice: u64| {
+                let in_window = |e: u64| e <= slice && slice - e < N as u64;
+                let (mut calls, mut failures) = (0u64, 0u64);
+                let (mut opt_s, mut opt_f) = (0u64, 0u64);
+                for (e, &owner) in t.m.log.iter().zip(&t.owners) {
+                    let &(e, c, f) = e;
+                    if c != counter || !in_window(e) {
+                        continue;
+                    }
+                    if overlaps(owner) {
+                        opt_s += u64::from(!f);
+                        opt_f += u64::from(f);
+                    } else {
+                        calls += 1;
+                        failures += u64::from(f);
+                    }
                 }
-                if overlaps(owner) {
-                    opt_s += u64::from(!f);
-                    opt_f += u64::from(f);
-                } else {
-                    calls += 1;
-                    failures += u64::from(f);
+                for (j, o) in ops.iter().enumerate() {
+                    if done[j] || !overlaps(j) {
+                        continue;
+                    }
+                    // A concurrent release counted in the slice of its last
+                    // read, or of the read before if it tripped.
+                    if let Did::Released(kj, oj, _, Some(rj)) = o.did
+                        && oj != Outcome::Ignored
+                        && let Some(&(cj, false)) = t.tickets[o.thread].get(kj)
+                        && cj == counter
+                        && (in_window(rj / SLICE) || o.prev.is_some_and(|p| in_window(p / SLICE)))
+                    {
+                        opt_s += u64::from(oj == Outcome::Success);
+                        opt_f += u64::from(oj == Outcome::Failure);
+                    }
                 }
-            }
-            for (j, o) in ops.iter().enumerate() {
-                if done[j] || !overlaps(j) {
-                    continue;
-                }
-                if let Did::Released(kj, oj, _, Some(rj)) = o.did
-                    && oj != Outcome::Ignored
-                    && let Some(&(cj, false)) = s.tickets[o.thread].get(kj)
-                    && cj == counter
-                    && in_window(rj / SLICE)
-                {
-                    opt_s += u64::from(oj == Outcome::Success);
-                    opt_f += u64::from(oj == Outcome::Failure);
-                }
-            }
-            // Some read trips it: all the optional failures, and any number
-            // of the optional successes. Some read does not: none of the
-            // optional failures, and all or none of the successes.
-            let can_trip = (0..=opt_s).any(|k| trips(calls + opt_f + k, failures + opt_f));
-            let can_hold = !trips(calls, failures) || !trips(calls + opt_s, failures);
+                (calls, failures, opt_s, opt_f)
+            };
             let mut next = Vec::new();
-            if can_hold {
-                next.push(s.clone());
+            // It did not trip: counted in the slice of its last read, and
+            // some read of the window (none of the optional failures, and
+            // all or none of the successes) does not reach the rate.
+            let held = counted(now);
+            let (calls, failures, opt_s, _) = window(&held, now / SLICE);
+            if !trips(calls, failures) || !trips(calls + opt_s, failures) {
+                next.push(held);
             }
-            if can_trip {
-                let mut tripped = s;
-                tripped.m.model.release(counter, Outcome::Failure, now);
-                next.push(tripped);
+            // It tripped: counted in the slice of the read before the last,
+            // tripped at the last; some read (all the optional failures, any
+            // number of the optional successes) reaches the rate.
+            if let Some(prev) = op.prev {
+                let tripped = counted(prev);
+                let (calls, failures, opt_s, opt_f) = window(&tripped, prev / SLICE);
+                if (0..=opt_s).any(|k| trips(calls + opt_f + k, failures + opt_f)) {
+                    let mut tripped = tripped;
+                    tripped.m.model.release(counter, Outcome::Failure, now);
+                    next.push(tripped);
+                }
             }
             next
         }
