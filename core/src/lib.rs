@@ -64,6 +64,7 @@ pub mod cell;
 pub mod clock;
 pub mod config;
 pub mod guide;
+pub mod kit;
 #[cfg(feature = "heapless")]
 pub mod log;
 mod observer;
@@ -81,6 +82,7 @@ pub use clock::Clock;
 #[cfg(feature = "jitter")]
 pub use config::Jitter;
 pub use config::{Config, ConfigError, ConfigSource, Const, ConstConfig, Field, ValidConfig};
+pub use kit::CircuitBreaker;
 pub use observer::{Observer, OnTransition};
 pub use outcome::Outcome;
 pub use rejected::{Cause, Rejected};

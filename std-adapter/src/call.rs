@@ -34,11 +34,12 @@ use core::future::Future;
 use core::marker::PhantomData;
 use std::time::Duration;
 
-use tripword::{
-    Breaker, Cause, Clock, ConfigSource, Observer, Outcome, Rejected, Release, Ticket, Word,
-};
+#[cfg(doc)]
+use tripword::Breaker;
+use tripword::kit::CircuitBreaker;
+use tripword::{Cause, Outcome, Rejected};
 
-use crate::classify::{Classify, IntoVerdict, TickVerdict};
+use crate::classify::{Classify, IntoVerdict};
 use crate::clock::RealClock;
 use crate::future::{CallAsync, CallOrElse};
 use crate::guard::Pending;
@@ -296,10 +297,6 @@ impl<T, E> CallResult for Result<T, E> {
 mod sealed {
     pub trait Sealed {}
     impl<T, E> Sealed for Result<T, E> {}
-    impl<C, W: tripword::Word, O, P: tripword::ConfigSource<W>> Sealed
-        for tripword::Breaker<C, W, O, P>
-    {
-    }
 }
 
 /// A rejection handed to a fallback, typed by the breaker's clock `C`, so
@@ -391,59 +388,13 @@ impl<C> fmt::Display for Rejection<C> {
     }
 }
 
-/// A [`Breaker`] of any form (clock, word width, observer, config source):
-/// what [`BreakerExt`], the call futures and the `tower`
-/// service work on, directly or through a handle that dereferences to it
-/// (`&Breaker`, `Arc<Breaker>`, `&'static Breaker`). Sealed.
-pub trait AnyBreaker: sealed::Sealed {
-    /// The breaker's clock.
-    type Clock: Clock;
-
-    /// [`Breaker::acquire`].
-    fn admit_ticket(&self) -> Result<Ticket, Rejected>;
-
-    /// Releases `ticket` with `verdict`: [`Breaker::release`], or for
-    /// [`TickVerdict::FailureFor`] a failure with its own open time.
-    fn record_verdict(&self, ticket: Ticket, verdict: TickVerdict) -> Release;
-
-    /// The breaker's clock, read now.
-    fn clock_now(&self) -> u64;
-
-    /// The breaker's abandon outcome ([`tripword::ValidConfig::abandon`]).
-    fn abandon_outcome(&self) -> Outcome;
-}
-
-impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> AnyBreaker for Breaker<C, W, O, P> {
-    type Clock = C;
-
-    #[inline(always)]
-    fn admit_ticket(&self) -> Result<Ticket, Rejected> {
-        self.acquire()
-    }
-
-    #[inline(always)]
-    fn record_verdict(&self, ticket: Ticket, verdict: TickVerdict) -> Release {
-        match verdict {
-            TickVerdict::FailureFor(ticks) => self.release_failure_for(ticket, ticks),
-            other => self.release(ticket, other.outcome()),
-        }
-    }
-
-    #[inline(always)]
-    fn clock_now(&self) -> u64 {
-        self.clock().now()
-    }
-
-    #[inline(always)]
-    fn abandon_outcome(&self) -> Outcome {
-        self.config().abandon()
-    }
-}
-
-/// Runs closures and futures through a [`Breaker`] of any form: any clock,
-/// word width, observer and config source (inline, a
-/// [`StaticBreaker`](tripword::StaticBreaker)'s `static`, a
-/// [`ConstBreaker`](tripword::ConstBreaker)'s constant).
+/// Runs closures and futures through any [`CircuitBreaker`]: a [`Breaker`]
+/// of any form (any clock, word width, observer and config source: inline,
+/// a [`StaticBreaker`](tripword::StaticBreaker)'s `static`, a
+/// [`ConstBreaker`](tripword::ConstBreaker)'s constant), a
+/// [`RateBreaker`](tripword::rate::RateBreaker), a registry's
+/// [`Entry`](crate::Entry), the fleet's breakers, or a breaker of your own
+/// crate (`docs/spec.md`, "Kit").
 ///
 /// ```
 /// use tripword::clock::ManualClock;
@@ -462,7 +413,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> AnyBreaker for Breaker<
 /// classifier panics (the panic goes on), or, for a future dropped before it
 /// completes, the policy's cancel outcome ([`Ignored`](Outcome::Ignored) by
 /// default; see `docs/services.md`, "Cancellation").
-pub trait BreakerExt: AnyBreaker {
+pub trait BreakerExt: CircuitBreaker {
     /// Runs `f` if the breaker admits the call: `Ok` is recorded as a
     /// success, `Err` as a failure, a panic as a failure (and the panic keeps
     /// unwinding). Not admitted, `f` is not called and the result is
@@ -554,7 +505,7 @@ pub trait BreakerExt: AnyBreaker {
         F: FnOnce() -> R,
         R: CallResult<Value = T, Error = E>,
     {
-        let ticket = self.admit_ticket()?;
+        let ticket = self.acquire()?;
         let timed = Timing::<Self::Clock>::threshold(policy.slow_threshold()).is_some();
         // A call that ends by returning is settled below; one that panics,
         // in `f` or in the classifier, drops `pending` while unwinding: a
@@ -693,4 +644,4 @@ pub trait BreakerExt: AnyBreaker {
     }
 }
 
-impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> BreakerExt for Breaker<C, W, O, P> {}
+impl<B: CircuitBreaker + ?Sized> BreakerExt for B {}

@@ -198,8 +198,10 @@ impl From<Outcome> for Verdict {
 }
 
 /// A [`Verdict`] in a clock's ticks: what every classifier's answer becomes
-/// before it is recorded, and what a classifier may return on a clock with
-/// no stated tick length (a [`ManualClock`](tripword::clock::ManualClock)).
+/// before it is recorded (the core's, which every
+/// [`CircuitBreaker`](tripword::CircuitBreaker) releases with), and what a
+/// classifier may return on a clock with no stated tick length (a
+/// [`ManualClock`](tripword::clock::ManualClock)).
 ///
 /// ```
 /// use tripword::Outcome;
@@ -207,39 +209,7 @@ impl From<Outcome> for Verdict {
 /// assert_eq!(TickVerdict::from(Outcome::Failure), TickVerdict::Failure);
 /// assert_eq!(TickVerdict::FailureFor(3_000).outcome(), Outcome::Failure);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TickVerdict {
-    /// The call succeeded.
-    Success,
-    /// The call failed in a way that says the dependency is unhealthy.
-    Failure,
-    /// The result says nothing about the dependency's health.
-    Ignored,
-    /// A failure that, if it trips the breaker or fails its probe, keeps it
-    /// open this many ticks instead of the configured open time.
-    FailureFor(u64),
-}
-
-impl TickVerdict {
-    /// The [`Outcome`] it records (`FailureFor` is a failure).
-    pub const fn outcome(self) -> Outcome {
-        match self {
-            TickVerdict::Success => Outcome::Success,
-            TickVerdict::Failure | TickVerdict::FailureFor(_) => Outcome::Failure,
-            TickVerdict::Ignored => Outcome::Ignored,
-        }
-    }
-}
-
-impl From<Outcome> for TickVerdict {
-    fn from(outcome: Outcome) -> Self {
-        match outcome {
-            Outcome::Success => TickVerdict::Success,
-            Outcome::Failure => TickVerdict::Failure,
-            Outcome::Ignored => TickVerdict::Ignored,
-        }
-    }
-}
+pub use tripword::kit::TickVerdict;
 
 mod sealed {
     pub trait Sealed {}

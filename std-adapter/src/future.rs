@@ -18,37 +18,80 @@ use core::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
 use tripword::Rejected;
+use tripword::kit::{CircuitBreaker, Reply};
 
-use crate::call::{AnyBreaker, CallError, Rejection};
+use crate::call::{CallError, Rejection};
 use crate::classify::{Classify, IntoVerdict};
-use crate::guard::{Pending, Unwinding};
+use crate::guard::{BreakerOf, Pending, ReleasingOf, Unwinding};
 use crate::policy::{AsPolicy, Timing};
 
 /// The clock of the breaker behind handle `H`.
-type ClockOf<H> = <<H as Deref>::Target as AnyBreaker>::Clock;
+type ClockOf<H> = <BreakerOf<H> as CircuitBreaker>::Clock;
+/// The future of an admission that needs a round trip, for the breaker
+/// behind handle `H`.
+type AcquiringOf<H> = <BreakerOf<H> as CircuitBreaker>::Acquiring;
+
+pin_project! {
+    /// Where a [`CallAsync`] is. For a local breaker only `Running`,
+    /// `Rejected` and `Done` occur: its admission and release are ready at
+    /// once (`Never` futures), so the other arms are dead code.
+    #[project = StateProj]
+    enum State<H, F, O, A, R>
+    where
+        H: Deref,
+        H::Target: CircuitBreaker,
+    {
+        // A remote admission in flight; `future` waits, unpolled.
+        Admitting {
+            #[pin]
+            acquiring: A,
+            breaker: Option<H>,
+            future: Option<F>,
+        },
+        // Admitted: the protected future runs.
+        Running {
+            #[pin]
+            future: F,
+            pending: Pending<H>,
+        },
+        // A remote release in flight; `output` is handed out when it ends.
+        Releasing {
+            #[pin]
+            releasing: R,
+            output: Option<O>,
+        },
+        Rejected {
+            rejected: Option<Rejected>,
+        },
+        Done,
+    }
+}
 
 pin_project! {
     /// A future run through a breaker: see the [module](self) docs. Its
     /// output is `Ok` with the future's value, [`CallError::Inner`] with
     /// its error, or [`CallError::Open`] if the call was not admitted.
     ///
-    /// `H` is the handle on the breaker (`&Breaker` from
+    /// `H` is the handle on the breaker (`&B` from
     /// [`call_async`](crate::BreakerExt::call_async), an `Arc` or a
-    /// `&'static` reference in a `tower` service), `F` the
-    /// protected future, `J` the [`CallPolicy`](crate::CallPolicy) (by
-    /// value, by reference or in an `Arc`).
+    /// `&'static` reference in a `tower` service; `B` any
+    /// [`CircuitBreaker`]), `F` the protected future, `J` the
+    /// [`CallPolicy`](crate::CallPolicy) (by value, by reference or in an
+    /// `Arc`).
+    ///
+    /// On a breaker whose admission needs a round trip (a remote breaker's
+    /// [`Reply::Wait`]), admission is awaited at the first poll, before the
+    /// protected future is polled; a release that needs one is awaited
+    /// before the output is handed out. Neither blocks the thread.
     #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
     pub struct CallAsync<H, F, J>
     where
         H: Deref,
-        H::Target: AnyBreaker,
+        H::Target: CircuitBreaker,
+        F: Future,
     {
         #[pin]
-        future: Option<F>,
-        // Both `Some` while an admitted call runs; `pending` is settled
-        // (and `future` dropped) when it completes.
-        pending: Option<Pending<H>>,
-        rejected: Option<Rejected>,
+        state: State<H, F, F::Output, AcquiringOf<H>, ReleasingOf<H>>,
         policy: J,
     }
 }
@@ -56,55 +99,93 @@ pin_project! {
 impl<H, F, J> CallAsync<H, F, J>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
+    F: Future,
     J: AsPolicy,
 {
     /// Asks `breaker` now; admitted, makes the protected future with
-    /// `make` (if `make` panics, the call is a failure).
+    /// `make` (if `make` panics, the call is a failure). An admission that
+    /// needs a round trip makes the future at once and polls it once
+    /// admitted.
     #[inline]
     pub(crate) fn start(breaker: H, policy: J, make: impl FnOnce() -> F) -> Self
     where
         J::Timing: Timing<ClockOf<H>>,
     {
-        match breaker.admit_ticket() {
-            Ok(ticket) => {
-                let p = policy.policy();
-                let timed = p.slow_threshold().threshold().is_some();
-                let pending = Pending::new(breaker, ticket, timed, p.cancel_outcome());
-                let future = make();
-                CallAsync {
-                    future: Some(future),
-                    pending: Some(pending),
-                    rejected: None,
-                    policy,
-                }
-            }
-            Err(rejected) => CallAsync {
-                future: None,
-                pending: None,
+        match breaker.acquire_async() {
+            Reply::Ready(Ok(ticket)) => Self::admitted(breaker, ticket, policy, make),
+            Reply::Ready(Err(rejected)) => Self::rejected_with(rejected, policy),
+            Reply::Wait(acquiring) => Self::admitting(breaker, acquiring, policy, make()),
+        }
+    }
+
+    /// An admitted call: `ticket` is the admission's; makes the protected
+    /// future with `make`.
+    #[inline(always)]
+    pub(crate) fn admitted(
+        breaker: H,
+        ticket: <BreakerOf<H> as CircuitBreaker>::Ticket,
+        policy: J,
+        make: impl FnOnce() -> F,
+    ) -> Self
+    where
+        J::Timing: Timing<ClockOf<H>>,
+    {
+        let p = policy.policy();
+        let timed = p.slow_threshold().threshold().is_some();
+        let pending = Pending::new(breaker, ticket, timed, p.cancel_outcome());
+        let future = make();
+        CallAsync {
+            state: State::Running { future, pending },
+            policy,
+        }
+    }
+
+    /// A call that was not admitted: ready at once with
+    /// [`CallError::Open`].
+    #[inline(always)]
+    pub(crate) fn rejected_with(rejected: Rejected, policy: J) -> Self {
+        CallAsync {
+            state: State::Rejected {
                 rejected: Some(rejected),
-                policy,
             },
+            policy,
+        }
+    }
+
+    /// A call whose admission is in flight.
+    pub(crate) fn admitting(breaker: H, acquiring: AcquiringOf<H>, policy: J, future: F) -> Self {
+        CallAsync {
+            state: State::Admitting {
+                acquiring,
+                breaker: Some(breaker),
+                future: Some(future),
+            },
+            policy,
         }
     }
 
     /// Whether the call was admitted (a rejected call's future is ready at
-    /// once with [`CallError::Open`]).
+    /// once with [`CallError::Open`]; one whose admission is still in
+    /// flight is not admitted yet).
     pub fn is_admitted(&self) -> bool {
-        self.pending.is_some()
+        matches!(self.state, State::Running { .. } | State::Releasing { .. })
     }
 
     /// The rejection, if the call was not admitted (until the future is
     /// polled and hands it out).
     pub fn rejected(&self) -> Option<Rejected> {
-        self.rejected
+        match self.state {
+            State::Rejected { rejected } => rejected,
+            _ => None,
+        }
     }
 }
 
 impl<H, F, J, T, E> Future for CallAsync<H, F, J>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
     F: Future<Output = Result<T, E>>,
     J: AsPolicy,
     J::Classify: Classify<T, E>,
@@ -116,47 +197,100 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let (Some(future), Some(pending)) = (this.future.as_mut().as_pin_mut(), this.pending)
-        else {
-            return match this.rejected.take() {
-                Some(rejected) => Poll::Ready(Err(CallError::Open(rejected))),
-                None => panic!("`CallAsync` polled after completion"),
-            };
-        };
-        // Armed while the protected future is polled and its result
-        // classified: a panic in either records a failure.
-        // Disarmed with `forget` on the paths that did not unwind, so a
-        // completed or pending poll pays no `thread::panicking()` check.
-        let guard = Unwinding(pending);
-        let result = match future.poll(cx) {
-            Poll::Ready(result) => result,
-            Poll::Pending => {
-                core::mem::forget(guard);
-                return Poll::Pending;
+        loop {
+            match this.state.as_mut().project() {
+                StateProj::Running { future, pending } => {
+                    // Armed while the protected future is polled and its
+                    // result classified: a panic in either records a
+                    // failure. Disarmed with `forget` on the paths that did
+                    // not unwind, so a completed or pending poll pays no
+                    // `thread::panicking()` check.
+                    let guard = Unwinding(pending);
+                    let result = match future.poll(cx) {
+                        Poll::Ready(result) => result,
+                        Poll::Pending => {
+                            core::mem::forget(guard);
+                            return Poll::Pending;
+                        }
+                    };
+                    let verdict = this
+                        .policy
+                        .policy()
+                        .judge::<T, E, ClockOf<H>>(&result, guard.0.elapsed());
+                    let settled = guard.0.settle_async(verdict);
+                    core::mem::forget(guard);
+                    match settled {
+                        Reply::Ready(_) => {
+                            this.state.set(State::Done);
+                            return Poll::Ready(result.map_err(CallError::Inner));
+                        }
+                        Reply::Wait(releasing) => this.state.set(State::Releasing {
+                            releasing,
+                            output: Some(result),
+                        }),
+                    }
+                }
+                StateProj::Rejected { rejected } => {
+                    let rejected = rejected
+                        .take()
+                        .expect("`CallAsync` polled after completion");
+                    this.state.set(State::Done);
+                    return Poll::Ready(Err(CallError::Open(rejected)));
+                }
+                StateProj::Admitting {
+                    acquiring,
+                    breaker,
+                    future,
+                } => match ready!(acquiring.poll(cx)) {
+                    Ok(ticket) => {
+                        let breaker = breaker.take().expect("admitted once");
+                        let future = future.take().expect("admitted once");
+                        let p = this.policy.policy();
+                        let timed = Timing::<ClockOf<H>>::threshold(p.slow_threshold()).is_some();
+                        let pending = Pending::new(breaker, ticket, timed, p.cancel_outcome());
+                        this.state.set(State::Running { future, pending });
+                    }
+                    Err(rejected) => {
+                        // The protected future is dropped unpolled.
+                        this.state.set(State::Done);
+                        return Poll::Ready(Err(CallError::Open(rejected)));
+                    }
+                },
+                StateProj::Releasing { releasing, output } => {
+                    ready!(releasing.poll(cx));
+                    let output = output.take().expect("released once");
+                    this.state.set(State::Done);
+                    return Poll::Ready(output.map_err(CallError::Inner));
+                }
+                StateProj::Done => panic!("`CallAsync` polled after completion"),
             }
-        };
-        let verdict = this
-            .policy
-            .policy()
-            .judge::<T, E, ClockOf<H>>(&result, guard.0.elapsed());
-        guard.0.settle(verdict);
-        core::mem::forget(guard);
-        this.future.set(None);
-        Poll::Ready(result.map_err(CallError::Inner))
+        }
     }
 }
 
 impl<H, F, J> core::fmt::Debug for CallAsync<H, F, J>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
+    F: Future,
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("CallAsync")
-            .field("admitted", &self.pending.is_some())
-            .field("running", &self.future.is_some())
-            .field("rejected", &self.rejected)
-            .finish_non_exhaustive()
+        let state = match &self.state {
+            State::Admitting { .. } => "admitting",
+            State::Running { .. } => "running",
+            State::Releasing { .. } => "releasing",
+            State::Rejected { .. } => "rejected",
+            State::Done => "done",
+        };
+        let mut out = f.debug_struct("CallAsync");
+        out.field("state", &format_args!("{state}"));
+        if let State::Rejected {
+            rejected: Some(rejected),
+        } = &self.state
+        {
+            out.field("rejected", rejected);
+        }
+        out.finish_non_exhaustive()
     }
 }
 
@@ -170,7 +304,8 @@ pin_project! {
     pub struct CallOrElse<H, F, J, Fb, G>
     where
         H: Deref,
-        H::Target: AnyBreaker,
+        H::Target: CircuitBreaker,
+        F: Future,
     {
         #[pin]
         call: CallAsync<H, F, J>,
@@ -183,7 +318,8 @@ pin_project! {
 impl<H, F, J, Fb, G> CallOrElse<H, F, J, Fb, G>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
+    F: Future,
 {
     pub(crate) fn new(call: CallAsync<H, F, J>, fallback: Fb) -> Self {
         CallOrElse {
@@ -197,7 +333,8 @@ where
 impl<H, F, J, Fb, G, T, E> Future for CallOrElse<H, F, J, Fb, G>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
+    F: Future,
     CallAsync<H, F, J>: Future<Output = Result<T, CallError<E>>>,
     Fb: FnOnce(Rejection<ClockOf<H>>) -> G,
     G: Future<Output = Result<T, E>>,

@@ -4,24 +4,33 @@
 
 use core::ops::Deref;
 
-use tripword::{Outcome, Release, Ticket};
+use tripword::kit::{CircuitBreaker, Reply};
+use tripword::{Clock, Outcome, Release};
 
-use crate::call::AnyBreaker;
 use crate::classify::TickVerdict;
+
+/// The breaker behind handle `H`.
+pub(crate) type BreakerOf<H> = <H as Deref>::Target;
+/// The ticket of the breaker behind handle `H`.
+type TicketOf<H> = <BreakerOf<H> as CircuitBreaker>::Ticket;
+/// The future of a release that needs a round trip, for the breaker behind
+/// handle `H`.
+pub(crate) type ReleasingOf<H> = <BreakerOf<H> as CircuitBreaker>::Releasing;
 
 /// Holds an admitted call's ticket, through a handle on its breaker (a
 /// reference, an `Arc`). [`settle`](Pending::settle)d with the classified
 /// verdict; dropped without one, it records a failure while the thread
 /// panics (and the panic keeps unwinding), and `on_drop` otherwise (the
 /// breaker's abandon outcome for a closure, which cannot end any other way;
-/// the policy's cancel outcome for a future).
+/// the policy's cancel outcome for a future). A drop releases with
+/// [`CircuitBreaker::release_detached`], which never blocks.
 pub(crate) struct Pending<H>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
 {
     breaker: H,
-    ticket: Option<Ticket>,
+    ticket: Option<TicketOf<H>>,
     /// The clock at admission, read only when the call is timed.
     started: Option<u64>,
     on_drop: Outcome,
@@ -30,13 +39,13 @@ where
 impl<H> Pending<H>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
 {
     /// Takes over `ticket`; reads the clock now if `timed`.
     #[inline(always)]
-    pub(crate) fn new(breaker: H, ticket: Ticket, timed: bool, on_drop: Outcome) -> Self {
+    pub(crate) fn new(breaker: H, ticket: TicketOf<H>, timed: bool, on_drop: Outcome) -> Self {
         let started = if timed {
-            Some(breaker.clock_now())
+            Some(breaker.clock().now())
         } else {
             None
         };
@@ -52,15 +61,35 @@ where
     #[inline(always)]
     pub(crate) fn elapsed(&self) -> Option<u64> {
         self.started
-            .map(|started| self.breaker.clock_now().wrapping_sub(started))
+            .map(|started| self.breaker.clock().now().wrapping_sub(started))
     }
 
-    /// Records `verdict` (once: later calls, and the drop, do nothing).
+    /// Records `verdict` with the sync release (once: later calls, and the
+    /// drop, do nothing).
     #[inline(always)]
     pub(crate) fn settle(&mut self, verdict: TickVerdict) -> Release {
         match self.ticket.take() {
-            Some(ticket) => self.breaker.record_verdict(ticket, verdict),
+            Some(ticket) => self.breaker.release_verdict(ticket, verdict),
             None => Release::Stale,
+        }
+    }
+
+    /// Records `verdict` with the async release: ready at once for a local
+    /// breaker, a round trip's future for a remote one (once, as
+    /// [`settle`](Self::settle)).
+    #[inline(always)]
+    pub(crate) fn settle_async(&mut self, verdict: TickVerdict) -> Reply<Release, ReleasingOf<H>> {
+        match self.ticket.take() {
+            Some(ticket) => self.breaker.release_async(ticket, verdict),
+            None => Reply::Ready(Release::Stale),
+        }
+    }
+
+    /// Records `verdict` from a place that cannot wait (a drop, an unwind).
+    #[inline]
+    fn settle_detached(&mut self, verdict: TickVerdict) {
+        if let Some(ticket) = self.ticket.take() {
+            self.breaker.release_detached(ticket, verdict);
         }
     }
 }
@@ -68,7 +97,7 @@ where
 impl<H> Drop for Pending<H>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
 {
     fn drop(&mut self) {
         if self.ticket.is_some() {
@@ -79,7 +108,7 @@ where
             } else {
                 self.on_drop
             };
-            self.settle(TickVerdict::from(outcome));
+            self.settle_detached(TickVerdict::from(outcome));
         }
     }
 }
@@ -91,17 +120,17 @@ where
 pub(crate) struct Unwinding<'a, H>(pub(crate) &'a mut Pending<H>)
 where
     H: Deref,
-    H::Target: AnyBreaker;
+    H::Target: CircuitBreaker;
 
 impl<H> Drop for Unwinding<'_, H>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
 {
     #[inline]
     fn drop(&mut self) {
         if std::thread::panicking() {
-            self.0.settle(TickVerdict::Failure);
+            self.0.settle_detached(TickVerdict::Failure);
         }
     }
 }

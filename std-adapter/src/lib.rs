@@ -98,7 +98,7 @@ pub mod tokio;
 #[cfg(feature = "tower")]
 pub mod tower;
 
-pub use call::{AnyBreaker, BreakerExt, CallError, CallResult, Rejection};
+pub use call::{BreakerExt, CallError, CallResult, Rejection};
 #[cfg(feature = "coarsetime")]
 pub use clock::{CoarseClock, RecentClock};
 pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
@@ -107,6 +107,7 @@ pub use jitter::jitter_seed;
 pub use policy::CallPolicy;
 pub use registry::Registry;
 pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
+pub use tripword::kit::CircuitBreaker;
 
 /// The names most code needs: `use tripword_std::prelude::*;`.
 ///

@@ -68,7 +68,10 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use arc_swap::ArcSwap;
 use foldhash::fast::RandomState;
-use tripword::{Breaker, Clock, Observer, Status, ValidConfig, W64, Word};
+use tripword::kit::{CircuitBreaker, Never};
+use tripword::{
+    Breaker, Clock, Observer, Outcome, Rejected, Release, Status, Ticket, ValidConfig, W64, Word,
+};
 
 use crate::clock::MonotonicClock;
 
@@ -107,6 +110,40 @@ impl<K, O, C, W: Word> Deref for Entry<K, O, C, W> {
     type Target = Breaker<C, W, O>;
     fn deref(&self) -> &Self::Target {
         &self.breaker
+    }
+}
+
+/// An entry is its key's breaker: `call`, `call_async`, the tower layer
+/// (through an `Arc<Entry>` from [`Registry::get`]) work on it directly.
+impl<K, O: Observer, C: Clock, W: Word> CircuitBreaker for Entry<K, O, C, W> {
+    type Ticket = Ticket;
+    type Clock = C;
+    type Acquiring = Never<Result<Ticket, Rejected>>;
+    type Releasing = Never<Release>;
+
+    #[inline(always)]
+    fn acquire(&self) -> Result<Ticket, Rejected> {
+        self.breaker.acquire()
+    }
+    #[inline(always)]
+    fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
+        self.breaker.release(ticket, outcome)
+    }
+    #[inline(always)]
+    fn release_failure_for(&self, ticket: Ticket, open_for: u64) -> Release {
+        self.breaker.release_failure_for(ticket, open_for)
+    }
+    #[inline(always)]
+    fn status(&self) -> Status {
+        self.breaker.status()
+    }
+    #[inline(always)]
+    fn clock(&self) -> &C {
+        self.breaker.clock()
+    }
+    #[inline(always)]
+    fn abandon_outcome(&self) -> Outcome {
+        self.breaker.config().abandon()
     }
 }
 

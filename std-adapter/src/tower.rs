@@ -67,12 +67,13 @@ use tower_layer::Layer;
 use tower_service::Service;
 use tripword::{Cause, Outcome, Rejected};
 
-use crate::call::{AnyBreaker, CallError};
+use crate::call::CallError;
 use crate::classify::{Classify, IntoVerdict};
 use crate::clock::RealClock;
 use crate::future::CallAsync;
 use crate::http::StatusClassifier;
-use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
+use crate::policy::{AsPolicy, CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
+use tripword::kit::{CircuitBreaker, Reply};
 
 /// The error of a [`BreakerService`]: the breaker did not admit the call
 /// (the inner service was not called), or the inner service failed.
@@ -180,46 +181,116 @@ impl<E: fmt::Display> fmt::Display for BreakerError<E> {
 
 impl<E: fmt::Debug + fmt::Display> std::error::Error for BreakerError<E> {}
 
+/// The breaker behind handle `H`.
+type BreakerOf<H> = <H as Deref>::Target;
+/// The clock of the breaker behind handle `H`.
+type ClockOf<H> = <BreakerOf<H> as CircuitBreaker>::Clock;
+
 pin_project! {
-    /// The response future of a [`BreakerService`]: a [`CallAsync`] whose
-    /// error is a [`BreakerError`].
-    #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
-    pub struct ResponseFuture<H, F, K, S>
+    #[project = ResponseProj]
+    enum Response<H, Svc, Req, K, S>
     where
         H: Deref,
-        H::Target: AnyBreaker,
+        H::Target: CircuitBreaker,
+        Svc: Service<Req>,
     {
-        #[pin]
-        call: CallAsync<H, F, CallPolicy<K, S>>,
+        // A remote admission in flight: the ready inner service and the
+        // request wait for it; the service is called once admitted.
+        Admitting {
+            #[pin]
+            acquiring: <BreakerOf<H> as CircuitBreaker>::Acquiring,
+            waiting: Option<Waiting<H, Svc, Req, K, S>>,
+        },
+        Call {
+            #[pin]
+            call: CallAsync<H, Svc::Future, CallPolicy<K, S>>,
+        },
     }
 }
 
-impl<H, F, K, S, T, E> Future for ResponseFuture<H, F, K, S>
+/// What a response future keeps while its admission is in flight.
+struct Waiting<H, Svc, Req, K, S> {
+    breaker: H,
+    service: Svc,
+    request: Req,
+    policy: CallPolicy<K, S>,
+}
+
+pin_project! {
+    /// The response future of a [`BreakerService`]: a [`CallAsync`] whose
+    /// error is a [`BreakerError`]. On a breaker whose admission needs a
+    /// round trip, it awaits the admission first and calls the inner
+    /// service once admitted.
+    #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
+    pub struct ResponseFuture<H, Svc, Req, K, S>
+    where
+        H: Deref,
+        H::Target: CircuitBreaker,
+        Svc: Service<Req>,
+    {
+        #[pin]
+        state: Response<H, Svc, Req, K, S>,
+    }
+}
+
+impl<H, Svc, Req, K, S, T, E> Future for ResponseFuture<H, Svc, Req, K, S>
 where
     H: Deref,
-    H::Target: AnyBreaker,
-    CallAsync<H, F, CallPolicy<K, S>>: Future<Output = Result<T, CallError<E>>>,
+    H::Target: CircuitBreaker,
+    Svc: Service<Req>,
+    CallPolicy<K, S>: AsPolicy<Timing = S>,
+    S: Timing<ClockOf<H>>,
+    CallAsync<H, Svc::Future, CallPolicy<K, S>>: Future<Output = Result<T, CallError<E>>>,
 {
     type Output = Result<T, BreakerError<E>>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().call.poll(cx).map_err(BreakerError::from)
+        let mut state = self.project().state;
+        loop {
+            match state.as_mut().project() {
+                ResponseProj::Call { call } => {
+                    return call.poll(cx).map_err(BreakerError::from);
+                }
+                ResponseProj::Admitting { acquiring, waiting } => {
+                    match core::task::ready!(acquiring.poll(cx)) {
+                        Ok(ticket) => {
+                            let Waiting {
+                                breaker,
+                                mut service,
+                                request,
+                                policy,
+                            } = waiting.take().expect("admitted once");
+                            let call = CallAsync::admitted(breaker, ticket, policy, move || {
+                                service.call(request)
+                            });
+                            state.set(Response::Call { call });
+                        }
+                        Err(rejected) => {
+                            let policy = waiting.take().expect("admitted once").policy;
+                            let call = CallAsync::rejected_with(rejected, policy);
+                            state.set(Response::Call { call });
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
-impl<H, F, K, S> fmt::Debug for ResponseFuture<H, F, K, S>
+impl<H, Svc, Req, K, S> fmt::Debug for ResponseFuture<H, Svc, Req, K, S>
 where
     H: Deref,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
+    Svc: Service<Req>,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.call, f)
+        match &self.state {
+            Response::Admitting { .. } => f.write_str("ResponseFuture(admitting)"),
+            Response::Call { call } => fmt::Debug::fmt(call, f),
+        }
     }
 }
-
-/// The clock of the breaker behind handle `H`.
-type ClockOf<H> = <<H as Deref>::Target as AnyBreaker>::Clock;
 
 /// A [`Layer`] that puts a breaker in front of a service: see the
 /// [module](self) docs. `H` is the handle on the breaker (`Arc<Breaker>`,
@@ -350,16 +421,16 @@ impl<Svc, H, K, S> BreakerService<Svc, H, K, S> {
 
 impl<Svc, H, K, S, Req> Service<Req> for BreakerService<Svc, H, K, S>
 where
-    Svc: Service<Req>,
+    Svc: Service<Req> + Clone,
     H: Deref + Clone,
-    H::Target: AnyBreaker,
+    H::Target: CircuitBreaker,
     K: Classify<Svc::Response, Svc::Error> + Clone,
     K::Verdict: IntoVerdict<ClockOf<H>>,
     S: Timing<ClockOf<H>> + Clone,
 {
     type Response = Svc::Response;
     type Error = BreakerError<Svc::Error>;
-    type Future = ResponseFuture<H, Svc::Future, K, S>;
+    type Future = ResponseFuture<H, Svc, Req, K, S>;
 
     /// The inner service's readiness; the breaker is not asked (a ready
     /// service that is never called holds no probe). An error here is the
@@ -371,14 +442,42 @@ where
 
     /// Asks the breaker: admitted, calls the inner service (a panic there is
     /// a failure); not, returns a future ready with
-    /// [`BreakerError::Open`] and leaves the inner service alone.
+    /// [`BreakerError::Open`] and leaves the inner service alone. An
+    /// admission that needs a round trip (a remote breaker) is awaited by
+    /// the response future, which takes the ready inner service with it and
+    /// leaves a clone in its place (the usual tower idiom: `Clone` is
+    /// required for that, and the clone is made only on that path).
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
-        let inner = &mut self.inner;
-        ResponseFuture {
-            call: CallAsync::start(self.breaker.clone(), self.policy.clone(), move || {
-                inner.call(request)
-            }),
-        }
+        let state = match self.breaker.acquire_async() {
+            Reply::Ready(Ok(ticket)) => {
+                let inner = &mut self.inner;
+                Response::Call {
+                    call: CallAsync::admitted(
+                        self.breaker.clone(),
+                        ticket,
+                        self.policy.clone(),
+                        move || inner.call(request),
+                    ),
+                }
+            }
+            Reply::Ready(Err(rejected)) => Response::Call {
+                call: CallAsync::rejected_with(rejected, self.policy.clone()),
+            },
+            Reply::Wait(acquiring) => {
+                let fresh = self.inner.clone();
+                let ready = core::mem::replace(&mut self.inner, fresh);
+                Response::Admitting {
+                    acquiring,
+                    waiting: Some(Waiting {
+                        breaker: self.breaker.clone(),
+                        service: ready,
+                        request,
+                        policy: self.policy.clone(),
+                    }),
+                }
+            }
+        };
+        ResponseFuture { state }
     }
 }

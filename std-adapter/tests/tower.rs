@@ -456,6 +456,7 @@ fn retry_after_counts_on_a_429_and_a_5xx_only() {
 
 /// A service whose readiness the test sets: each `poll_ready` takes the next
 /// answer (ready when none is left); `call` echoes its request.
+#[derive(Clone)]
 struct Readiness(std::collections::VecDeque<std::task::Poll<Result<(), &'static str>>>);
 
 impl Service<u32> for Readiness {
@@ -519,10 +520,7 @@ async fn breaker_errors_tell_a_rejection_from_the_inner_error() {
         .service(echo);
 
     let future = svc.ready().await.unwrap().call(0);
-    assert_eq!(
-        format!("{future:?}"),
-        "CallAsync { admitted: true, running: true, rejected: None, .. }"
-    );
+    assert_eq!(format!("{future:?}"), "CallAsync { state: running, .. }");
     let inner = future.await.unwrap_err();
     assert!(!inner.is_open());
     assert_eq!(inner.rejected(), None);
