@@ -4,7 +4,7 @@ use crate::local::Local;
 use crate::mirror::{Mirror, NONE};
 use crate::observer::{Mode, Observer, Scope};
 use crate::remote::RemoteCell;
-use crate::time::{Estimate, LocalClock, Monotonic};
+use crate::time::{Estimate, LocalClock, LocalTicks, Monotonic};
 use crate::watch;
 use core::num::NonZeroUsize;
 use redis::{Connection, RedisError};
@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 use tripword::cell::{self, Swap};
+use tripword::kit::{CircuitBreaker, Never};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::word::{Snapshot, State};
 use tripword::{Config, Outcome, Rejected, Status, ValidConfig, W64, Word};
@@ -249,7 +250,12 @@ impl Builder {
         });
         let _ = inner.refresh(false);
         let watcher = watch::spawn(inner.clone()).map_err(Error::Thread)?;
-        Ok(RedisBreaker { inner, watcher })
+        let clock = LocalTicks(inner.clock.clone());
+        Ok(RedisBreaker {
+            inner,
+            watcher,
+            clock,
+        })
     }
 }
 
@@ -278,6 +284,7 @@ impl Builder {
 pub struct RedisBreaker {
     inner: Arc<Inner>,
     watcher: Thread,
+    clock: LocalTicks,
 }
 
 impl core::fmt::Debug for RedisBreaker {
@@ -671,6 +678,49 @@ impl RedisBreaker {
             refreshes: s.refreshes.load(Ordering::Relaxed),
             published: s.published.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// The fleet's breaker is a [`CircuitBreaker`]: `tripword-std`'s `call`,
+/// `call_async`, tower layer and registry take it. This is the sync form:
+/// an answer that needs Redis (a probe election, a failure report) is made
+/// on the calling thread, bounded by the operation timeout, and its async
+/// path answers [`Reply::Ready`] after that round trip. A
+/// [`Release::Unreported`] (Redis did not answer; the outcome went to the
+/// local breaker) is [`tripword::Release::Recorded`] to the trait.
+///
+/// [`Reply::Ready`]: tripword::kit::Reply::Ready
+impl CircuitBreaker for RedisBreaker {
+    type Ticket = Ticket;
+    type Clock = LocalTicks;
+    type Acquiring = Never<Result<Ticket, Rejected>>;
+    type Releasing = Never<tripword::Release>;
+
+    #[inline]
+    fn acquire(&self) -> Result<Ticket, Rejected> {
+        RedisBreaker::acquire(self)
+    }
+
+    #[inline]
+    fn release(&self, ticket: Ticket, outcome: Outcome) -> tripword::Release {
+        match RedisBreaker::release(self, ticket, outcome) {
+            Release::Recorded | Release::Unreported => tripword::Release::Recorded,
+            Release::Stale => tripword::Release::Stale,
+        }
+    }
+
+    fn status(&self) -> Status {
+        RedisBreaker::status(self)
+    }
+
+    /// The instance's local clock, in microseconds (the unit of the
+    /// fleet's config and of a rejection's wait).
+    fn clock(&self) -> &LocalTicks {
+        &self.clock
+    }
+
+    fn abandon_outcome(&self) -> Outcome {
+        self.inner.config.abandon()
     }
 }
 

@@ -55,4 +55,4 @@ pub use breaker::{
     Builder, CallError, DEFAULT_CONFIG, Error, Permit, RedisBreaker, Release, Stats, Ticket,
 };
 pub use observer::{Mode, Observer, OnTransition, Scope};
-pub use time::{LocalClock, Monotonic};
+pub use time::{LocalClock, LocalTicks, Monotonic};

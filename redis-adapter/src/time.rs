@@ -27,8 +27,8 @@
 //!
 //! See `docs/distributed.md`, "Time".
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// An instance's own monotonic clock, in microseconds. Only differences of
@@ -50,6 +50,26 @@ impl LocalClock for Monotonic {
         let epoch = *EPOCH.get_or_init(Instant::now);
         // Saturates after 584 000 years.
         u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+}
+
+/// An instance's [`LocalClock`] as a [`tripword::Clock`] (microseconds):
+/// the clock a [`RedisBreaker`](crate::RedisBreaker) names as a
+/// [`CircuitBreaker`](tripword::CircuitBreaker), with which callers time
+/// their calls.
+#[derive(Clone)]
+pub struct LocalTicks(pub(crate) Arc<dyn LocalClock>);
+
+impl tripword::Clock for LocalTicks {
+    #[inline]
+    fn now(&self) -> u64 {
+        self.0.micros()
+    }
+}
+
+impl core::fmt::Debug for LocalTicks {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("LocalTicks")
     }
 }
 
