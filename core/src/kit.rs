@@ -279,57 +279,68 @@ pub trait CircuitBreaker {
     }
 }
 
-impl<B: CircuitBreaker + ?Sized> CircuitBreaker for &B {
-    type Ticket = B::Ticket;
-    type Clock = B::Clock;
-    type Acquiring = B::Acquiring;
-    type Releasing = B::Releasing;
+/// A handle on a breaker is a breaker: `&B` always, and with the `alloc`
+/// feature `Arc<B>`, `Rc<B>` and `Box<B>`, so that a tower service or a
+/// call future holds whichever handle suits it.
+macro_rules! handle_impl {
+    ($($handle:ty),*) => {$(
+        impl<B: CircuitBreaker + ?Sized> CircuitBreaker for $handle {
+            type Ticket = B::Ticket;
+            type Clock = B::Clock;
+            type Acquiring = B::Acquiring;
+            type Releasing = B::Releasing;
 
-    #[inline(always)]
-    fn acquire(&self) -> Result<B::Ticket, Rejected> {
-        (**self).acquire()
-    }
-    #[inline(always)]
-    fn release(&self, ticket: B::Ticket, outcome: Outcome) -> Release {
-        (**self).release(ticket, outcome)
-    }
-    #[inline(always)]
-    fn release_failure_for(&self, ticket: B::Ticket, open_for: u64) -> Release {
-        (**self).release_failure_for(ticket, open_for)
-    }
-    #[inline(always)]
-    fn status(&self) -> Status {
-        (**self).status()
-    }
-    #[inline(always)]
-    fn clock(&self) -> &B::Clock {
-        (**self).clock()
-    }
-    #[inline(always)]
-    fn abandon_outcome(&self) -> Outcome {
-        (**self).abandon_outcome()
-    }
-    #[inline(always)]
-    fn release_verdict(&self, ticket: B::Ticket, verdict: TickVerdict) -> Release {
-        (**self).release_verdict(ticket, verdict)
-    }
-    #[inline(always)]
-    fn acquire_async(&self) -> Reply<Result<B::Ticket, Rejected>, B::Acquiring> {
-        (**self).acquire_async()
-    }
-    #[inline(always)]
-    fn release_async(
-        &self,
-        ticket: B::Ticket,
-        verdict: TickVerdict,
-    ) -> Reply<Release, B::Releasing> {
-        (**self).release_async(ticket, verdict)
-    }
-    #[inline(always)]
-    fn release_detached(&self, ticket: B::Ticket, verdict: TickVerdict) {
-        (**self).release_detached(ticket, verdict)
-    }
+            #[inline(always)]
+            fn acquire(&self) -> Result<B::Ticket, Rejected> {
+                (**self).acquire()
+            }
+            #[inline(always)]
+            fn release(&self, ticket: B::Ticket, outcome: Outcome) -> Release {
+                (**self).release(ticket, outcome)
+            }
+            #[inline(always)]
+            fn release_failure_for(&self, ticket: B::Ticket, open_for: u64) -> Release {
+                (**self).release_failure_for(ticket, open_for)
+            }
+            #[inline(always)]
+            fn status(&self) -> Status {
+                (**self).status()
+            }
+            #[inline(always)]
+            fn clock(&self) -> &B::Clock {
+                (**self).clock()
+            }
+            #[inline(always)]
+            fn abandon_outcome(&self) -> Outcome {
+                (**self).abandon_outcome()
+            }
+            #[inline(always)]
+            fn release_verdict(&self, ticket: B::Ticket, verdict: TickVerdict) -> Release {
+                (**self).release_verdict(ticket, verdict)
+            }
+            #[inline(always)]
+            fn acquire_async(&self) -> Reply<Result<B::Ticket, Rejected>, B::Acquiring> {
+                (**self).acquire_async()
+            }
+            #[inline(always)]
+            fn release_async(
+                &self,
+                ticket: B::Ticket,
+                verdict: TickVerdict,
+            ) -> Reply<Release, B::Releasing> {
+                (**self).release_async(ticket, verdict)
+            }
+            #[inline(always)]
+            fn release_detached(&self, ticket: B::Ticket, verdict: TickVerdict) {
+                (**self).release_detached(ticket, verdict)
+            }
+        }
+    )*};
 }
+
+handle_impl!(&B);
+#[cfg(feature = "alloc")]
+handle_impl!(alloc::sync::Arc<B>, alloc::rc::Rc<B>, alloc::boxed::Box<B>);
 
 impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> CircuitBreaker for Breaker<C, W, O, P> {
     type Ticket = Ticket;

@@ -12,7 +12,6 @@
 //! default; a failure if the thread is panicking).
 
 use core::future::Future;
-use core::ops::Deref;
 use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 
@@ -22,14 +21,14 @@ use tripword::kit::{CircuitBreaker, Reply};
 
 use crate::call::{CallError, Rejection};
 use crate::classify::{Classify, IntoVerdict};
-use crate::guard::{BreakerOf, Pending, ReleasingOf, Unwinding};
+use crate::guard::{Pending, ReleasingOf, Unwinding};
 use crate::policy::{AsPolicy, Timing};
 
-/// The clock of the breaker behind handle `H`.
-type ClockOf<H> = <BreakerOf<H> as CircuitBreaker>::Clock;
-/// The future of an admission that needs a round trip, for the breaker
-/// behind handle `H`.
-type AcquiringOf<H> = <BreakerOf<H> as CircuitBreaker>::Acquiring;
+/// The clock of breaker (or handle) `H`.
+type ClockOf<H> = <H as CircuitBreaker>::Clock;
+/// The future of an admission that needs a round trip, for breaker (or
+/// handle) `H`.
+type AcquiringOf<H> = <H as CircuitBreaker>::Acquiring;
 
 pin_project! {
     /// Where a [`CallAsync`] is. For a local breaker only `Running`,
@@ -38,8 +37,7 @@ pin_project! {
     #[project = StateProj]
     enum State<H, F, O, A, R>
     where
-        H: Deref,
-        H::Target: CircuitBreaker,
+        H: CircuitBreaker,
     {
         // A remote admission in flight; `future` waits, unpolled.
         Admitting {
@@ -72,10 +70,10 @@ pin_project! {
     /// output is `Ok` with the future's value, [`CallError::Inner`] with
     /// its error, or [`CallError::Open`] if the call was not admitted.
     ///
-    /// `H` is the handle on the breaker (`&B` from
+    /// `H` is the breaker, or a handle on it (`&B` from
     /// [`call_async`](crate::BreakerExt::call_async), an `Arc` or a
-    /// `&'static` reference in a `tower` service; `B` any
-    /// [`CircuitBreaker`]), `F` the protected future, `J` the
+    /// `&'static` reference in a `tower` service): any
+    /// [`CircuitBreaker`]. `F` is the protected future, `J` the
     /// [`CallPolicy`](crate::CallPolicy) (by value, by reference or in an
     /// `Arc`).
     ///
@@ -86,8 +84,7 @@ pin_project! {
     #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
     pub struct CallAsync<H, F, J>
     where
-        H: Deref,
-        H::Target: CircuitBreaker,
+        H: CircuitBreaker,
         F: Future,
     {
         #[pin]
@@ -98,8 +95,7 @@ pin_project! {
 
 impl<H, F, J> CallAsync<H, F, J>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
     F: Future,
     J: AsPolicy,
 {
@@ -124,7 +120,7 @@ where
     #[inline(always)]
     pub(crate) fn admitted(
         breaker: H,
-        ticket: <BreakerOf<H> as CircuitBreaker>::Ticket,
+        ticket: <H as CircuitBreaker>::Ticket,
         policy: J,
         make: impl FnOnce() -> F,
     ) -> Self
@@ -184,8 +180,7 @@ where
 
 impl<H, F, J, T, E> Future for CallAsync<H, F, J>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
     F: Future<Output = Result<T, E>>,
     J: AsPolicy,
     J::Classify: Classify<T, E>,
@@ -270,8 +265,7 @@ where
 
 impl<H, F, J> core::fmt::Debug for CallAsync<H, F, J>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
     F: Future,
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -303,8 +297,7 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct CallOrElse<H, F, J, Fb, G>
     where
-        H: Deref,
-        H::Target: CircuitBreaker,
+        H: CircuitBreaker,
         F: Future,
     {
         #[pin]
@@ -317,8 +310,7 @@ pin_project! {
 
 impl<H, F, J, Fb, G> CallOrElse<H, F, J, Fb, G>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
     F: Future,
 {
     pub(crate) fn new(call: CallAsync<H, F, J>, fallback: Fb) -> Self {
@@ -332,8 +324,7 @@ where
 
 impl<H, F, J, Fb, G, T, E> Future for CallOrElse<H, F, J, Fb, G>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
     F: Future,
     CallAsync<H, F, J>: Future<Output = Result<T, CallError<E>>>,
     Fb: FnOnce(Rejection<ClockOf<H>>) -> G,

@@ -2,23 +2,19 @@
 //! futures, the tower service): it holds an admitted call's ticket while the
 //! protected code runs and makes sure exactly one outcome is recorded.
 
-use core::ops::Deref;
-
 use tripword::kit::{CircuitBreaker, Reply};
 use tripword::{Clock, Outcome, Release};
 
 use crate::classify::TickVerdict;
 
-/// The breaker behind handle `H`.
-pub(crate) type BreakerOf<H> = <H as Deref>::Target;
-/// The ticket of the breaker behind handle `H`.
-type TicketOf<H> = <BreakerOf<H> as CircuitBreaker>::Ticket;
-/// The future of a release that needs a round trip, for the breaker behind
-/// handle `H`.
-pub(crate) type ReleasingOf<H> = <BreakerOf<H> as CircuitBreaker>::Releasing;
+/// The ticket of breaker (or handle) `H`.
+type TicketOf<H> = <H as CircuitBreaker>::Ticket;
+/// The future of a release that needs a round trip, for breaker (or
+/// handle) `H`.
+pub(crate) type ReleasingOf<H> = <H as CircuitBreaker>::Releasing;
 
-/// Holds an admitted call's ticket, through a handle on its breaker (a
-/// reference, an `Arc`). [`settle`](Pending::settle)d with the classified
+/// Holds an admitted call's ticket, through its breaker or a handle on it
+/// (a reference, an `Arc`: a handle is a breaker too). [`settle`](Pending::settle)d with the classified
 /// verdict; dropped without one, it records a failure while the thread
 /// panics (and the panic keeps unwinding), and `on_drop` otherwise (the
 /// breaker's abandon outcome for a closure, which cannot end any other way;
@@ -26,8 +22,7 @@ pub(crate) type ReleasingOf<H> = <BreakerOf<H> as CircuitBreaker>::Releasing;
 /// [`CircuitBreaker::release_detached`], which never blocks.
 pub(crate) struct Pending<H>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
 {
     breaker: H,
     ticket: Option<TicketOf<H>>,
@@ -38,8 +33,7 @@ where
 
 impl<H> Pending<H>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
 {
     /// Takes over `ticket`; reads the clock now if `timed`.
     #[inline(always)]
@@ -96,8 +90,7 @@ where
 
 impl<H> Drop for Pending<H>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
 {
     fn drop(&mut self) {
         if self.ticket.is_some() {
@@ -119,13 +112,11 @@ where
 /// the panic, when the thread no longer panics), and it records a failure.
 pub(crate) struct Unwinding<'a, H>(pub(crate) &'a mut Pending<H>)
 where
-    H: Deref,
-    H::Target: CircuitBreaker;
+    H: CircuitBreaker;
 
 impl<H> Drop for Unwinding<'_, H>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
 {
     #[inline]
     fn drop(&mut self) {

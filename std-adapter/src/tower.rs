@@ -1,8 +1,13 @@
 //! A tower [`Layer`] and [`Service`] (feature `tower`).
 //!
-//! [`BreakerLayer`] wraps a service in a breaker held through a handle that
-//! dereferences to it (`Arc<Breaker>`, `&'static Breaker`): every clone of
-//! the service, on every worker, shares the one word.
+//! [`BreakerLayer`] wraps a service in any
+//! [`CircuitBreaker`](tripword::CircuitBreaker), held through a handle
+//! (`Arc<Breaker>`, `&'static Breaker`, `Arc<Entry>` from a registry, or a
+//! breaker that is itself a cheap handle): every clone of the service, on
+//! every worker, shares the one word. The inner service must be `Clone`:
+//! a breaker whose admission needs a round trip (a remote one) hands the
+//! ready service to the response future and keeps a clone, as tower's
+//! async middleware does (`docs/services.md`, "The tower layer").
 //!
 //! - **Classification**: by default [`StatusClassifier`]: a 5xx response or
 //!   an error (no response: a connection error, a timeout) is a failure, a
@@ -57,7 +62,6 @@
 
 use core::fmt;
 use core::future::Future;
-use core::ops::Deref;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::time::Duration;
@@ -181,24 +185,21 @@ impl<E: fmt::Display> fmt::Display for BreakerError<E> {
 
 impl<E: fmt::Debug + fmt::Display> std::error::Error for BreakerError<E> {}
 
-/// The breaker behind handle `H`.
-type BreakerOf<H> = <H as Deref>::Target;
-/// The clock of the breaker behind handle `H`.
-type ClockOf<H> = <BreakerOf<H> as CircuitBreaker>::Clock;
+/// The clock of breaker (or handle) `H`.
+type ClockOf<H> = <H as CircuitBreaker>::Clock;
 
 pin_project! {
     #[project = ResponseProj]
     enum Response<H, Svc, Req, K, S>
     where
-        H: Deref,
-        H::Target: CircuitBreaker,
+        H: CircuitBreaker,
         Svc: Service<Req>,
     {
         // A remote admission in flight: the ready inner service and the
         // request wait for it; the service is called once admitted.
         Admitting {
             #[pin]
-            acquiring: <BreakerOf<H> as CircuitBreaker>::Acquiring,
+            acquiring: <H as CircuitBreaker>::Acquiring,
             waiting: Option<Waiting<H, Svc, Req, K, S>>,
         },
         Call {
@@ -224,8 +225,7 @@ pin_project! {
     #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
     pub struct ResponseFuture<H, Svc, Req, K, S>
     where
-        H: Deref,
-        H::Target: CircuitBreaker,
+        H: CircuitBreaker,
         Svc: Service<Req>,
     {
         #[pin]
@@ -235,8 +235,7 @@ pin_project! {
 
 impl<H, Svc, Req, K, S, T, E> Future for ResponseFuture<H, Svc, Req, K, S>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
     Svc: Service<Req>,
     CallPolicy<K, S>: AsPolicy<Timing = S>,
     S: Timing<ClockOf<H>>,
@@ -280,8 +279,7 @@ where
 
 impl<H, Svc, Req, K, S> fmt::Debug for ResponseFuture<H, Svc, Req, K, S>
 where
-    H: Deref,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker,
     Svc: Service<Req>,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -293,8 +291,10 @@ where
 }
 
 /// A [`Layer`] that puts a breaker in front of a service: see the
-/// [module](self) docs. `H` is the handle on the breaker (`Arc<Breaker>`,
-/// `&'static Breaker`), `K` the classifier, `S` the slow-call threshold.
+/// [module](self) docs. `H` is the breaker or its handle (`Arc<Breaker>`,
+/// `&'static Breaker`: any cloneable
+/// [`CircuitBreaker`](tripword::CircuitBreaker)), `K` the classifier, `S`
+/// the slow-call threshold.
 #[derive(Clone, Debug)]
 pub struct BreakerLayer<H, K = StatusClassifier, S = Untimed> {
     breaker: H,
@@ -422,8 +422,7 @@ impl<Svc, H, K, S> BreakerService<Svc, H, K, S> {
 impl<Svc, H, K, S, Req> Service<Req> for BreakerService<Svc, H, K, S>
 where
     Svc: Service<Req> + Clone,
-    H: Deref + Clone,
-    H::Target: CircuitBreaker,
+    H: CircuitBreaker + Clone,
     K: Classify<Svc::Response, Svc::Error> + Clone,
     K::Verdict: IntoVerdict<ClockOf<H>>,
     S: Timing<ClockOf<H>> + Clone,
