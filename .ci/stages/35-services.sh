@@ -5,7 +5,8 @@
 # front of hyper's client against a hyper server on 127.0.0.1, the services
 # bench run once), the doctests (docs/services.md's included), clippy with
 # every feature, and the http_service demo in release (it exits non-zero on
-# anything unexpected). Debug builds share stage 30's dependencies, the demo
+# anything unexpected), and the custom_breaker example (the kit used from
+# outside the library). Debug builds share stage 30's dependencies, the demo
 # shares the release ones its README demo built.
 set -euo pipefail
 source .ci/lib.sh
@@ -20,3 +21,10 @@ cargo run --release -p tripword-std --example http_service --features tower,toki
   | tee target/ci-services-demo.log
 demo=$(grep -Eo '^http_service: .*' target/ci-services-demo.log)
 note "$demo"
+# The kit's proof: a breaker defined outside the library crates, driven by
+# cell::update/update_async, through call, call_async, BreakerLayer and a
+# registry. It exits non-zero if any of its checks fails.
+cargo run --release -p tripword-std --example custom_breaker --features tower,tokio 2>&1 \
+  | tee target/ci-custom-breaker.log
+checks=$(grep -c '^ok:' target/ci-custom-breaker.log)
+note "custom_breaker: $checks checks ok;"
