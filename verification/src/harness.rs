@@ -489,3 +489,71 @@ pub fn status_both<W: tripword::Word>(
         load_word(&b) == raw && recorder.take().is_empty() && recorder.take_corrupt().is_empty();
     ((got, clock.reads()), (pure, reads), quiet)
 }
+
+/// The Wing–Gong search over a recorded concurrent history: is there an
+/// order of `history`, consistent with real time (an operation that
+/// returned before another was invoked comes first), in which `step`
+/// accepts every operation? `interval` gives an operation's invocation and
+/// return stamps (from one global counter); `step` applies one operation to
+/// the search state (the reference model and whatever the checker tracks
+/// beside it) and says whether the recorded result is the model's. The
+/// search is memoized on the (operations linearized, state) pairs that
+/// failed, so `S` should compare equal for states reached by different
+/// paths. At most 63 operations.
+///
+/// The generic form of the checker in `tests/linearizability.rs`, for
+/// suites that record histories of their own.
+///
+/// # Panics
+/// When the history holds more than 63 operations.
+pub fn linearizable<S: Clone + Eq + std::hash::Hash, E>(
+    start: S,
+    history: &[E],
+    interval: impl Fn(&E) -> (u64, u64),
+    step: impl Fn(&mut S, &E) -> bool,
+) -> bool {
+    assert!(history.len() < 64, "at most 63 operations");
+    struct Search<'h, E, I, F> {
+        history: &'h [E],
+        interval: I,
+        step: F,
+    }
+    fn dfs<
+        S: Clone + Eq + std::hash::Hash,
+        E,
+        I: Fn(&E) -> (u64, u64),
+        F: Fn(&mut S, &E) -> bool,
+    >(
+        search: &Search<'_, E, I, F>,
+        done: u64,
+        state: S,
+        failed: &mut std::collections::HashSet<(u64, S)>,
+    ) -> bool {
+        let h = search.history;
+        if done == (1u64 << h.len()) - 1 {
+            return true;
+        }
+        if failed.contains(&(done, state.clone())) {
+            return false;
+        }
+        let pending = || (0..h.len()).filter(|&i| done & (1 << i) == 0);
+        let min_ret = pending()
+            .map(|i| (search.interval)(&h[i]).1)
+            .min()
+            .unwrap_or(u64::MAX);
+        for i in pending().filter(|&i| (search.interval)(&h[i]).0 < min_ret) {
+            let mut next = state.clone();
+            if (search.step)(&mut next, &h[i]) && dfs(search, done | 1 << i, next, failed) {
+                return true;
+            }
+        }
+        failed.insert((done, state));
+        false
+    }
+    let search = Search {
+        history,
+        interval,
+        step,
+    };
+    dfs(&search, 0, start, &mut std::collections::HashSet::new())
+}

@@ -22,6 +22,13 @@
 //! whole run: each state change reported exactly once, counters consecutive,
 //! each report's `from` the previous report's `to`, and the last report
 //! matching the word. The per-model assertions come on top of that.
+//!
+//! The `async_driver_*` models run `cell::update_async` instead of a
+//! `Breaker`: each model thread drives it to completion with
+//! `loom::future::block_on` on an async cell over a loom atomic (futures
+//! ready at once), and the models check single probe election (I1), exact
+//! trips (I3) and that each change is reported once, by the caller whose
+//! exchange made it (I7), from the transitions each caller's `on_swap` got.
 #![cfg(tripword_loom)]
 
 use std::cell::Cell;
@@ -32,11 +39,14 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::thread::{self, JoinHandle};
 
+use tripword::cell::{AsyncCell, CasError, update_async};
 use tripword::clock::ManualClock;
 use tripword::rate::{Rate, RateBreaker};
-use tripword::word::State;
+use tripword::transition::{self, Event, Verdict};
+use tripword::word::{Snapshot, State};
 use tripword::{
-    Breaker, Config, Observer, Outcome, Release, Status, Ticket, Transition, W32, W64, Word,
+    Breaker, Config, Observer, Outcome, Release, Status, Ticket, Transition, ValidConfig, W32, W64,
+    Word,
 };
 
 loom::thread_local! {
@@ -1220,5 +1230,228 @@ fn lost_count_vs_force_close_2_threads() {
         if !tripped {
             assert_eq!(snap.counter, 1, "only the close changed the counter");
         }
+    });
+}
+
+// ---------------------------------------------------------------------------
+// The async driver: `cell::update_async` on an async cell over a loom
+// atomic, each model thread driving it with `loom::future::block_on`.
+
+/// An async cell over a loom atomic (the word of either width, widened):
+/// its futures are ready at their first poll, so every interleaving loom
+/// explores is one of the atomic's, with `update_async`'s loop in between.
+struct LoomAsyncCell<W: Word> {
+    word: AtomicU64,
+    width: std::marker::PhantomData<fn() -> W>,
+}
+
+impl<W: Word> AsyncCell<W> for LoomAsyncCell<W> {
+    type Error = std::convert::Infallible;
+    async fn load(&self) -> Result<W::Raw, Self::Error> {
+        Ok(W::from_u64(self.word.load(Ordering::Acquire)))
+    }
+    async fn compare_exchange(
+        &self,
+        current: W::Raw,
+        new: W::Raw,
+    ) -> Result<(), CasError<W::Raw, Self::Error>> {
+        self.word
+            .compare_exchange_weak(
+                current.into(),
+                new.into(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .map(|_| ())
+            .map_err(|seen| CasError::Changed(W::from_u64(seen)))
+    }
+}
+
+/// A word and config for the async models.
+struct AsyncShared<W: Word> {
+    cell: LoomAsyncCell<W>,
+    config: ValidConfig<W>,
+}
+
+impl<W: Word> AsyncShared<W> {
+    /// A cell holding the word `events` leave, applied in order at time 0
+    /// through the pure layer, from the zero word.
+    fn new(config: Config, events: &[Event]) -> Arc<Self> {
+        let config = config
+            .check::<W>()
+            .expect("the models' configs are in range");
+        let word = events.iter().fold(W::from_u64(0), |w, &e| {
+            transition::apply(&config, w, e, || 0).word
+        });
+        Arc::new(AsyncShared {
+            cell: LoomAsyncCell {
+                word: AtomicU64::new(word.into()),
+                width: std::marker::PhantomData,
+            },
+            config,
+        })
+    }
+
+    /// `event` at time `now` through `update_async`, from a fresh load,
+    /// driven to completion with `loom::future::block_on`: the verdict and
+    /// the transitions this caller's `on_swap` reported.
+    fn run(&self, event: Event, now: u64) -> (Verdict, Vec<Transition>) {
+        loom::future::block_on(async {
+            let Ok(seen) = self.cell.load().await;
+            let mut reported = Vec::new();
+            let Ok(applied) = update_async(
+                &self.cell,
+                &self.config,
+                seen,
+                event,
+                None,
+                || now,
+                |swap| reported.extend(swap.transitions()),
+            )
+            .await;
+            (applied.verdict(), reported)
+        })
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let word = W::from_u64(self.word());
+        Snapshot::decode::<W>(word).expect("the word stays valid")
+    }
+
+    fn word(&self) -> u64 {
+        self.cell.word.load(Ordering::Acquire)
+    }
+}
+
+/// `callers` threads admit through `update_async` on an elapsed open word
+/// (threshold 1, open 10, tripped at 0, admitted at 10). Asserts: exactly
+/// one caller is admitted, as the probe, with the election's counter;
+/// every other caller is rejected because a probe runs (I1); the lapse and
+/// the election are each reported exactly once, both by the winner, and
+/// nobody else reports anything (I7); the word ends `Probing`.
+fn async_single_probe<W: Word>(callers: u64) {
+    let shared = AsyncShared::<W>::new(
+        config(1, 10, 100),
+        &[Event::Release {
+            counter: 0,
+            outcome: Outcome::Failure,
+        }],
+    );
+    assert!(matches!(shared.snapshot().state, State::Open { .. }));
+    let handles: Vec<_> = (1..=callers)
+        .map(|who| {
+            let shared = shared.clone();
+            spawn(who, move || shared.run(Event::Admit, 10))
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(join).collect();
+    let mut probes = Vec::new();
+    for (who, (verdict, reported)) in (1..).zip(&results) {
+        match verdict {
+            Verdict::Admitted {
+                counter,
+                probe: true,
+            } => probes.push((who, *counter, reported.clone())),
+            Verdict::Rejected(why) => {
+                assert_eq!(why.cause(), tripword::Cause::Probing, "I1: {results:?}");
+                assert!(
+                    reported.is_empty(),
+                    "I7: a rejected caller reported {reported:?}"
+                );
+            }
+            v => panic!("I1: {v:?} beside the probe: {results:?}"),
+        }
+    }
+    assert_eq!(probes.len(), 1, "I1: exactly one probe: {results:?}");
+    let (_, counter, reported) = &probes[0];
+    let t = |from, to, counter| Transition {
+        from,
+        to,
+        counter,
+        forced: false,
+    };
+    assert_eq!(
+        reported,
+        &[
+            t(Status::Open, Status::HalfOpen, 2),
+            t(Status::HalfOpen, Status::Probing, 3)
+        ],
+        "I7: the winner reports the lapse and the election, once"
+    );
+    assert_eq!(*counter, 3, "the probe's ticket is the election's counter");
+    let snap = shared.snapshot();
+    assert!(matches!(
+        snap.state,
+        State::Probing {
+            since: 10,
+            trips: 1
+        }
+    ));
+    assert_eq!(snap.counter, 3);
+}
+
+#[test]
+fn async_driver_single_probe_2_callers_w64() {
+    check("async_driver_single_probe_2_callers_w64", None, || {
+        async_single_probe::<W64>(2)
+    });
+}
+
+#[test]
+fn async_driver_single_probe_2_callers_w32() {
+    check("async_driver_single_probe_2_callers_w32", None, || {
+        async_single_probe::<W32>(2)
+    });
+}
+
+/// Three callers; preemption bound 3.
+#[test]
+fn async_driver_single_probe_3_callers() {
+    check("async_driver_single_probe_3_callers", Some(3), || {
+        async_single_probe::<W64>(3)
+    });
+}
+
+/// Two threads each release a current failure through `update_async` on a
+/// closed word (threshold 2). Asserts: both failures are recorded (no lost
+/// count: the second exchange, lost, retries from the word the first
+/// stored), exactly one `Closed -> Open` is reported, by one of them, and
+/// the word ends `Open` with one trip (I3, I7).
+#[test]
+fn async_driver_exact_trip_2_threads() {
+    check("async_driver_exact_trip_2_threads", None, || {
+        let shared = AsyncShared::<W64>::new(config(2, 10, 100), &[]);
+        let failure = Event::Release {
+            counter: 0,
+            outcome: Outcome::Failure,
+        };
+        let handles: Vec<_> = (1..=2)
+            .map(|who| {
+                let shared = shared.clone();
+                spawn(who, move || shared.run(failure, 0))
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(join).collect();
+        assert!(
+            results.iter().all(|(v, _)| *v == Verdict::Recorded),
+            "I3: a failure lost: {results:?}"
+        );
+        let reports: Vec<Transition> = results.iter().flat_map(|(_, r)| r.clone()).collect();
+        assert_eq!(
+            reports,
+            [Transition {
+                from: Status::Closed,
+                to: Status::Open,
+                counter: 1,
+                forced: false
+            }],
+            "I3, I7: one trip, reported once: {results:?}"
+        );
+        let snap = shared.snapshot();
+        assert!(
+            matches!(snap.state, State::Open { since: 0, trips: 1 }),
+            "{snap:?}"
+        );
+        assert_eq!(snap.counter, 1);
     });
 }
