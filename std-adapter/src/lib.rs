@@ -105,8 +105,10 @@ pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
 pub use future::{CallAsync, CallOrElse};
 pub use jitter::jitter_seed;
 pub use policy::CallPolicy;
-pub use registry::Registry;
-pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
+pub use registry::{Entry, EntryOf, Registry, RegistryOf};
+pub use settings::{
+    MillisBreaker, RegistrySettings, RegistrySettingsError, Settings, SettingsError, StdBreaker,
+};
 pub use tripword::kit::CircuitBreaker;
 
 /// The names most code needs: `use tripword_std::prelude::*;`.

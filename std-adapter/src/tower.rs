@@ -8,6 +8,10 @@
 //! a breaker whose admission needs a round trip (a remote one) hands the
 //! ready service to the response future and keeps a clone, as tower's
 //! async middleware does (`docs/services.md`, "The tower layer").
+//! [`RegistryLayer`] wraps it in a breaker per key (a host, a route),
+//! picked for each request from a [`Registry`](crate::Registry) or a
+//! [`RegistryOf`](crate::RegistryOf), and otherwise behaves the same; its
+//! rejection, [`KeyedError::Open`], names the key.
 //!
 //! - **Classification**: by default [`StatusClassifier`]: a 5xx response or
 //!   an error (no response: a connection error, a timeout) is a failure, a
@@ -78,6 +82,10 @@ use crate::future::CallAsync;
 use crate::http::StatusClassifier;
 use crate::policy::{AsPolicy, CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
 use tripword::kit::{CircuitBreaker, Reply};
+
+mod keyed;
+
+pub use keyed::{KeyedError, KeyedResponseFuture, RegistryLayer, RegistryService};
 
 /// The error of a [`BreakerService`]: the breaker did not admit the call
 /// (the inner service was not called), or the inner service failed.
@@ -196,11 +204,13 @@ pin_project! {
         Svc: Service<Req>,
     {
         // A remote admission in flight: the ready inner service and the
-        // request wait for it; the service is called once admitted.
+        // request wait for it; the service is called once admitted. Boxed,
+        // so that a local breaker's future (where this state cannot occur)
+        // does not carry their room.
         Admitting {
             #[pin]
             acquiring: <H as CircuitBreaker>::Acquiring,
-            waiting: Option<Waiting<H, Svc, Req, K, S>>,
+            waiting: Option<Box<Waiting<H, Svc, Req, K, S>>>,
         },
         Call {
             #[pin]
@@ -259,7 +269,7 @@ where
                                 mut service,
                                 request,
                                 policy,
-                            } = waiting.take().expect("admitted once");
+                            } = *waiting.take().expect("admitted once");
                             let call = CallAsync::admitted(breaker, ticket, policy, move || {
                                 service.call(request)
                             });
@@ -468,12 +478,12 @@ where
                 let ready = core::mem::replace(&mut self.inner, fresh);
                 Response::Admitting {
                     acquiring,
-                    waiting: Some(Waiting {
+                    waiting: Some(Box::new(Waiting {
                         breaker: self.breaker.clone(),
                         service: ready,
                         request,
                         policy: self.policy.clone(),
-                    }),
+                    })),
                 }
             }
         };
