@@ -11,7 +11,7 @@
 //! policy's cancel outcome, [`Ignored`](tripword::Outcome::Ignored) by
 //! default; a failure if the thread is panicking).
 
-use core::future::Future;
+use core::future::{Future, IntoFuture};
 use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 
@@ -35,16 +35,17 @@ pin_project! {
     /// `Rejected` and `Done` occur: its admission and release are ready at
     /// once (`Never` futures), so the other arms are dead code.
     #[project = StateProj]
-    enum State<H, F, O, A, R>
+    enum State<H, F, M, O, A, R>
     where
         H: CircuitBreaker,
     {
-        // A remote admission in flight; `future` waits, unpolled.
+        // A remote admission in flight; `make` (the protected future,
+        // unpolled, or what makes it) waits.
         Admitting {
             #[pin]
             acquiring: A,
             breaker: Option<H>,
-            future: Option<F>,
+            make: Option<M>,
         },
         // Admitted: the protected future runs.
         Running {
@@ -82,18 +83,18 @@ pin_project! {
     /// protected future is polled; a release that needs one is awaited
     /// before the output is handed out. Neither blocks the thread.
     #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
-    pub struct CallAsync<H, F, J>
+    pub struct CallAsync<H, F, J, M = F>
     where
         H: CircuitBreaker,
         F: Future,
     {
         #[pin]
-        state: State<H, F, F::Output, AcquiringOf<H>, ReleasingOf<H>>,
+        state: State<H, F, M, F::Output, AcquiringOf<H>, ReleasingOf<H>>,
         policy: J,
     }
 }
 
-impl<H, F, J> CallAsync<H, F, J>
+impl<H, F, J, M> CallAsync<H, F, J, M>
 where
     H: CircuitBreaker,
     F: Future,
@@ -104,12 +105,15 @@ where
     /// needs a round trip makes the future at once and polls it once
     /// admitted.
     #[inline]
-    pub(crate) fn start(breaker: H, policy: J, make: impl FnOnce() -> F) -> Self
+    pub(crate) fn start(breaker: H, policy: J, make: impl FnOnce() -> M) -> Self
     where
         J::Timing: Timing<ClockOf<H>>,
+        M: IntoFuture<IntoFuture = F>,
     {
         match breaker.acquire_async() {
-            Reply::Ready(Ok(ticket)) => Self::admitted(breaker, ticket, policy, make),
+            Reply::Ready(Ok(ticket)) => {
+                Self::admitted(breaker, ticket, policy, || make().into_future())
+            }
             Reply::Ready(Err(rejected)) => Self::rejected_with(rejected, policy),
             Reply::Wait(acquiring) => Self::admitting(breaker, acquiring, policy, make()),
         }
@@ -149,13 +153,14 @@ where
         }
     }
 
-    /// A call whose admission is in flight.
-    pub(crate) fn admitting(breaker: H, acquiring: AcquiringOf<H>, policy: J, future: F) -> Self {
+    /// A call whose admission is in flight; once admitted, `make` becomes
+    /// the protected future.
+    pub(crate) fn admitting(breaker: H, acquiring: AcquiringOf<H>, policy: J, make: M) -> Self {
         CallAsync {
             state: State::Admitting {
                 acquiring,
                 breaker: Some(breaker),
-                future: Some(future),
+                make: Some(make),
             },
             policy,
         }
@@ -178,10 +183,11 @@ where
     }
 }
 
-impl<H, F, J, T, E> Future for CallAsync<H, F, J>
+impl<H, F, J, M, T, E> Future for CallAsync<H, F, J, M>
 where
     H: CircuitBreaker,
     F: Future<Output = Result<T, E>>,
+    M: IntoFuture<IntoFuture = F>,
     J: AsPolicy,
     J::Classify: Classify<T, E>,
     <J::Classify as Classify<T, E>>::Verdict: IntoVerdict<ClockOf<H>>,
@@ -235,11 +241,11 @@ where
                 StateProj::Admitting {
                     acquiring,
                     breaker,
-                    future,
+                    make,
                 } => match ready!(acquiring.poll(cx)) {
                     Ok(ticket) => {
                         let breaker = breaker.take().expect("admitted once");
-                        let future = future.take().expect("admitted once");
+                        let future = make.take().expect("admitted once").into_future();
                         let p = this.policy.policy();
                         let timed = Timing::<ClockOf<H>>::threshold(p.slow_threshold()).is_some();
                         let pending = Pending::new(breaker, ticket, timed, p.cancel_outcome());
@@ -263,7 +269,7 @@ where
     }
 }
 
-impl<H, F, J> core::fmt::Debug for CallAsync<H, F, J>
+impl<H, F, J, M> core::fmt::Debug for CallAsync<H, F, J, M>
 where
     H: CircuitBreaker,
     F: Future,

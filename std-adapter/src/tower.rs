@@ -80,7 +80,7 @@ use crate::classify::{Classify, IntoVerdict};
 use crate::clock::RealClock;
 use crate::future::CallAsync;
 use crate::http::StatusClassifier;
-use crate::policy::{AsPolicy, CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
+use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
 use tripword::kit::{CircuitBreaker, Reply};
 
 mod keyed;
@@ -193,45 +193,34 @@ impl<E: fmt::Display> fmt::Display for BreakerError<E> {
 
 impl<E: fmt::Debug + fmt::Display> std::error::Error for BreakerError<E> {}
 
-/// The clock of breaker (or handle) `H`.
-type ClockOf<H> = <H as CircuitBreaker>::Clock;
+/// A request waiting for its breaker's admission (a breaker whose admission
+/// needs a round trip): the ready inner service and the request, boxed so
+/// that a response future of a local breaker, which never waits, does not
+/// carry their room. Admitted, the service is called
+/// ([`IntoFuture`](core::future::IntoFuture)).
+pub struct DeferredCall<Svc, Req>(Box<(Svc, Req)>);
 
-pin_project! {
-    #[project = ResponseProj]
-    enum Response<H, Svc, Req, K, S>
-    where
-        H: CircuitBreaker,
-        Svc: Service<Req>,
-    {
-        // A remote admission in flight: the ready inner service and the
-        // request wait for it; the service is called once admitted. Boxed,
-        // so that a local breaker's future (where this state cannot occur)
-        // does not carry their room.
-        Admitting {
-            #[pin]
-            acquiring: <H as CircuitBreaker>::Acquiring,
-            waiting: Option<Box<Waiting<H, Svc, Req, K, S>>>,
-        },
-        Call {
-            #[pin]
-            call: CallAsync<H, Svc::Future, CallPolicy<K, S>>,
-        },
+impl<Svc: Service<Req>, Req> core::future::IntoFuture for DeferredCall<Svc, Req> {
+    type Output = <Svc::Future as Future>::Output;
+    type IntoFuture = Svc::Future;
+
+    fn into_future(self) -> Svc::Future {
+        let (mut service, request) = *self.0;
+        service.call(request)
     }
 }
 
-/// What a response future keeps while its admission is in flight.
-struct Waiting<H, Svc, Req, K, S> {
-    breaker: H,
-    service: Svc,
-    request: Req,
-    policy: CallPolicy<K, S>,
+impl<Svc, Req> fmt::Debug for DeferredCall<Svc, Req> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DeferredCall")
+    }
 }
 
 pin_project! {
     /// The response future of a [`BreakerService`]: a [`CallAsync`] whose
     /// error is a [`BreakerError`]. On a breaker whose admission needs a
     /// round trip, it awaits the admission first and calls the inner
-    /// service once admitted.
+    /// service once admitted ([`DeferredCall`]).
     #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
     pub struct ResponseFuture<H, Svc, Req, K, S>
     where
@@ -239,7 +228,41 @@ pin_project! {
         Svc: Service<Req>,
     {
         #[pin]
-        state: Response<H, Svc, Req, K, S>,
+        call: CallAsync<H, Svc::Future, CallPolicy<K, S>, DeferredCall<Svc, Req>>,
+    }
+}
+
+impl<H, Svc, Req, K, S> ResponseFuture<H, Svc, Req, K, S>
+where
+    H: CircuitBreaker,
+    Svc: Service<Req> + Clone,
+    S: Timing<ClockOf<H>>,
+{
+    /// Asks `breaker` for `request` to `inner`: admitted, calls `inner` now
+    /// (a panic there is a failure); rejected, leaves it alone; an admission
+    /// in flight takes the ready `inner` along and leaves a clone in its
+    /// place. What [`BreakerService`] and the registry's service both do in
+    /// `call`.
+    #[inline]
+    pub(crate) fn respond(
+        breaker: H,
+        policy: CallPolicy<K, S>,
+        inner: &mut Svc,
+        request: Req,
+    ) -> Self {
+        let call = match breaker.acquire_async() {
+            Reply::Ready(Ok(ticket)) => {
+                CallAsync::admitted(breaker, ticket, policy, move || inner.call(request))
+            }
+            Reply::Ready(Err(rejected)) => CallAsync::rejected_with(rejected, policy),
+            Reply::Wait(acquiring) => {
+                let fresh = inner.clone();
+                let ready = core::mem::replace(inner, fresh);
+                let deferred = DeferredCall(Box::new((ready, request)));
+                CallAsync::admitting(breaker, acquiring, policy, deferred)
+            }
+        };
+        ResponseFuture { call }
     }
 }
 
@@ -247,43 +270,14 @@ impl<H, Svc, Req, K, S, T, E> Future for ResponseFuture<H, Svc, Req, K, S>
 where
     H: CircuitBreaker,
     Svc: Service<Req>,
-    CallPolicy<K, S>: AsPolicy<Timing = S>,
-    S: Timing<ClockOf<H>>,
-    CallAsync<H, Svc::Future, CallPolicy<K, S>>: Future<Output = Result<T, CallError<E>>>,
+    CallAsync<H, Svc::Future, CallPolicy<K, S>, DeferredCall<Svc, Req>>:
+        Future<Output = Result<T, CallError<E>>>,
 {
     type Output = Result<T, BreakerError<E>>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut state = self.project().state;
-        loop {
-            match state.as_mut().project() {
-                ResponseProj::Call { call } => {
-                    return call.poll(cx).map_err(BreakerError::from);
-                }
-                ResponseProj::Admitting { acquiring, waiting } => {
-                    match core::task::ready!(acquiring.poll(cx)) {
-                        Ok(ticket) => {
-                            let Waiting {
-                                breaker,
-                                mut service,
-                                request,
-                                policy,
-                            } = *waiting.take().expect("admitted once");
-                            let call = CallAsync::admitted(breaker, ticket, policy, move || {
-                                service.call(request)
-                            });
-                            state.set(Response::Call { call });
-                        }
-                        Err(rejected) => {
-                            let policy = waiting.take().expect("admitted once").policy;
-                            let call = CallAsync::rejected_with(rejected, policy);
-                            state.set(Response::Call { call });
-                        }
-                    }
-                }
-            }
-        }
+        self.project().call.poll(cx).map_err(BreakerError::from)
     }
 }
 
@@ -293,12 +287,12 @@ where
     Svc: Service<Req>,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.state {
-            Response::Admitting { .. } => f.write_str("ResponseFuture(admitting)"),
-            Response::Call { call } => fmt::Debug::fmt(call, f),
-        }
+        fmt::Debug::fmt(&self.call, f)
     }
 }
+
+/// The clock of breaker (or handle) `H`.
+type ClockOf<H> = <H as CircuitBreaker>::Clock;
 
 /// A [`Layer`] that puts a breaker in front of a service: see the
 /// [module](self) docs. `H` is the breaker or its handle (`Arc<Breaker>`,
@@ -458,35 +452,11 @@ where
     /// required for that, and the clone is made only on that path).
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
-        let state = match self.breaker.acquire_async() {
-            Reply::Ready(Ok(ticket)) => {
-                let inner = &mut self.inner;
-                Response::Call {
-                    call: CallAsync::admitted(
-                        self.breaker.clone(),
-                        ticket,
-                        self.policy.clone(),
-                        move || inner.call(request),
-                    ),
-                }
-            }
-            Reply::Ready(Err(rejected)) => Response::Call {
-                call: CallAsync::rejected_with(rejected, self.policy.clone()),
-            },
-            Reply::Wait(acquiring) => {
-                let fresh = self.inner.clone();
-                let ready = core::mem::replace(&mut self.inner, fresh);
-                Response::Admitting {
-                    acquiring,
-                    waiting: Some(Box::new(Waiting {
-                        breaker: self.breaker.clone(),
-                        service: ready,
-                        request,
-                        policy: self.policy.clone(),
-                    })),
-                }
-            }
-        };
-        ResponseFuture { state }
+        ResponseFuture::respond(
+            self.breaker.clone(),
+            self.policy.clone(),
+            &mut self.inner,
+            request,
+        )
     }
 }

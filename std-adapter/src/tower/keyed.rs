@@ -12,14 +12,13 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
-use tripword::kit::{CircuitBreaker, Reply};
+use tripword::kit::CircuitBreaker;
 use tripword::{Cause, Outcome, Rejected};
 
-use super::{BreakerError, Response, ResponseFuture, Waiting};
+use super::{BreakerError, ResponseFuture};
 use crate::call::CallError;
 use crate::classify::{Classify, IntoVerdict};
 use crate::clock::RealClock;
-use crate::future::CallAsync;
 use crate::http::StatusClassifier;
 use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
 use crate::registry::Lookup;
@@ -438,51 +437,13 @@ where
         let key = (self.key)(&request);
         let breaker = self.registry.lookup(&key);
         KeyedResponseFuture {
-            response: start(breaker, &mut self.inner, self.policy.clone(), request),
+            response: ResponseFuture::respond(
+                breaker,
+                self.policy.clone(),
+                &mut self.inner,
+                request,
+            ),
             key: Some(key),
         }
     }
-}
-
-/// The response future of a call through `breaker`: admitted, the inner
-/// service is called now (a panic there is a failure); rejected, a future
-/// ready with the rejection; an admission that needs a round trip takes the
-/// ready inner service along and leaves a clone in its place. What
-/// [`BreakerService::call`](super::BreakerService) does, with a handle the
-/// caller owns already (keep the two in step: they build the same
-/// [`ResponseFuture`] states).
-#[inline]
-fn start<H, Svc, Req, K, S>(
-    breaker: H,
-    inner: &mut Svc,
-    policy: CallPolicy<K, S>,
-    request: Req,
-) -> ResponseFuture<H, Svc, Req, K, S>
-where
-    H: CircuitBreaker,
-    Svc: Service<Req> + Clone,
-    S: Timing<<H as CircuitBreaker>::Clock>,
-{
-    let state = match breaker.acquire_async() {
-        Reply::Ready(Ok(ticket)) => Response::Call {
-            call: CallAsync::admitted(breaker, ticket, policy, move || inner.call(request)),
-        },
-        Reply::Ready(Err(rejected)) => Response::Call {
-            call: CallAsync::rejected_with(rejected, policy),
-        },
-        Reply::Wait(acquiring) => {
-            let fresh = inner.clone();
-            let ready = core::mem::replace(inner, fresh);
-            Response::Admitting {
-                acquiring,
-                waiting: Some(Box::new(Waiting {
-                    breaker,
-                    service: ready,
-                    request,
-                    policy,
-                })),
-            }
-        }
-    };
-    ResponseFuture { state }
 }
