@@ -401,3 +401,6 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> CircuitBreaker for RateBrea
         self.breaker().config().abandon()
     }
 }
+
+#[cfg(all(test, not(tripword_loom)))]
+mod tests;
