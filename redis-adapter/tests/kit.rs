@@ -61,3 +61,50 @@ async fn call_async_and_the_tower_layer_take_the_fleet_breaker() {
     let fresh = builder(&server, "kit-tower", cfg).build().unwrap();
     assert_eq!(fresh.status(), Status::Open, "the trip is the fleet's");
 }
+
+/// A local clock the test sets.
+#[derive(Clone, Default)]
+struct SetClock(Arc<std::sync::atomic::AtomicU64>);
+
+impl tripword_redis::LocalClock for SetClock {
+    fn micros(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+#[test]
+fn the_trait_names_the_instance_clock_and_the_abandon_outcome() {
+    let Some(server) = server() else { return };
+    let clock = SetClock::default();
+    clock.0.store(1_234, std::sync::atomic::Ordering::Relaxed);
+    let cfg = tripword::Config::new()
+        .failure_threshold(3)
+        .abandon_as(tripword::Outcome::Ignored)
+        .check()
+        .unwrap();
+    let b = builder(&server, "kit-clock", cfg)
+        .local_clock(clock.clone())
+        .build()
+        .unwrap();
+    use tripword::Clock;
+    assert_eq!(CircuitBreaker::clock(&b).now(), 1_234);
+    clock.0.store(98_765, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(CircuitBreaker::clock(&b).now(), 98_765);
+    assert_eq!(format!("{:?}", CircuitBreaker::clock(&b)), "LocalTicks");
+    assert_eq!(
+        CircuitBreaker::abandon_outcome(&b),
+        tripword::Outcome::Ignored
+    );
+    let t = CircuitBreaker::acquire(&b).unwrap();
+    assert_eq!(
+        CircuitBreaker::release(&b, t, tripword::Outcome::Failure),
+        tripword::Release::Recorded
+    );
+    // A ticket from before a forced close is stale through the trait too.
+    let t = CircuitBreaker::acquire(&b).unwrap();
+    b.force_close().unwrap();
+    assert_eq!(
+        CircuitBreaker::release(&b, t, tripword::Outcome::Failure),
+        tripword::Release::Stale
+    );
+}
