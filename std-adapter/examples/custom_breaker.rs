@@ -18,7 +18,6 @@
 //! Run: `cargo run -p tripword-std --example custom_breaker --features tower,tokio`.
 //! It checks what it prints and exits non-zero if a check fails.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -33,8 +32,8 @@ use tripword::kit::{CircuitBreaker, Reply, TickVerdict};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::{Cause, Clock, Config, Outcome, Rejected, Release, Status, ValidConfig, W64};
 use tripword_std::classify::OkOrFailure;
-use tripword_std::tower::BreakerLayer;
-use tripword_std::{BreakerExt, MonotonicClock};
+use tripword_std::tower::{BreakerLayer, KeyedError, RegistryLayer};
+use tripword_std::{BreakerExt, MonotonicClock, RegistryOf};
 
 /// The word behind an async lock.
 struct LockedWord(Mutex<u64>);
@@ -371,21 +370,48 @@ async fn main() {
         r.is_err_and(|e| e.is_open()),
     );
 
-    println!("per-key breakers:");
-    let mut per_host: HashMap<&str, LockedBreaker> = HashMap::new();
-    for host in ["a.example", "b.example"] {
-        per_host.insert(host, LockedBreaker::new(config()));
-    }
+    println!("registry (one breaker per host, made on first use):");
+    let hosts: Arc<RegistryOf<String, LockedBreaker>> =
+        Arc::new(RegistryOf::with_factory(|_host: &String| {
+            LockedBreaker::new(config())
+        }));
+    // Through call_async on an entry...
     for _ in 0..2 {
-        let _ = per_host["a.example"]
-            .call_async(async { Err::<(), _>("down") })
-            .await;
+        let a = hosts.get("a.example");
+        let _ = a.call_async(async { Err::<(), _>("down") }).await;
     }
     check(
         "a failing host trips only its own breaker",
-        per_host["a.example"].status() == Status::Open
-            && per_host["b.example"].status() == Status::Closed,
+        hosts.get("a.example").status() == Status::Open
+            && hosts.get("b.example").status() == Status::Closed,
     );
+    // ...and through the registry's tower layer, keyed by the request.
+    let mut client = RegistryLayer::new(hosts.clone(), |req: &(String, u32)| req.0.clone())
+        .classify(OkOrFailure)
+        .layer(service_fn(|(_host, n): (String, u32)| async move {
+            if n == 0 { Err("zero") } else { Ok(n) }
+        }));
+    let mut send = async |host: &str, n: u32| {
+        client
+            .ready()
+            .await
+            .unwrap()
+            .call((host.to_owned(), n))
+            .await
+    };
+    check(
+        "b.example still answers",
+        send("b.example", 5).await == Ok(5),
+    );
+    let r = send("a.example", 5).await;
+    check(
+        "a.example is rejected, and the rejection names it",
+        matches!(&r, Err(KeyedError::Open { key, .. }) if key == "a.example"),
+    );
+    if let Err(e) = r {
+        println!("  {e}");
+    }
+    check("the registry made one breaker per host", hosts.len() == 2);
     println!(
         "transitions reported: {}",
         breaker.0.transitions.load(Ordering::Relaxed)
