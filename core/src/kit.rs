@@ -186,7 +186,13 @@ impl<T> core::fmt::Debug for Never<T> {
 ///   [`release_async`](Self::release_async) instead of blocking the thread,
 ///   and keeps [`release_detached`](Self::release_detached) from blocking
 ///   (it runs in `Drop`). A breaker that always answers at once implements
-///   the sync methods only and names [`Never`] as its futures.
+///   the sync methods only and names [`Never`] as its futures;
+/// - an [`Acquiring`](Self::Acquiring) future dropped after its admission
+///   went through (a caller cancelled while the round trip was in flight)
+///   releases the ticket it would have handed out, with the
+///   [`abandon_outcome`](Self::abandon_outcome) or `Ignored`, so that a
+///   probe elected for nobody does not hold the breaker until the probe
+///   timeout.
 ///
 /// A breaker whose word is in a remote store applies events with
 /// [`cell::update_async`](crate::cell::update_async) on an
