@@ -47,10 +47,12 @@ pin_project! {
             breaker: Option<H>,
             make: Option<M>,
         },
-        // Admitted: the protected future runs.
+        // Admitted: the protected future runs (`None` once it completed:
+        // dropped in place, the state left as it is, so a local call's
+        // completion drops nothing else).
         Running {
             #[pin]
-            future: F,
+            future: Option<F>,
             pending: Pending<H>,
         },
         // A remote release in flight; `output` is handed out when it ends.
@@ -136,7 +138,10 @@ where
         let pending = Pending::new(breaker, ticket, timed, p.cancel_outcome());
         let future = make();
         CallAsync {
-            state: State::Running { future, pending },
+            state: State::Running {
+                future: Some(future),
+                pending,
+            },
             policy,
         }
     }
@@ -200,14 +205,21 @@ where
         let mut this = self.project();
         loop {
             match this.state.as_mut().project() {
-                StateProj::Running { future, pending } => {
+                StateProj::Running {
+                    mut future,
+                    pending,
+                } => {
+                    let running = future
+                        .as_mut()
+                        .as_pin_mut()
+                        .expect("`CallAsync` polled after completion");
                     // Armed while the protected future is polled and its
                     // result classified: a panic in either records a
                     // failure. Disarmed with `forget` on the paths that did
                     // not unwind, so a completed or pending poll pays no
                     // `thread::panicking()` check.
                     let guard = Unwinding(pending);
-                    let result = match future.poll(cx) {
+                    let result = match running.poll(cx) {
                         Poll::Ready(result) => result,
                         Poll::Pending => {
                             core::mem::forget(guard);
@@ -222,7 +234,7 @@ where
                     core::mem::forget(guard);
                     match settled {
                         Reply::Ready(_) => {
-                            this.state.set(State::Done);
+                            future.set(None);
                             return Poll::Ready(result.map_err(CallError::Inner));
                         }
                         Reply::Wait(releasing) => this.state.set(State::Releasing {
@@ -235,7 +247,6 @@ where
                     let rejected = rejected
                         .take()
                         .expect("`CallAsync` polled after completion");
-                    this.state.set(State::Done);
                     return Poll::Ready(Err(CallError::Open(rejected)));
                 }
                 StateProj::Admitting {
@@ -249,7 +260,10 @@ where
                         let p = this.policy.policy();
                         let timed = Timing::<ClockOf<H>>::threshold(p.slow_threshold()).is_some();
                         let pending = Pending::new(breaker, ticket, timed, p.cancel_outcome());
-                        this.state.set(State::Running { future, pending });
+                        this.state.set(State::Running {
+                            future: Some(future),
+                            pending,
+                        });
                     }
                     Err(rejected) => {
                         // The protected future is dropped unpolled.
@@ -277,10 +291,14 @@ where
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let state = match &self.state {
             State::Admitting { .. } => "admitting",
-            State::Running { .. } => "running",
+            State::Running {
+                future: Some(_), ..
+            } => "running",
             State::Releasing { .. } => "releasing",
-            State::Rejected { .. } => "rejected",
-            State::Done => "done",
+            State::Rejected { rejected: Some(_) } => "rejected",
+            State::Running { future: None, .. }
+            | State::Rejected { rejected: None }
+            | State::Done => "done",
         };
         let mut out = f.debug_struct("CallAsync");
         out.field("state", &format_args!("{state}"));
