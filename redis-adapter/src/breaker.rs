@@ -473,18 +473,20 @@ impl RedisBreaker {
         if ticket.issuer() != inner.mirror.address() {
             return Release::Stale;
         }
+        let word = inner.mirror.word();
+        // The ticket's state has passed in the mirror, so in Redis too (the
+        // word there is at least as new): stale, settled with no network,
+        // and whether Redis answers or not: a stale outcome is not counted
+        // in the local breaker either (spec I2). (A release the mirror
+        // records without a change is the fast path's; here it can only be
+        // a race, and goes to Redis.)
+        if mirror_ahead(word, counter) {
+            return Release::Stale;
+        }
         if !inner.mirror.attached() {
             return inner.unreported(outcome);
         }
         let event = Event::Release { counter, outcome };
-        let word = inner.mirror.word();
-        // The ticket's state has passed in the mirror, so in Redis too (the
-        // word there is at least as new): stale, settled with no network.
-        // (A release the mirror records without a change is the fast
-        // path's; here it can only be a race, and goes to Redis.)
-        if mirror_ahead(word, counter) {
-            return Release::Stale;
-        }
         self.release_remote(word, event, outcome)
     }
 

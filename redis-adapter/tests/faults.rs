@@ -237,3 +237,39 @@ fn restarted_empty_the_fleet_starts_closed_again() {
     assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
     assert!(eventually(LONG, || a.status() == Status::Open));
 }
+
+/// A ticket the mirror already shows stale is stale when Redis is down too:
+/// released as a failure after the instance fell back to its local breaker,
+/// it changes nothing there (spec I2), where it used to be counted as an
+/// unreported failure and trip the local breaker.
+#[test]
+fn a_stale_ticket_does_not_trip_the_local_fallback() {
+    let Some(server) = server() else { return };
+    let a = faulty_builder(server.url(), 1).build().unwrap();
+    let b = faulty_builder(server.url(), 1).build().unwrap();
+    assert_eq!(a.mode(), Mode::Shared);
+    let ticket = a.acquire().expect("closed");
+    let counter = ticket.counter();
+    b.force_close().unwrap();
+    assert!(
+        eventually(LONG, || tripword::word::Snapshot::counter_bits::<
+            tripword::W64,
+        >(a.word())
+            != counter),
+        "the mirror shows the new counter"
+    );
+    server.pause().unwrap();
+    let local = eventually(LONG, || a.mode() == Mode::Local);
+    let released = a.release(ticket, Outcome::Failure);
+    let status = a.status();
+    let admitted = a.acquire().map(|t| a.release(t, Outcome::Success));
+    server.resume().unwrap();
+    assert!(local, "the instance falls back to its local breaker");
+    assert_eq!(
+        released,
+        Release::Stale,
+        "the mirror shows the ticket stale"
+    );
+    assert_eq!(status, Status::Closed, "the local breaker did not trip");
+    assert!(admitted.is_ok(), "the local breaker admits");
+}
