@@ -3,7 +3,7 @@
 # 30's `cargo test --workspace` leaves out: every target in test mode (unit
 # and integration tests, tokio tasks aborted mid-probe, the tower layer in
 # front of hyper's client against a hyper server on 127.0.0.1, the services
-# bench run once), the doctests (docs/services.md's included), clippy with
+# bench run once), the doctests (docs/services.md's and docs/registry.md's included), clippy with
 # every feature, and the http_service demo in release (it exits non-zero on
 # anything unexpected), and the custom_breaker example (the kit used from
 # outside the library). Debug builds share stage 30's dependencies, the demo

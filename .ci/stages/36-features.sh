@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 13's optional features, each alone and all together: tripword-std's
-# `tracing`, `metrics` and `serde` (their integration tests, against a
+# The optional features, each alone and all together: tripword-std's
+# `tracing`, `metrics`, `serde` and `macros` (their integration tests, against a
 # recording subscriber layer and a recording metrics exporter, TOML and
 # JSON config files), the registry's tests (no feature), and clippy for each
 # feature alone; the core's `heapless` feature (the transition log's unit
@@ -12,14 +12,14 @@ source .ci/lib.sh
 mkdir -p target
 log=target/ci-features.log
 : >"$log"
-for feature in tracing metrics serde; do
+for feature in tracing metrics serde macros; do
   cargo test -p tripword-std --no-default-features --features "$feature" --lib --test "$feature" --test registry 2>&1 | tee -a "$log"
   cargo clippy -p tripword-std --features "$feature" --all-targets -- -D warnings
 done
 cargo test -p tripword-std --features tracing,metrics,serde --lib --test tracing --test metrics --test serde --test registry 2>&1 | tee -a "$log"
 cargo test -p tripword-std --features tracing,metrics,serde --doc 2>&1 | tee -a "$log"
 std_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
-note "tripword-std: tracing, metrics, serde each alone and together, clippy clean alone ($std_passed tests);"
+note "tripword-std: tracing, metrics, serde, macros each alone and together, clippy clean alone ($std_passed tests);"
 
 : >target/ci-features-core.log
 cargo test -p tripword --features heapless --lib -- table log 2>&1 | tee -a target/ci-features-core.log

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Model checking (issue 3, items 2, 3, 5): the proptest state machine against
-# the reference model (10,000 sequences by default), the exhaustive search of
-# the pure transition function, and the linearizability checker; with them
-# the issue-9 sparse-caller scenarios (tests/sparse_callers.rs).
+# Model checking: the proptest state machine against the reference model
+# (10,000 sequences by default), the exhaustive search of the pure transition
+# function, and the linearizability checker; with them the sparse-caller
+# scenarios (tests/sparse_callers.rs).
 #
 # All three are ordinary tests of `tripword-verification`, so stage 30's
 # `cargo test --workspace` already runs them; each leaves its counts in

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Mutation testing of the code changed (core, std adapter, Redis adapter)
-# since the last commit known to leave no mutant missed (issue 16; docs/verification.md, "Mutation testing").
-# The base is the commit named in `verification/mutants-clean` (a session
-# writes it, and tags it `mutants-clean-*`, after `verification/mutants.sh
-# full` or `diff` showed 0 missed there; the file because a clone need not
-# carry tags), else the newest such tag, else the previous commit. Two tiers (core tests, then every verification suite on
+# since the last commit known to leave no mutant missed (docs/verification.md,
+# "Mutation testing"). The base is the commit named in
+# `verification/mutants-clean` (written, and tagged `mutants-clean-*`, after
+# `verification/mutants.sh full` or `diff` showed 0 missed there; the file
+# because a clone need not carry tags), else the newest such tag, else the
+# previous commit. Two tiers (core tests, then every verification suite on
 # what they missed), at most MUTANTS_MAX mutants (a shard chosen by the
 # commit when the change has more), bounded by a timeout. Fails on a missed
 # mutant.

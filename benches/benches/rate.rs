@@ -1,4 +1,4 @@
-//! The failure-rate policy (issue 11, item 4) against the peers' rate
+//! The failure-rate policy against the peers' rate
 //! policies, side by side in one run: `tripword::rate::RateBreaker` (8
 //! buckets over 10 s, 50 %, at least 20 calls, real monotonic clock),
 //! `failsafe`'s `success_rate_over_time_window` (50 % success over 10 s, at

@@ -1,4 +1,4 @@
-//! The registry's hit path (issue 13): looking up an existing key's breaker
+//! The registry's hit path: looking up an existing key's breaker
 //! in `tripword_std::Registry`, at 1 and 2 threads, side by side with the
 //! usual hand-made registry, a `RwLock<HashMap<String, Arc<Breaker>>>`.
 //! Both maps use the same hasher (foldhash), so the difference is the lock.

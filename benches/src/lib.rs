@@ -30,7 +30,7 @@
 //!   the same loop around a bare pair of atomic loads (criterion's
 //!   `hot_loop` group, `per-call`'s `loop_*` rows);
 //! - [`probe`]: non-generic, never-inlined entry points whose machine code
-//!   `docs/performance.md` inspects.
+//!   `docs/performance/no-store.md` inspects.
 //!
 //! See `docs/performance.md` for the results and how to reproduce them.
 

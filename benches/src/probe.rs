@@ -1,6 +1,6 @@
 //! Non-generic, never-inlined entry points: one closed call each, so the
 //! machine code of `tripword`'s hot path can be read on its own
-//! (`docs/performance.md`, "No store on the happy path") and traced by
+//! (`docs/performance/no-store.md`, "No store on the happy path") and traced by
 //! `tests/no_store.rs` through the `no-store-probe` binary.
 
 use tripword::clock::ManualClock;

@@ -147,7 +147,7 @@ pub struct Ticket {
     // word, sits where `stamp` does). Inlined, as `acquire`'s fast path is,
     // it lives in registers; returned from an out-of-line call (the slow
     // paths) rustc 1.95 on x86_64 passes it through memory (`sret`), see
-    // docs/performance.md, "The closed call in a user's hot loop".
+    // docs/performance/single-thread.md, "The closed call in a user's hot loop".
     // - `origin`: the word's address, with the probe flag in bit 0 (a word
     //   is at least 4-byte aligned, so that bit is free). A non-probe ticket
     //   of this breaker carries exactly the address, so one compare checks

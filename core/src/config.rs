@@ -87,6 +87,7 @@ pub struct Config {
 /// with a const one;
 /// `docs/embedded.md`, "Footprint").
 #[cfg(feature = "jitter")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jitter")))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Jitter {
     /// The open time as configured (the default).
@@ -247,6 +248,7 @@ impl Config {
     /// Jitter the open time after each trip ([`Jitter`]): replicas that trip
     /// together then probe apart. None by default. Feature `jitter`.
     #[cfg(feature = "jitter")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "jitter")))]
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
         self.jitter = jitter;
         self
@@ -599,12 +601,14 @@ impl<W: Word> ValidConfig<W> {
 
     /// The jitter on the open time.
     #[cfg(feature = "jitter")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "jitter")))]
     #[inline(always)]
     pub const fn jitter(&self) -> Jitter {
         self.config.jitter
     }
 
     #[cfg(feature = "jitter")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "jitter")))]
     /// How long the breaker stays open after the trip that stored counter
     /// `counter` (the counter of the `Open` state, what
     /// [`Transition::counter`](crate::Transition) reports for the trip) and
@@ -858,7 +862,7 @@ mod tests {
         assert_eq!(fixed.open_duration(9), 100);
     }
 
-    /// Issue 9: `open_duration` agrees with what the word can hold, and a
+    /// `open_duration` agrees with what the word can hold, and a
     /// cap the saturated trip count can never reach is refused.
     #[test]
     fn open_duration_saturates_with_the_trip_count() {
@@ -947,7 +951,7 @@ mod tests {
         assert_eq!(Config::default(), Config::new());
     }
 
-    /// Issue 9: the W32 word keeps an hour of 1 kHz ticks by default, and
+    /// The W32 word keeps an hour of 1 kHz ticks by default, and
     /// open times of ten minutes and more.
     #[test]
     fn w32_default_horizon_is_an_hour_of_millis() {

@@ -54,6 +54,7 @@
 //! memory-ordering argument.
 
 #![cfg_attr(not(test), no_std)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -69,6 +70,7 @@ pub mod config;
 pub mod guide;
 pub mod kit;
 #[cfg(feature = "heapless")]
+#[cfg_attr(docsrs, doc(cfg(feature = "heapless")))]
 pub mod log;
 mod observer;
 mod outcome;
@@ -83,6 +85,7 @@ pub mod word;
 pub use breaker::{Breaker, Breaker32, ConstBreaker, Permit, Release, StaticBreaker, Ticket};
 pub use clock::Clock;
 #[cfg(feature = "jitter")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jitter")))]
 pub use config::Jitter;
 pub use config::{Config, ConfigError, ConfigSource, Const, ConstConfig, Field, ValidConfig};
 pub use kit::CircuitBreaker;

@@ -1,4 +1,4 @@
-//! The failure-rate policy (`docs/spec.md`, "Failure rate"; issue 11).
+//! The failure-rate policy (`docs/spec.md`, "Failure rate").
 //!
 //! A [`RateBreaker`] trips when, over a sliding window of time, the share of
 //! failed calls reaches a threshold and at least a minimum number of calls

@@ -1,6 +1,6 @@
 //! Breaker-level tests: the seeds' scenarios, guards, observers, identity,
-//! clocks and both word widths, through the atomic layer; and the issue-9
-//! regressions (time in units, the counter's period) through the same.
+//! clocks and both word widths, through the atomic layer; and the
+//! regressions of time in units and the counter's period through the same.
 
 use crate::clock::ManualClock;
 use crate::transition::Transition;
@@ -53,7 +53,7 @@ impl Clock for CountingClock {
 
 /// The seeds' config. `horizon(0)`: the finest resolution the durations
 /// allow, `s = 0` on both widths, so the scenarios below count exact ticks
-/// (issue 9 gives `W32` 128-tick units at its default horizon).
+/// (`W32` counts 128-tick units at its default horizon).
 const fn seed_config() -> Config {
     Config::new()
         .failure_threshold(3)
@@ -114,7 +114,7 @@ both_widths!(
     fast_path_lookalikes_are_repaired,
     backward_clock_fails_towards_probing,
     observer_may_call_back_into_the_breaker,
-    issue_9_probe_timeout_of_one_tick,
+    probe_timeout_of_one_tick,
 );
 
 /// Seed 000: threshold 3, open for 100; the service goes down, three failures
@@ -852,11 +852,11 @@ fn observer_may_call_back_into_the_breaker<W: Word>() {
     assert_eq!(b.snapshot().unwrap().state, State::ForcedOpen);
 }
 
-/// Issue 9: a probe timeout of one tick, through the breaker. With `s = 0` a
+/// A probe timeout of one tick, through the breaker. With `s = 0` a
 /// lost probe blocks exactly one tick; at the default horizon (`W32`: `s =
 /// 7`) it blocks at least 1 tick and less than `1 + 3 * 2^s`, and the
 /// rejection's wait says exactly until when.
-fn issue_9_probe_timeout_of_one_tick<W: Word>() {
+fn probe_timeout_of_one_tick<W: Word>() {
     for config in [
         Config::new()
             .failure_threshold(1)
@@ -1101,9 +1101,9 @@ fn debug_output_names_the_state() {
     assert!(std::format!("{b:?}").contains("Open"));
 }
 
-// Issue 9: time in units of 2^s ticks, and the counter's period.
+// Time in units of 2^s ticks, and the counter's period.
 
-/// Issue 9's conversion, written independently of the core: the units of
+/// The conversion to units, written independently of the core: the units of
 /// `2^s` ticks a duration of `ticks` needs, `(d + 2 (2^s - 1)) >> s`.
 fn need(ticks: u64, s: u32) -> u64 {
     (ticks + 2 * ((1u64 << s) - 1)) >> s
@@ -1115,15 +1115,15 @@ fn first_admitted(t0: u64, units: u64, s: u32) -> u64 {
     ((t0 >> s) + units) << s
 }
 
-/// Issue 9's reproduction: `W32`, one failure trips, open for 10 000 ticks,
-/// tripped at t = 100, a caller at `100 + k * 32 768` (a sensor polled every
-/// 32.8 s at 1 kHz). In ticks, every call read an elapsed time of 0 and was
-/// rejected forever. At the default horizon each call is the first at or
-/// after its deadline and is admitted as the probe; the dependency is still
-/// down, so each probe fails and reopens the breaker, for 3 600 calls
-/// (32.8 hours, 28 turns of the ring).
+/// The sparse-caller reproduction: `W32`, one failure trips, open for
+/// 10 000 ticks, tripped at t = 100, a caller at `100 + k * 32 768` (a sensor
+/// polled every 32.8 s at 1 kHz). In ticks, every call read an elapsed time
+/// of 0 and was rejected forever. At the default horizon each call is the
+/// first at or after its deadline and is admitted as the probe; the
+/// dependency is still down, so each probe fails and reopens the breaker,
+/// for 3 600 calls (32.8 hours, 28 turns of the ring).
 #[test]
-fn issue_9_reproduction_w32_caller_every_32_768_ticks_probes() {
+fn w32_caller_every_32_768_ticks_probes() {
     let config = Config::new().failure_threshold(1).open_for(10_000);
     let v = valid::<W32>(config);
     let s = v.time_shift();
@@ -1317,7 +1317,7 @@ fn sparse_callers<W: Word>(
     assert!(runs > 0);
 }
 
-/// Issue 9 (b): sparse periodic callers on `W32` at the default horizon
+/// Sparse periodic callers on `W32` at the default horizon
 /// (an hour of 1 kHz ticks), open for 1 s and for 10 minutes: every spacing
 /// within three units of each multiple of 32 768 ticks (the old ring, where
 /// callers were rejected forever) up to an hour, of the hour itself, and of
@@ -1327,7 +1327,7 @@ fn sparse_callers<W: Word>(
 /// the ring say.
 #[test]
 #[cfg_attr(miri, ignore)]
-fn issue_9_sparse_callers_see_the_deadline_w32() {
+fn sparse_callers_see_the_deadline_w32() {
     const HOUR: u64 = 3_600_000;
     for d in [1_000, 600_000] {
         let v = valid::<W32>(
@@ -1354,14 +1354,14 @@ fn issue_9_sparse_callers_see_the_deadline_w32() {
     }
 }
 
-/// Issue 9 (e): the same for `W64` with its figures: 1 µs ticks, open for
+/// The same for `W64` with its figures: 1 µs ticks, open for
 /// 1 s and 10 minutes, spacings up to an hour (3.6e9 ticks), `s = 0`, so
 /// each deadline is the exact tick `since + open_for`. Spacings: around each
 /// power of two from 2^15 to 2^33, each multiple of 10^8 up to an hour,
 /// the hour, the largest spacing the ring measures exactly, and the ring.
 #[test]
 #[cfg_attr(miri, ignore)]
-fn issue_9_sparse_callers_see_the_deadline_w64() {
+fn sparse_callers_see_the_deadline_w64() {
     const HOUR: u64 = 3_600_000_000;
     for d in [1_000_000, 600_000_000] {
         let v = valid::<W64>(
@@ -1388,15 +1388,15 @@ fn issue_9_sparse_callers_see_the_deadline_w64() {
     }
 }
 
-/// Issue 9, the information limit (`docs/spec.md`, "Time faults"): a caller
+/// The information limit (`docs/spec.md`, "Time faults"): a caller
 /// that arrives exactly once per ring, inside the open time's window, reads
 /// the same elapsed time every call and is rejected every time, with the
 /// same wait; a caller trying again that wait later probes. At `W32`'s
 /// default horizon the ring is 2^22 ticks (69.9 min at 1 kHz); with
-/// `horizon(0)` it is 2^15, which is issue 9's original failure, now only
-/// for a config that asks for it; `W64`'s is 2^34.
+/// `horizon(0)` it is 2^15, which is the original sparse-caller failure,
+/// now only for a config that asks for it; `W64`'s is 2^34.
 #[test]
-fn issue_9_callers_exactly_a_ring_apart_are_rejected_documented_limit() {
+fn callers_exactly_a_ring_apart_are_rejected_documented_limit() {
     fn every_ring<W: Word>(config: Config, ring: u64) {
         let v = valid::<W>(config);
         assert_eq!(v.ring(), ring);
@@ -1494,14 +1494,14 @@ fn held_across<W: Word>(driver: Driver, n: u32) -> (Release, Status) {
     (b.release(held, Outcome::Failure), b.status())
 }
 
-/// Issue 9, the counter's period, pinned as the documented limit
+/// The counter's period, pinned as the documented limit
 /// (`word::W32`, `docs/design.md` "Counter wrap"): on `W32` the counter
 /// turns over after 1 024 changes, so a ticket held across exactly 1 024
 /// changes is misread as current: its failure counts (here it trips the
 /// breaker). Reached without time by ignored probes and by forces, and by
 /// 510 probe timeouts. `W64` (4 194 304 changes) is not fooled by 1 024.
 #[test]
-fn issue_9_w32_ticket_held_across_exactly_1024_changes_is_misread_documented_limit() {
+fn w32_ticket_held_across_exactly_1024_changes_is_misread_documented_limit() {
     for driver in [Driver::ProbeTimeouts, Driver::IgnoredProbes, Driver::Forces] {
         assert_eq!(
             held_across::<W32>(driver, 1_024),
@@ -1516,10 +1516,10 @@ fn issue_9_w32_ticket_held_across_exactly_1024_changes_is_misread_documented_lim
     }
 }
 
-/// Issue 9, the counter's period: one change short of it or past it, the
+/// The counter's period: one change short of it or past it, the
 /// ticket held is stale, in the state a current ticket could be in.
 #[test]
-fn issue_9_w32_ticket_held_across_1023_or_1025_changes_is_stale() {
+fn w32_ticket_held_across_1023_or_1025_changes_is_stale() {
     for driver in [Driver::ProbeTimeouts, Driver::IgnoredProbes, Driver::Forces] {
         for n in [1_023, 1_025] {
             let (release, status) = held_across::<W32>(driver, n);
@@ -1529,13 +1529,13 @@ fn issue_9_w32_ticket_held_across_1023_or_1025_changes_is_stale() {
     }
 }
 
-/// Issue 9 (`Rejected::retry_after`) through the breaker, at `s > 0`
+/// `Rejected::retry_after` through the breaker, at `s > 0`
 /// (`W32` at its default horizon, `W64` with a horizon of 2^40 ticks), in
 /// `Open` and `Probing`, with and without backoff: it is never early (a
 /// retry at `now + retry_after` succeeds, at `now + retry_after - 1` it is
 /// rejected with a wait of 1) and at least the configured duration after the
 /// trip; with `s = 0` it is exactly `deadline - now`. `None` when forced.
-fn issue_9_retry_after_is_never_early<W: Word>(horizon: u64) {
+fn retry_after_is_never_early<W: Word>(horizon: u64) {
     for config in [
         Config::new()
             .failure_threshold(1)
@@ -1601,19 +1601,19 @@ fn issue_9_retry_after_is_never_early<W: Word>(horizon: u64) {
 }
 
 #[test]
-fn issue_9_retry_after_is_never_early_w32() {
-    issue_9_retry_after_is_never_early::<W32>(W32::LAYOUT.default_horizon());
+fn retry_after_is_never_early_w32() {
+    retry_after_is_never_early::<W32>(W32::LAYOUT.default_horizon());
 }
 
 #[test]
-fn issue_9_retry_after_is_never_early_w64() {
-    issue_9_retry_after_is_never_early::<W64>(1 << 40);
+fn retry_after_is_never_early_w64() {
+    retry_after_is_never_early::<W64>(1 << 40);
 }
 
-// Issue 11, items 1 and 2: the failure decides how long to stay open
-// (`failure_for`, a Retry-After), and `force_open_for`.
+// The failure decides how long to stay open (`failure_for`, a Retry-After),
+// and `force_open_for`.
 
-mod issue_11 {
+mod open_time_hints {
     use super::*;
     both_widths!(
         failure_for_trips_until_the_hint,
@@ -1836,7 +1836,7 @@ fn open_until_with_a_backward_clock_is_bounded<W: Word>() {
     assert!(b.acquire().unwrap().is_probe());
 }
 
-// Issue 16: the two mutants of `closed_failures` (the gate of the 64-bit
+// The two mutants of `closed_failures` (the gate of the 64-bit
 // failure fast path) that survived every suite, pinned where they bite.
 
 /// `==` → `!=` in the tag test: a probe's failure on a `Probing` word whose
@@ -1844,7 +1844,7 @@ fn open_until_with_a_backward_clock_is_bounded<W: Word>() {
 /// 100, the clock starting at 2^34 − 100: the trip stamps 2^34 − 100 + 3,
 /// the probe is elected at 2^34 (time field 0), and its failure must reopen.
 #[test]
-fn issue_16_probe_failure_on_a_probing_word_with_time_near_zero_reopens() {
+fn probe_failure_on_a_probing_word_with_time_near_zero_reopens() {
     let clock = ManualClock::new((1 << 34) - 100);
     let b = breaker::<W64>(&clock, seed_config());
     for _ in 0..3 {
@@ -1870,7 +1870,7 @@ fn issue_16_probe_failure_on_a_probing_word_with_time_near_zero_reopens() {
 /// of 2^14 (and its multiples), so the 16 385th failure at a threshold of
 /// 16 385 was counted in place without the trip.
 #[test]
-fn issue_16_the_16385th_failure_trips_at_a_threshold_of_16385() {
+fn the_16385th_failure_trips_at_a_threshold_of_16385() {
     let clock = ManualClock::new(0);
     let b = breaker::<W64>(&clock, seed_config().failure_threshold(16_385));
     for n in 1..16_385u32 {
@@ -1891,7 +1891,7 @@ fn issue_16_the_16385th_failure_trips_at_a_threshold_of_16385() {
 }
 
 // ---------------------------------------------------------------------------
-// Jitter on the open time (issue 11, item 3; docs/spec.md, "Jitter").
+// Jitter on the open time (docs/spec.md, "Jitter").
 #[cfg(feature = "jitter")]
 mod jitter {
     use super::*;
@@ -2105,7 +2105,7 @@ mod jitter {
     }
 }
 
-/// Every notification (issue 13), in order, with the transitions between.
+/// Every notification, in order, with the transitions between.
 #[derive(Default)]
 struct Notes(RefCell<Vec<Note>>);
 
@@ -2338,7 +2338,7 @@ fn pair_observer_forwards_corrupt_words() {
     assert_eq!(*a.corrupt.borrow(), *b.corrupt.borrow());
 }
 
-/// The firmware table (issue 13): a `static` of named breakers.
+/// The firmware table: a `static` of named breakers.
 mod table {
     use crate::clock::ManualClock;
     use crate::table::{BreakerTable, TableBreaker};
@@ -2560,7 +2560,7 @@ fn storm_counts_every_failure_w32() {
 }
 
 // ---------------------------------------------------------------------------
-// Mutants found by the full run of session 6 (issue 16): each test pins a
+// Mutants found by a full mutation-testing run: each test pins a
 // boundary or a value that a surviving mutant changed.
 
 /// An admission the slow path makes into `Closed` (here: a corrupt word,
@@ -3028,7 +3028,7 @@ fn config_error_messages_name_the_field() {
 }
 
 /// `OnTransition` hands every transition to its closure, once (mutation
-/// testing found it covered only by a doctest that prints, issue 16).
+/// testing found it covered only by a doctest that prints).
 #[test]
 fn on_transition_calls_the_closure_with_each_transition() {
     let seen = RefCell::new(Vec::new());
@@ -3052,7 +3052,7 @@ fn on_transition_calls_the_closure_with_each_transition() {
 /// `Rejected::at` gives the rejection a word makes at a reading, as the
 /// breaker's own admission does: the wait left for a timed word (`Open`,
 /// `Probing`), none for the operator's hold (mutation testing found the
-/// timed/untimed branch untested, issue 16).
+/// timed/untimed branch untested).
 #[test]
 fn rejected_at_is_what_the_breaker_rejects_with() {
     let clock = ManualClock::new(1_000);
@@ -3072,8 +3072,7 @@ fn rejected_at_is_what_the_breaker_rejects_with() {
 
 /// The wait a `Rejected` carries saturates at `usize::MAX >> 2` ticks (the
 /// word's bits less the cause's two), instead of losing its top bits
-/// (mutation testing: the bound shifted the wrong way went unnoticed,
-/// issue 16).
+/// (mutation testing: the bound shifted the wrong way went unnoticed).
 #[test]
 fn rejected_wait_saturates() {
     let most = (usize::MAX >> 2) as u64;
@@ -3095,7 +3094,7 @@ fn rejected_wait_saturates() {
 }
 
 /// `Transition` and `Corruption` print what they say (mutation testing:
-/// their `Display` was untested, issue 16).
+/// their `Display` was untested).
 #[test]
 fn transition_and_corruption_display() {
     let t = Transition {
@@ -3119,7 +3118,7 @@ fn transition_and_corruption_display() {
 
 /// `force_open_for` on a timed word keeps the trips so far for the backoff
 /// of the open time after it, as a trip would; from `Closed` it counts one
-/// (mutation testing: "keep the trips" was untested, issue 16).
+/// (mutation testing: "keep the trips" was untested).
 #[test]
 fn force_open_for_keeps_the_trips_for_the_backoff() {
     force_open_for_keeps_trips::<W64>();

@@ -1,10 +1,10 @@
 //! Differential check: real breakers of both word widths, sharing one
 //! `ManualClock`, against the reference model, after every operation.
 //!
-//! The operations include issue 11's: a failure that carries its open time
-//! (`release_failure_for` on a held ticket, `Permit::failure_for` on a held
-//! permit) and `force_open_for`, with hints of a few ticks, a span of either
-//! width's config or layout (the open time, half the ring =
+//! The operations include the hinted ones: a failure that carries its open
+//! time (`release_failure_for` on a held ticket, `Permit::failure_for` on a
+//! held permit) and `force_open_for`, with hints of a few ticks, a span of
+//! either width's config or layout (the open time, half the ring =
 //! `longest_hint`, the ring) plus a small offset, near `u64::MAX`, or any.
 //!
 //! Per operation and per width, the breaker and its model must agree on:

@@ -23,7 +23,7 @@
 //! reached `OpenUntil` as `HalfOpen` and a corrupt word as `Closed`, reading
 //! the clock only for a valid `Open`, `Probing` or `OpenUntil`.
 //!
-//! Issue 11: tag 5 is `OpenUntil` (the layout of `Open`, its time field the
+//! Tag 5 is `OpenUntil` (the layout of `Open`, its time field the
 //! deadline), valid with any payload; tags 6 and 7 are corrupt. The events
 //! include a failure that carries its open time (`Event::FailureFor`, with
 //! any of the tickets a release takes) and `Event::ForceOpenFor`, with any
@@ -428,7 +428,7 @@ pub fn check<W: Word>(config: &ValidConfig<W>, raw: W::Raw, event: Event, now: u
         );
     }
 
-    // Issue 16: the same word and event through `Breaker`, fast paths
+    // The same word and event through `Breaker`, fast paths
     // included (a hidden constructor seeds the word, tickets are forged with
     // the event's counter, as a probe's and as not), must agree with the pure
     // layer on what it tells, the word left, the clock reads and the reports.
@@ -489,7 +489,7 @@ pub fn check_status<W: Word>(config: &ValidConfig<W>, raw: W::Raw, now: u64) {
         W::LAYOUT.word_bits,
         raw.into()
     );
-    // The breaker's own status read (issue 16): the same answer and reads,
+    // The breaker's own status read: the same answer and reads,
     // and it stores and reports nothing.
     let (core, pure, quiet) = status_both(config, raw, now);
     assert_eq!(
@@ -687,7 +687,7 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
             | State::ForcedOpen
             | State::OpenUntil { .. } => Told::Stale,
         },
-        // Issue 11: a failure that carries its open time.
+        // A failure that carries its open time.
         Event::FailureFor { counter, .. } if counter != s0.counter => Told::Stale,
         Event::FailureFor { open_for, .. } => {
             // The deadline: unit units(now) + min(need(d), half the field).

@@ -39,6 +39,7 @@
 //! The design, its bounds (mirror staleness, time, faults) and measurements
 //! are in `docs/distributed.md` in the repository.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tripword::{Observer, OnTransition, Status, Transition, W64};
 use tripword_std::{BreakerExt, CallError, Settings, StdBreaker};
+use tripword_std::{Observer, OnTransition, Status, Transition, W64};
 
 const THRESHOLD: u32 = 3;
 const OPEN_FOR: Duration = Duration::from_millis(100);

@@ -22,10 +22,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
-use tripword::{OnTransition, Status, Transition};
 use tripword_std::http::RetryAfterClassifier;
 use tripword_std::tower::{BreakerError, BreakerLayer};
 use tripword_std::{MonotonicClock, RealClock, Settings};
+use tripword_std::{OnTransition, Status, Transition};
 
 const THRESHOLD: u32 = 3;
 const OPEN_FOR: Duration = Duration::from_millis(200);
@@ -190,7 +190,7 @@ async fn main() -> Result<ExitCode, BoxError> {
     let busy_since = Instant::now();
     let r = ready_call(&mut client, &url("/price")).await;
     let wait = match &r {
-        Err(err) => err.retry_after(breaker.clock()),
+        Err(err) => err.retry_after(),
         Ok(_) => None,
     };
     tally.requests += 1;
@@ -267,7 +267,7 @@ where
         Ok(status) => status.to_string(),
         Err(BreakerError::Open(r)) => {
             tally.rejected += 1;
-            let wait = r.retry_after().map(MonotonicClock::duration);
+            let wait = r.retry_after();
             format!(
                 "rejected ({}, retry in {:.0} ms) - not sent",
                 r.cause(),

@@ -30,6 +30,7 @@
 //! assert_eq!(b.status(), Status::Open);
 //! ```
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tripword::Outcome;
@@ -137,6 +138,58 @@ impl<T, E> Classify<T, E> for OkOrFailure {
     }
 }
 
+/// Any classifier closure, captures included, behind an [`Arc`]: one type
+/// to name where a closure's own type cannot be named (a struct field, a
+/// service type). What
+/// [`CallPolicy::classify_dyn`](crate::CallPolicy::classify_dyn) keeps;
+/// [`DynPolicy`](crate::policy::DynPolicy) names the policy. Cloning it
+/// clones the `Arc`.
+///
+/// ```
+/// use tripword::Outcome;
+/// use tripword_std::classify::{Classify, DynClassifier};
+///
+/// let limit = 500;
+/// let by_code = DynClassifier::new(move |r: &Result<u16, ()>| match r {
+///     Ok(code) if *code >= limit => Outcome::Failure,
+///     Ok(_) => Outcome::Success,
+///     Err(()) => Outcome::Failure,
+/// });
+/// assert_eq!(by_code.classify(&Ok(503)), Outcome::Failure);
+/// assert_eq!(by_code.clone().classify(&Ok(200)), Outcome::Success);
+/// ```
+pub struct DynClassifier<T, E, V = Outcome>(Arc<DynFn<T, E, V>>);
+
+/// The closure a [`DynClassifier`] holds.
+type DynFn<T, E, V> = dyn Fn(&Result<T, E>) -> V + Send + Sync;
+
+impl<T, E, V> DynClassifier<T, E, V> {
+    /// `classify`, behind an [`Arc`].
+    pub fn new(classify: impl Fn(&Result<T, E>) -> V + Send + Sync + 'static) -> Self {
+        DynClassifier(Arc::new(classify))
+    }
+}
+
+impl<T, E, V> Clone for DynClassifier<T, E, V> {
+    fn clone(&self) -> Self {
+        DynClassifier(Arc::clone(&self.0))
+    }
+}
+
+impl<T, E, V> core::fmt::Debug for DynClassifier<T, E, V> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("DynClassifier(..)")
+    }
+}
+
+impl<T, E, V> Classify<T, E> for DynClassifier<T, E, V> {
+    type Verdict = V;
+    #[inline]
+    fn classify(&self, result: &Result<T, E>) -> V {
+        (self.0)(result)
+    }
+}
+
 /// How a finished call counts, in real time: an [`Outcome`], or a failure
 /// that carries its own open time ([`FailureFor`](Verdict::FailureFor), an
 /// HTTP `Retry-After`). A classifier returning `Verdict` needs a breaker on
@@ -162,7 +215,8 @@ impl<T, E> Classify<T, E> for OkOrFailure {
 /// let Err(CallError::Open(r)) = b.call(|| Ok::<_, u16>(())) else { panic!() };
 /// assert_eq!(r.cause(), Cause::Open);
 /// // Open for 30 s (in ticks, at least 30 s), not the configured 1 s.
-/// assert_eq!(r.retry_after(), Some(ManualTime::ticks(Duration::from_secs(30))));
+/// assert_eq!(r.retry_after_ticks(), Some(ManualTime::ticks(Duration::from_secs(30))));
+/// assert_eq!(r.to_string(), "circuit open: call not admitted (retry after 30s)");
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

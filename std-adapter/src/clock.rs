@@ -17,7 +17,7 @@
 //! **Horizon and resolution.** `Open` and `Probing` keep their start time in
 //! a narrow field of the word (34 bits in [`W64`], 15 in [`W32`]), in units
 //! of `2^s` ticks; the core picks the smallest `s` for which the field covers
-//! the [horizon](crate::Settings::horizon) plus the longest duration (see
+//! the [horizon](method@crate::Settings::horizon) plus the longest duration (see
 //! [`tripword::Config::horizon`]). A duration then lasts less than
 //! `3 * 2^s` ticks longer than converted. With the default horizon (the
 //! core's, in ticks: 3 600 000 000 for [`W64`], 3 600 000 for [`W32`]):
@@ -35,7 +35,7 @@
 //!
 //! So [`W64`] with [`MonotonicClock`] measures every open time and probe
 //! timeout a service needs to the microsecond; pair [`W32`] with
-//! [`MillisClock`], or set a [horizon](crate::Settings::horizon) that suits
+//! [`MillisClock`], or set a [horizon](method@crate::Settings::horizon) that suits
 //! your callers.
 //!
 //! ```
@@ -63,7 +63,9 @@ use tripword::Clock;
 /// (as [`MonotonicClock`] and [`MillisClock`] are).
 ///
 /// Implement it for your own clock (a runtime's mockable clock, say) to use
-/// [`Settings`](crate::Settings) with it:
+/// [`Settings`](crate::Settings) with it, and state the same tick in
+/// [`Clock::tick_length`], which is what a rejection reads to show its
+/// wait as a duration (every clock of this crate does both):
 ///
 /// ```
 /// use std::time::Duration;
@@ -74,6 +76,9 @@ use tripword::Clock;
 /// struct TenMicros;
 /// impl Clock for TenMicros {
 ///     fn now(&self) -> u64 { 0 /* read the time source here */ }
+///     fn tick_length(&self) -> Option<Duration> {
+///         Some(Self::TICK)
+///     }
 /// }
 /// impl RealClock for TenMicros {
 ///     const TICK: Duration = Duration::from_micros(10);
@@ -162,6 +167,12 @@ impl Clock for MonotonicClock {
     fn now(&self) -> u64 {
         since_epoch().as_micros() as u64
     }
+
+    /// [`RealClock::TICK`].
+    #[inline(always)]
+    fn tick_length(&self) -> Option<Duration> {
+        Some(<Self as RealClock>::TICK)
+    }
 }
 
 impl RealClock for MonotonicClock {
@@ -194,6 +205,12 @@ impl Clock for MillisClock {
     #[inline]
     fn now(&self) -> u64 {
         since_epoch().as_millis() as u64
+    }
+
+    /// [`RealClock::TICK`].
+    #[inline(always)]
+    fn tick_length(&self) -> Option<Duration> {
+        Some(<Self as RealClock>::TICK)
     }
 }
 
@@ -277,6 +294,12 @@ impl Clock for ManualTime {
     fn now(&self) -> u64 {
         self.ticks.now()
     }
+
+    /// [`RealClock::TICK`]: 1 µs.
+    #[inline(always)]
+    fn tick_length(&self) -> Option<Duration> {
+        Some(<Self as RealClock>::TICK)
+    }
 }
 
 impl RealClock for ManualTime {
@@ -311,7 +334,7 @@ pub const fn duration_to_ticks(duration: Duration, tick: Duration) -> u64 {
 
 /// `span` in ticks of length `tick`, rounded up: the most ticks two readings
 /// of a clock that rounds down can differ by when `span` of real time lies
-/// between them. What a [horizon](crate::Settings::horizon) converts with.
+/// between them. What a [horizon](method@crate::Settings::horizon) converts with.
 /// Saturates at `u64::MAX`; a zero `tick` is read as 1 ns.
 ///
 /// ```
@@ -374,6 +397,7 @@ pub const fn ticks_to_duration(ticks: u64, tick: Duration) -> Duration {
 /// assert!(b >= a);
 /// ```
 #[cfg(feature = "coarsetime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "coarsetime")))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CoarseClock;
 
@@ -386,6 +410,12 @@ impl Clock for CoarseClock {
         // process-wide cache: one shared cache line written by every call.
         let t = coarsetime::Instant::now_without_cache_update().as_ticks();
         coarsetime::Duration::from_ticks(t).as_millis()
+    }
+
+    /// [`RealClock::TICK`].
+    #[inline(always)]
+    fn tick_length(&self) -> Option<Duration> {
+        Some(<Self as RealClock>::TICK)
     }
 }
 
@@ -414,6 +444,7 @@ impl RealClock for CoarseClock {
 /// assert!(RecentClock.now() >= a);
 /// ```
 #[cfg(feature = "coarsetime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "coarsetime")))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RecentClock;
 
@@ -424,6 +455,12 @@ impl Clock for RecentClock {
     fn now(&self) -> u64 {
         let t = coarsetime::Instant::recent().as_ticks();
         coarsetime::Duration::from_ticks(t).as_millis()
+    }
+
+    /// [`RealClock::TICK`].
+    #[inline(always)]
+    fn tick_length(&self) -> Option<Duration> {
+        Some(<Self as RealClock>::TICK)
     }
 }
 

@@ -16,7 +16,6 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
-use tripword::Rejected;
 use tripword::kit::{CircuitBreaker, Reply};
 
 use crate::call::{CallError, Rejection};
@@ -62,7 +61,7 @@ pin_project! {
             output: Option<O>,
         },
         Rejected {
-            rejected: Option<Rejected>,
+            rejected: Option<Rejection>,
         },
         Done,
     }
@@ -116,7 +115,9 @@ where
             Reply::Ready(Ok(ticket)) => {
                 Self::admitted(breaker, ticket, policy, || make().into_future())
             }
-            Reply::Ready(Err(rejected)) => Self::rejected_with(rejected, policy),
+            Reply::Ready(Err(rejected)) => {
+                Self::rejected_with(Rejection::of(&breaker, rejected), policy)
+            }
             Reply::Wait(acquiring) => Self::admitting(breaker, acquiring, policy, make()),
         }
     }
@@ -149,7 +150,7 @@ where
     /// A call that was not admitted: ready at once with
     /// [`CallError::Open`].
     #[inline(always)]
-    pub(crate) fn rejected_with(rejected: Rejected, policy: J) -> Self {
+    pub(crate) fn rejected_with(rejected: Rejection, policy: J) -> Self {
         CallAsync {
             state: State::Rejected {
                 rejected: Some(rejected),
@@ -180,9 +181,9 @@ where
 
     /// The rejection, if the call was not admitted (until the future is
     /// polled and hands it out).
-    pub fn rejected(&self) -> Option<Rejected> {
-        match self.state {
-            State::Rejected { rejected } => rejected,
+    pub fn rejected(&self) -> Option<&Rejection> {
+        match &self.state {
+            State::Rejected { rejected } => rejected.as_ref(),
             _ => None,
         }
     }
@@ -266,9 +267,13 @@ where
                         });
                     }
                     Err(rejected) => {
+                        let rejection = match breaker.as_ref() {
+                            Some(breaker) => Rejection::of(breaker, rejected),
+                            None => Rejection::new(rejected),
+                        };
                         // The protected future is dropped unpolled.
                         this.state.set(State::Done);
-                        return Poll::Ready(Err(CallError::Open(rejected)));
+                        return Poll::Ready(Err(CallError::Open(rejection)));
                     }
                 },
                 StateProj::Releasing { releasing, output } => {
@@ -351,7 +356,7 @@ where
     H: CircuitBreaker,
     F: Future,
     CallAsync<H, F, J>: Future<Output = Result<T, CallError<E>>>,
-    Fb: FnOnce(Rejection<ClockOf<H>>) -> G,
+    Fb: FnOnce(Rejection) -> G,
     G: Future<Output = Result<T, E>>,
 {
     type Output = Result<T, E>;
@@ -365,12 +370,12 @@ where
             match ready!(this.call.as_mut().poll(cx)) {
                 Ok(value) => return Poll::Ready(Ok(value)),
                 Err(CallError::Inner(e)) => return Poll::Ready(Err(e)),
-                Err(CallError::Open(rejected)) => {
+                Err(CallError::Open(rejection)) => {
                     let fallback = this
                         .fallback
                         .take()
                         .expect("`CallOrElse` polled after completion");
-                    this.running.set(Some(fallback(Rejection::new(rejected))));
+                    this.running.set(Some(fallback(rejection)));
                 }
             }
         }

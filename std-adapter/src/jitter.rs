@@ -56,7 +56,7 @@ mod tests {
     /// below 10^-100 (Hoeffding: 2 exp(-2 * 2048^2 / 32768) = 2 e^-256).
     /// Folding with OR would set 3/4 of the bits (24 576 expected), with
     /// AND 1/4 (8 192). Mutation testing found the fold unpinned (`^` as `|`
-    /// or `&`, issue 16).
+    /// or `&`).
     #[test]
     fn half_the_bits_are_set() {
         let ones: u32 = (0..1024).map(|_| jitter_seed().count_ones()).sum();

@@ -7,7 +7,7 @@
 //!   [`MillisClock`] (1 ms ticks), zero-sized, usable in `static`s;
 //! - [`settings`]: [`Settings`], a configuration in
 //!   [`Duration`](std::time::Duration)s that converts to the core's
-//!   [`ValidConfig`](tripword::ValidConfig) in a clock's ticks (each
+//!   [`ValidConfig`] in a clock's ticks (each
 //!   duration lasting at least as long as set) and says in durations which
 //!   field is out of range, and [`StdBreaker`], a breaker on the real clock;
 //! - [`call`]: [`BreakerExt::call`] runs a closure through any breaker
@@ -28,7 +28,9 @@
 //!   the cancel outcome, kept next to a breaker;
 //! - fallbacks ([`BreakerExt::call_or_else`],
 //!   [`call_async_or_else`](BreakerExt::call_async_or_else)) get the
-//!   [`Rejection`], whose wait is a `Duration` on a [`RealClock`];
+//!   [`Rejection`], whose wait is a `Duration` on a [`RealClock`], and
+//!   which [`CallError::Open`] carries too: it reads `circuit open for
+//!   "payments": call not admitted (retry after 29.9s)`;
 //!   [`ManualTime`] is a hand-moved clock for tests;
 //! - [`registry`]: [`Registry`], one breaker per key (host, endpoint),
 //!   made on first use from a template config, found without a lock,
@@ -40,12 +42,18 @@
 //!   (`tokio::timeout`, a deadline counted as a failure), `tracing`,
 //!   `metrics`, `serde` (`Settings` from config files).
 //!
-//! The guide is `docs/services.md` in the repository.
+//! The guides are `docs/services.md` and `docs/registry.md` in the repository.
+//!
+//! Import with [`use tripword_std::prelude::*;`](prelude): the traits and
+//! the common types, without the modules (a glob of the crate root would
+//! shadow the `http`, `tokio` and `tower` crates with this crate's modules
+//! of those names). The core's common types are re-exported here
+//! ([`Status`], [`Cause`], [`Outcome`], [`W64`], [`Config`], ...) and the
+//! core itself as [`tripword_std::tripword`](tripword), so a service needs
+//! no `tripword` dependency of its own.
 //!
 //! ```
-//! use std::time::Duration;
-//! use tripword::Status;
-//! use tripword_std::{BreakerExt, CallError, Settings};
+//! use tripword_std::prelude::*;
 //!
 //! let breaker = Settings::new()
 //!     .failure_threshold(3)
@@ -78,15 +86,20 @@
 //! Closures, futures and the tower service share one settling guard, which
 //! records exactly one outcome per admitted call.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod call;
 pub mod classify;
 pub mod clock;
+#[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
+pub mod declare;
 pub mod future;
 mod guard;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 pub mod jitter;
 pub mod observe;
@@ -94,14 +107,20 @@ pub mod policy;
 pub mod registry;
 pub mod settings;
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod tokio;
 #[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
 
 pub use call::{BreakerExt, CallError, CallResult, Rejection};
 #[cfg(feature = "coarsetime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "coarsetime")))]
 pub use clock::{CoarseClock, RecentClock};
 pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
+#[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
+pub use declare::{LazyObserver, NamedBreaker, breaker, breakers};
 pub use future::{CallAsync, CallOrElse};
 pub use jitter::jitter_seed;
 pub use policy::CallPolicy;
@@ -109,9 +128,26 @@ pub use registry::{Entry, EntryOf, Registry, RegistryOf};
 pub use settings::{
     MillisBreaker, RegistrySettings, RegistrySettingsError, Settings, SettingsError, StdBreaker,
 };
+/// The core crate, for what is not re-exported here (`tripword::rate`,
+/// `tripword::cell`, ...): a service needs no `tripword` dependency of its
+/// own.
+#[doc(no_inline)]
+pub use tripword;
 pub use tripword::kit::CircuitBreaker;
+#[doc(no_inline)]
+pub use tripword::{
+    Breaker, Cause, Clock, Config, ConfigError, Observer, OnTransition, Outcome, Rejected, Status,
+    Transition, ValidConfig, W32, W64, Word,
+};
 
 /// The names most code needs: `use tripword_std::prelude::*;`.
+///
+/// The traits ([`BreakerExt`], [`CircuitBreaker`], [`RealClock`],
+/// [`Clock`]) and the common types, without the modules.
+/// Prefer it to `use tripword_std::*`: that glob also imports the modules
+/// `tripword_std::http`, `tokio` and `tower` (with their features), which
+/// then shadow the `http`, `tokio` and `tower` crates in the importing
+/// module, so `tower::ServiceBuilder` stops resolving.
 ///
 /// ```
 /// use tripword_std::prelude::*;
@@ -119,17 +155,23 @@ pub use tripword::kit::CircuitBreaker;
 /// let b: StdBreaker = Settings::new().open_for(Duration::from_millis(10)).build()?;
 /// assert_eq!(b.call(|| Ok::<_, ()>(1)), Ok(1));
 /// assert_eq!(b.status(), Status::Closed);
+///
+/// // A registry, its template from the same settings.
+/// let hosts: Registry<String> = Settings::new().failure_threshold(1).build_registry()?;
+/// let _ = hosts.with("db", |b| b.call(|| Err::<(), _>("down")));
+/// assert_eq!(hosts.get("db").status(), Status::Open);
 /// # Ok::<(), SettingsError>(())
 /// ```
 pub mod prelude {
     #[doc(no_inline)]
     pub use crate::{
-        BreakerExt, CallError, MillisClock, MonotonicClock, Settings, SettingsError, StdBreaker,
+        BreakerExt, CallError, CallPolicy, CircuitBreaker, ManualTime, MillisClock, MonotonicClock,
+        RealClock, Registry, RegistrySettings, Rejection, Settings, SettingsError, StdBreaker,
     };
     #[doc(no_inline)]
     pub use std::time::Duration;
     #[doc(no_inline)]
-    pub use tripword::{Breaker, Outcome, Rejected, Status};
+    pub use tripword::{Breaker, Cause, Clock, Outcome, Rejected, Status, W32, W64};
 }
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
@@ -149,3 +191,15 @@ pub struct ReadmeDoctests;
 ))]
 #[doc = include_str!("../../docs/services.md")]
 pub struct ServicesDoctests;
+
+/// `docs/registry.md`'s examples, as doctests (the same features).
+#[cfg(all(
+    doctest,
+    feature = "tower",
+    feature = "tokio",
+    feature = "tracing",
+    feature = "metrics",
+    feature = "serde"
+))]
+#[doc = include_str!("../../docs/registry.md")]
+pub struct RegistryDoctests;

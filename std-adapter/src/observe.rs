@@ -19,8 +19,10 @@ mod metrics;
 mod tracing;
 
 #[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use self::metrics::{MetricsObserver, names};
 #[cfg(feature = "tracing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub use self::tracing::TracingObserver;
 
 /// `closed`, `open`, `half_open`, `probing`.

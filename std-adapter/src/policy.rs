@@ -8,6 +8,8 @@
 //! [`call`](crate::BreakerExt::call) and
 //! [`call_async`](crate::BreakerExt::call_async) use: `Ok` a success, `Err`
 //! a failure, no timing, a cancelled future [`Ignored`](Outcome::Ignored).
+//! In a struct field, name a policy with a function-pointer classifier
+//! as [`FnPolicy`], one with a capturing closure as [`DynPolicy`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -42,7 +44,7 @@ use std::time::Duration;
 
 use tripword::Outcome;
 
-use crate::classify::{Classify, IntoVerdict, OkOrFailure, TickVerdict};
+use crate::classify::{Classify, DynClassifier, IntoVerdict, OkOrFailure, TickVerdict};
 use crate::clock::{RealClock, span_to_ticks};
 
 /// How calls through a breaker count: a classifier `K` (see
@@ -85,13 +87,87 @@ impl<K, S> CallPolicy<K, S> {
     /// Classifies results with `classify` (a closure
     /// `Fn(&Result<T, E>) -> Outcome` or `-> Verdict`, or any
     /// [`Classify`]). A panic in the classifier is a failure, and the
-    /// panic goes on.
+    /// panic goes on. A closure's type has no name: to keep the policy in a
+    /// struct field, use [`classify_fn`](Self::classify_fn) ([`FnPolicy`])
+    /// or [`classify_dyn`](Self::classify_dyn) ([`DynPolicy`]).
     pub fn classify<K2>(self, classify: K2) -> CallPolicy<K2, S> {
         CallPolicy {
             classify,
             slow: self.slow,
             on_cancel: self.on_cancel,
         }
+    }
+
+    /// Classifies results with a function pointer: a `fn` item or a
+    /// closure that captures nothing, coerced here, so that the policy's
+    /// type can be named ([`FnPolicy`]) in a struct field or a `static`,
+    /// which a closure's type cannot.
+    ///
+    /// ```
+    /// use tripword_std::policy::FnPolicy;
+    /// use tripword_std::{BreakerExt, CallPolicy, Outcome, Settings, StdBreaker, Status};
+    ///
+    /// fn by_status(r: &Result<u16, std::io::Error>) -> Outcome {
+    ///     match r {
+    ///         Ok(500..) | Err(_) => Outcome::Failure,
+    ///         Ok(400..) => Outcome::Ignored,
+    ///         Ok(_) => Outcome::Success,
+    ///     }
+    /// }
+    ///
+    /// struct Client {
+    ///     breaker: StdBreaker,
+    ///     policy: FnPolicy<u16, std::io::Error>,
+    /// }
+    ///
+    /// let client = Client {
+    ///     breaker: Settings::new().failure_threshold(1).build()?,
+    ///     policy: CallPolicy::new().classify_fn(by_status),
+    /// };
+    /// let _ = client.breaker.call_with(&client.policy, || Ok(404));
+    /// assert_eq!(client.breaker.status(), Status::Closed); // ignored
+    /// let _ = client.breaker.call_with(&client.policy, || Ok(503));
+    /// assert_eq!(client.breaker.status(), Status::Open);
+    /// # Ok::<(), tripword_std::SettingsError>(())
+    /// ```
+    pub fn classify_fn<T, E, V>(self, classify: fn(&Result<T, E>) -> V) -> FnPolicy<T, E, V, S> {
+        self.classify(classify)
+    }
+
+    /// Classifies results with any closure, captures included, kept behind
+    /// an [`Arc`] ([`DynClassifier`]), so that the policy's type can be
+    /// named ([`DynPolicy`]) in a struct field. Each classification is a
+    /// call through a pointer; cloning the policy (a `tower` layer does, per
+    /// request) clones the `Arc`.
+    ///
+    /// ```
+    /// use tripword_std::policy::DynPolicy;
+    /// use tripword_std::{BreakerExt, CallPolicy, Outcome, Settings, StdBreaker, Status};
+    ///
+    /// struct Client {
+    ///     breaker: StdBreaker,
+    ///     policy: DynPolicy<u16, ()>,
+    /// }
+    ///
+    /// let ignored = vec![404, 409]; // read from a config file, say
+    /// let client = Client {
+    ///     breaker: Settings::new().failure_threshold(1).build()?,
+    ///     policy: CallPolicy::new().classify_dyn(move |r: &Result<u16, ()>| match r {
+    ///         Ok(code) if ignored.contains(code) => Outcome::Ignored,
+    ///         Ok(code) if *code >= 400 => Outcome::Failure,
+    ///         Ok(_) => Outcome::Success,
+    ///         Err(()) => Outcome::Failure,
+    ///     }),
+    /// };
+    /// let _ = client.breaker.call_with(&client.policy, || Ok(409));
+    /// assert_eq!(client.breaker.status(), Status::Closed);
+    /// # Ok::<(), tripword_std::SettingsError>(())
+    /// ```
+    pub fn classify_dyn<T, E, V>(
+        self,
+        classify: impl Fn(&Result<T, E>) -> V + Send + Sync + 'static,
+    ) -> CallPolicy<DynClassifier<T, E, V>, S> {
+        self.classify(DynClassifier::new(classify))
     }
 
     /// A success that took longer than `threshold`, measured on the
@@ -177,6 +253,20 @@ impl<K, S> CallPolicy<K, S> {
         }
     }
 }
+
+/// A [`CallPolicy`] whose classifier is a function pointer
+/// ([`classify_fn`](CallPolicy::classify_fn)): a type to name in a struct
+/// field. `T` and `E` are the call's `Ok` and `Err` types, `V` what the
+/// classifier returns (an [`Outcome`], a
+/// [`Verdict`](crate::classify::Verdict) or a [`TickVerdict`]), `S` the
+/// slow-call threshold ([`SlowAfter`] after
+/// [`slow_after`](CallPolicy::slow_after)).
+pub type FnPolicy<T, E, V = Outcome, S = Untimed> = CallPolicy<fn(&Result<T, E>) -> V, S>;
+
+/// A [`CallPolicy`] whose classifier is any closure behind an [`Arc`]
+/// ([`classify_dyn`](CallPolicy::classify_dyn)): a type to name in a
+/// struct field, as [`FnPolicy`] but for closures that capture.
+pub type DynPolicy<T, E, V = Outcome, S = Untimed> = CallPolicy<DynClassifier<T, E, V>, S>;
 
 /// No slow-call threshold: calls are not timed, and the clock is not read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

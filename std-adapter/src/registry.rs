@@ -3,15 +3,12 @@
 //! any breaker), found without a lock.
 //!
 //! ```
-//! use std::time::Duration;
-//! use tripword::{Outcome, Status};
-//! use tripword_std::{BreakerExt, MonotonicClock, Registry, Settings};
+//! use tripword_std::prelude::*;
 //!
-//! let config = Settings::new()
+//! let hosts: Registry<String> = Settings::new()
 //!     .failure_threshold(2)
 //!     .open_for(Duration::from_secs(30))
-//!     .config::<MonotonicClock, tripword::W64>()?;
-//! let hosts: Registry<String> = Registry::new(config);
+//!     .build_registry()?;
 //!
 //! // A breaker per host, made on first use.
 //! for _ in 0..2 {
@@ -204,6 +201,10 @@ impl<K, B: CircuitBreaker> CircuitBreaker for EntryOf<K, B> {
     fn release_detached(&self, ticket: B::Ticket, verdict: TickVerdict) {
         self.breaker.release_detached(ticket, verdict)
     }
+    #[inline(always)]
+    fn name(&self) -> Option<&str> {
+        self.breaker.name()
+    }
 }
 
 impl<K: core::fmt::Debug, B: core::fmt::Debug> core::fmt::Debug for EntryOf<K, B> {
@@ -372,8 +373,11 @@ where
     /// Runs `f` on `key`'s breaker, made now if there is none. A hit is a
     /// lookup in this thread's snapshot of the map (no lock, no atomic
     /// read-modify-write; see the [module docs](self)); the entry is not
-    /// cloned. Keep `f` short, or use [`get`](Self::get) to hold the
-    /// breaker across an `.await`.
+    /// cloned. Keep `f` short. `f` cannot return a call future (it would
+    /// borrow the entry): for a future, take the entry's handle with
+    /// [`get`](Self::get) and make the call with
+    /// [`call_async_owned`](crate::BreakerExt::call_async_owned), whose
+    /// future owns that handle.
     #[inline]
     pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&EntryOf<K, B>) -> R) -> R
     where
@@ -384,8 +388,9 @@ where
     }
 
     /// `key`'s breaker, made now if there is none, as a handle to keep
-    /// (across an `.await`, in a request's state). One reference-count
-    /// increment more than [`with`](Self::with).
+    /// (across an `.await`, in a request's state, in a call future with
+    /// [`call_async_owned`](crate::BreakerExt::call_async_owned)). One
+    /// reference-count increment more than [`with`](Self::with).
     pub fn get<Q>(&self, key: &Q) -> Arc<EntryOf<K, B>>
     where
         K: Borrow<Q>,
@@ -476,7 +481,7 @@ where
     /// A handle for one thread or task that keeps its own snapshot of the
     /// map: [`LocalOf::with`] checks the snapshot's generation and probes
     /// it, without the thread-local lookup [`with`](Self::with) makes (the
-    /// cheapest hit; see `docs/services.md`, "The registry"). Keep one per
+    /// cheapest hit; see `docs/performance/services.md`, "The registry"). Keep one per
     /// worker (a tower service clone, a worker loop), not one per call. A
     /// handle keeps its snapshot, and the entries in it, alive until its
     /// first lookup after the map changes.
@@ -877,8 +882,31 @@ where
     /// Runs `f` on `key`'s breaker, made now if there is none. A hit is a
     /// lookup in this thread's snapshot of the map (no lock, no atomic
     /// read-modify-write; see the [module docs](self)); the entry is not
-    /// cloned. Keep `f` short, or use [`get`](Self::get) to hold the
-    /// breaker across an `.await`.
+    /// cloned. Keep `f` short. `f` cannot return a call future (it would
+    /// borrow the entry): for a future, take the entry's handle with
+    /// [`get`](Self::get) and make the call with
+    /// [`call_async_owned`](crate::BreakerExt::call_async_owned), whose
+    /// future owns that handle.
+    ///
+    /// ```
+    /// use tripword_std::{BreakerExt, CallError, Registry, Settings};
+    ///
+    /// async fn query(sql: &str) -> Result<usize, std::io::Error> {
+    ///     Ok(sql.len()) // the database round trip here
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let hosts: Registry<String> = Settings::new().build_registry()?;
+    /// // Sync: inside the closure, no handle taken.
+    /// assert!(hosts.with("db-1.internal", |b| b.acquire()).is_ok());
+    /// // Async: the future owns its handle, so it may outlive this scope.
+    /// let call = hosts.get("db-1.internal").call_async_owned(query("SELECT 1"));
+    /// let rows: Result<usize, CallError<std::io::Error>> = tokio::spawn(call).await?;
+    /// assert_eq!(rows?, 8);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[inline]
     pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&Entry<K, O, C, W>) -> R) -> R
     where
@@ -889,8 +917,9 @@ where
     }
 
     /// `key`'s breaker, made now if there is none, as a handle to keep
-    /// (across an `.await`, in a request's state). One reference-count
-    /// increment more than [`with`](Self::with).
+    /// (across an `.await`, in a request's state, in a call future with
+    /// [`call_async_owned`](crate::BreakerExt::call_async_owned)). One
+    /// reference-count increment more than [`with`](Self::with).
     #[inline]
     pub fn get<Q>(&self, key: &Q) -> Arc<Entry<K, O, C, W>>
     where
@@ -903,7 +932,7 @@ where
     /// A handle for one thread or task that keeps its own snapshot of the
     /// map: [`LocalOf::with`] checks the snapshot's generation and probes
     /// it, without the thread-local lookup [`with`](Self::with) makes (the
-    /// cheapest hit; see `docs/services.md`, "The registry"). Keep one per
+    /// cheapest hit; see `docs/performance/services.md`, "The registry"). Keep one per
     /// worker (a tower service clone, a worker loop), not one per call. A
     /// handle keeps its snapshot, and the entries in it, alive until its
     /// first lookup after the map changes.

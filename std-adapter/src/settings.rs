@@ -33,6 +33,7 @@
 
 use core::fmt;
 use core::ops::RangeInclusive;
+use std::hash::Hash;
 use std::time::Duration;
 
 use tripword::{Breaker, Config, ConfigError, Field, Observer, Outcome, ValidConfig, W64, Word};
@@ -40,6 +41,7 @@ use tripword::{Breaker, Config, ConfigError, Field, Observer, Outcome, ValidConf
 use crate::clock::{
     MonotonicClock, RealClock, duration_to_ticks, span_to_ticks, ticks_to_duration,
 };
+use crate::registry::Registry;
 
 /// A breaker on the real microsecond clock: [`W64`] and no observer unless
 /// named. Build one with [`Settings::build`], or as a `static`:
@@ -99,6 +101,23 @@ pub type MillisBreaker<W = W64, O = ()> = Breaker<crate::clock::MillisClock, W, 
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
 ///
+/// # Reading a setting back
+/// Each setting is a public field named as its setter and its key in a
+/// config file: `settings.open_for`, `settings.exponential_backoff` (the
+/// cap, `None` for a fixed open time), `settings.abandon_as`. A getter
+/// method cannot share its setter's name, so the field is the getter (the
+/// `get_` methods are deprecated). The struct is `#[non_exhaustive]`: make
+/// one with [`Settings::new`] (or [`Default`]) and the setters.
+///
+/// ```
+/// use std::time::Duration;
+/// use tripword_std::Settings;
+///
+/// let s = Settings::new().exponential_backoff(Duration::from_secs(60));
+/// assert_eq!(s.exponential_backoff, Some(Duration::from_secs(60)));
+/// assert_eq!(s.open_for, Duration::from_secs(1)); // the default
+/// ```
+///
 /// # From a config file (feature `serde`)
 /// `Settings` deserializes from any serde format, each key named after its
 /// setter, durations in human form (`"30s"`, `"250ms"`, `"1m 30s"`, as
@@ -140,31 +159,37 @@ pub type MillisBreaker<W = W64, O = ()> = Breaker<crate::clock::MillisClock, W, 
     derive(serde::Serialize, serde::Deserialize),
     serde(default, deny_unknown_fields)
 )]
+#[non_exhaustive]
 pub struct Settings {
-    failure_threshold: u32,
+    /// Trip after this many consecutive failures (set with
+    /// [`failure_threshold`](method@Settings::failure_threshold)).
+    pub failure_threshold: u32,
+    /// The (base) open time (set with [`open_for`](method@Settings::open_for)).
     #[cfg_attr(feature = "serde", serde(with = "humantime_serde"))]
-    open_for: Duration,
-    #[cfg_attr(
-        feature = "serde",
-        serde(
-            rename = "exponential_backoff",
-            with = "humantime_serde",
-            skip_serializing_if = "Option::is_none"
-        )
-    )]
-    backoff_cap: Option<Duration>,
-    #[cfg_attr(feature = "serde", serde(with = "humantime_serde"))]
-    probe_timeout: Duration,
+    pub open_for: Duration,
+    /// The cap of the exponential backoff, `None` for a fixed open time
+    /// (set with [`exponential_backoff`](method@Settings::exponential_backoff) and
+    /// [`fixed_open_time`](Settings::fixed_open_time)).
     #[cfg_attr(
         feature = "serde",
         serde(with = "humantime_serde", skip_serializing_if = "Option::is_none")
     )]
-    horizon: Option<Duration>,
+    pub exponential_backoff: Option<Duration>,
+    /// How long a probe may take (set with
+    /// [`probe_timeout`](method@Settings::probe_timeout)).
+    #[cfg_attr(feature = "serde", serde(with = "humantime_serde"))]
+    pub probe_timeout: Duration,
+    /// The horizon, `None` for the core's default for the word width (set
+    /// with [`horizon`](method@Settings::horizon)).
     #[cfg_attr(
         feature = "serde",
-        serde(rename = "abandon_as", with = "outcome_serde")
+        serde(with = "humantime_serde", skip_serializing_if = "Option::is_none")
     )]
-    abandon: Outcome,
+    pub horizon: Option<Duration>,
+    /// The outcome of a permit dropped without one (set with
+    /// [`abandon_as`](method@Settings::abandon_as)).
+    #[cfg_attr(feature = "serde", serde(with = "outcome_serde"))]
+    pub abandon_as: Outcome,
 }
 
 /// [`Outcome`] as `"success"`, `"failure"`, `"ignored"` (the core has no
@@ -231,21 +256,21 @@ impl Settings {
     /// use tripword_std::Settings;
     ///
     /// let s = Settings::new();
-    /// assert_eq!(s.get_failure_threshold(), 5);
-    /// assert_eq!(s.get_open_for(), Duration::from_secs(1));
-    /// assert_eq!(s.get_backoff_cap(), None);
-    /// assert_eq!(s.get_probe_timeout(), Duration::from_secs(5));
-    /// assert_eq!(s.get_horizon(), None);
-    /// assert_eq!(s.get_abandon(), Outcome::Failure);
+    /// assert_eq!(s.failure_threshold, 5);
+    /// assert_eq!(s.open_for, Duration::from_secs(1));
+    /// assert_eq!(s.exponential_backoff, None);
+    /// assert_eq!(s.probe_timeout, Duration::from_secs(5));
+    /// assert_eq!(s.horizon, None);
+    /// assert_eq!(s.abandon_as, Outcome::Failure);
     /// ```
     pub const fn new() -> Self {
         Settings {
             failure_threshold: 5,
             open_for: Duration::from_secs(1),
-            backoff_cap: None,
+            exponential_backoff: None,
             probe_timeout: Duration::from_secs(5),
             horizon: None,
-            abandon: Outcome::Failure,
+            abandon_as: Outcome::Failure,
         }
     }
 
@@ -254,7 +279,7 @@ impl Settings {
     ///
     /// ```
     /// use tripword_std::Settings;
-    /// assert_eq!(Settings::new().failure_threshold(3).get_failure_threshold(), 3);
+    /// assert_eq!(Settings::new().failure_threshold(3).failure_threshold, 3);
     /// ```
     pub const fn failure_threshold(mut self, failures: u32) -> Self {
         self.failure_threshold = failures;
@@ -267,7 +292,7 @@ impl Settings {
     /// use std::time::Duration;
     /// use tripword_std::Settings;
     /// let s = Settings::new().open_for(Duration::from_millis(100));
-    /// assert_eq!(s.get_open_for(), Duration::from_millis(100));
+    /// assert_eq!(s.open_for, Duration::from_millis(100));
     /// ```
     pub const fn open_for(mut self, duration: Duration) -> Self {
         self.open_for = duration;
@@ -276,7 +301,7 @@ impl Settings {
 
     /// Double the open time on each consecutive trip (a failed probe), up to
     /// `cap`; the trip count resets when the breaker closes. `cap` must be at
-    /// least [`open_for`](Settings::open_for), and reachable: at most
+    /// least [`open_for`](method@Settings::open_for), and reachable: at most
     /// `open_for` doubled once per trip the word counts (30 times for
     /// [`W64`], 14 for [`W32`](tripword::W32)).
     ///
@@ -284,10 +309,10 @@ impl Settings {
     /// use std::time::Duration;
     /// use tripword_std::Settings;
     /// let s = Settings::new().exponential_backoff(Duration::from_secs(30));
-    /// assert_eq!(s.get_backoff_cap(), Some(Duration::from_secs(30)));
+    /// assert_eq!(s.exponential_backoff, Some(Duration::from_secs(30)));
     /// ```
     pub const fn exponential_backoff(mut self, cap: Duration) -> Self {
-        self.backoff_cap = Some(cap);
+        self.exponential_backoff = Some(cap);
         self
     }
 
@@ -297,10 +322,10 @@ impl Settings {
     /// use std::time::Duration;
     /// use tripword_std::Settings;
     /// let s = Settings::new().exponential_backoff(Duration::from_secs(30)).fixed_open_time();
-    /// assert_eq!(s.get_backoff_cap(), None);
+    /// assert_eq!(s.exponential_backoff, None);
     /// ```
     pub const fn fixed_open_time(mut self) -> Self {
-        self.backoff_cap = None;
+        self.exponential_backoff = None;
         self
     }
 
@@ -311,7 +336,7 @@ impl Settings {
     /// use std::time::Duration;
     /// use tripword_std::Settings;
     /// let s = Settings::new().probe_timeout(Duration::from_millis(250));
-    /// assert_eq!(s.get_probe_timeout(), Duration::from_millis(250));
+    /// assert_eq!(s.probe_timeout, Duration::from_millis(250));
     /// ```
     pub const fn probe_timeout(mut self, duration: Duration) -> Self {
         self.probe_timeout = duration;
@@ -337,7 +362,7 @@ impl Settings {
     /// let s = Settings::new().open_for(Duration::from_millis(100));
     /// assert_eq!(s.config::<MillisClock, W32>()?.time_shift(), 7); // 128 ms units
     /// let exact = s.probe_timeout(Duration::from_millis(100)).horizon(Duration::ZERO);
-    /// assert_eq!(exact.get_horizon(), Some(Duration::ZERO));
+    /// assert_eq!(exact.horizon, Some(Duration::ZERO));
     /// assert_eq!(exact.config::<MillisClock, W32>()?.time_shift(), 0); // whole ms
     /// # Ok::<(), tripword_std::SettingsError>(())
     /// ```
@@ -358,68 +383,52 @@ impl Settings {
     /// use tripword::Outcome;
     /// use tripword_std::Settings;
     /// let s = Settings::new().abandon_as(Outcome::Ignored);
-    /// assert_eq!(s.get_abandon(), Outcome::Ignored);
+    /// assert_eq!(s.abandon_as, Outcome::Ignored);
     /// ```
     pub const fn abandon_as(mut self, outcome: Outcome) -> Self {
-        self.abandon = outcome;
+        self.abandon_as = outcome;
         self
     }
 
-    /// The configured failure threshold.
-    ///
-    /// ```
-    /// assert_eq!(tripword_std::Settings::new().get_failure_threshold(), 5);
-    /// ```
+    /// The failure threshold: read the field
+    /// [`failure_threshold`](field@Settings::failure_threshold).
+    #[deprecated(since = "0.1.0", note = "read the field `failure_threshold`")]
     pub const fn get_failure_threshold(&self) -> u32 {
         self.failure_threshold
     }
 
-    /// The configured (base) open time.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(tripword_std::Settings::new().get_open_for(), Duration::from_secs(1));
-    /// ```
+    /// The (base) open time: read the field
+    /// [`open_for`](field@Settings::open_for).
+    #[deprecated(since = "0.1.0", note = "read the field `open_for`")]
     pub const fn get_open_for(&self) -> Duration {
         self.open_for
     }
 
-    /// The backoff cap, if backoff is on.
-    ///
-    /// ```
-    /// assert_eq!(tripword_std::Settings::new().get_backoff_cap(), None);
-    /// ```
+    /// The backoff cap: read the field
+    /// [`exponential_backoff`](field@Settings::exponential_backoff).
+    #[deprecated(since = "0.1.0", note = "read the field `exponential_backoff`")]
     pub const fn get_backoff_cap(&self) -> Option<Duration> {
-        self.backoff_cap
+        self.exponential_backoff
     }
 
-    /// The probe timeout.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// assert_eq!(tripword_std::Settings::new().get_probe_timeout(), Duration::from_secs(5));
-    /// ```
+    /// The probe timeout: read the field
+    /// [`probe_timeout`](field@Settings::probe_timeout).
+    #[deprecated(since = "0.1.0", note = "read the field `probe_timeout`")]
     pub const fn get_probe_timeout(&self) -> Duration {
         self.probe_timeout
     }
 
-    /// The horizon, if one was set.
-    ///
-    /// ```
-    /// assert_eq!(tripword_std::Settings::new().get_horizon(), None);
-    /// ```
+    /// The horizon: read the field [`horizon`](field@Settings::horizon).
+    #[deprecated(since = "0.1.0", note = "read the field `horizon`")]
     pub const fn get_horizon(&self) -> Option<Duration> {
         self.horizon
     }
 
-    /// The outcome recorded for abandoned permits.
-    ///
-    /// ```
-    /// use tripword::Outcome;
-    /// assert_eq!(tripword_std::Settings::new().get_abandon(), Outcome::Failure);
-    /// ```
+    /// The abandon outcome: read the field
+    /// [`abandon_as`](field@Settings::abandon_as).
+    #[deprecated(since = "0.1.0", note = "read the field `abandon_as`")]
     pub const fn get_abandon(&self) -> Outcome {
-        self.abandon
+        self.abandon_as
     }
 
     /// Converts to a core [`Config`] in `C`'s ticks **without** checking
@@ -451,8 +460,8 @@ impl Settings {
             .failure_threshold(self.failure_threshold)
             .open_for(open_for)
             .probe_timeout(duration_to_ticks(self.probe_timeout, C::TICK))
-            .abandon_as(self.abandon);
-        if let Some(cap) = self.backoff_cap {
+            .abandon_as(self.abandon_as);
+        if let Some(cap) = self.exponential_backoff {
             let mut ticks = duration_to_ticks(cap, C::TICK);
             // The rule is `cap >= open_for` in durations; keep it in ticks
             // where both round to the same tick count.
@@ -518,7 +527,7 @@ impl Settings {
                 longest_at_most(error.max, tick),
             ),
             Field::BackoffCap => {
-                let cap = self.backoff_cap.unwrap_or(Duration::ZERO);
+                let cap = self.exponential_backoff.unwrap_or(Duration::ZERO);
                 // The value converted, not the one `to_config` lowered
                 // below `open_for`.
                 error.value = duration_to_ticks(cap, tick);
@@ -533,7 +542,7 @@ impl Settings {
                 ticks_to_duration(error.max, tick),
             ),
         };
-        let longest = match self.backoff_cap {
+        let longest = match self.exponential_backoff {
             Some(cap) if cap > self.open_for => cap,
             _ => self.open_for,
         };
@@ -609,6 +618,109 @@ impl Settings {
         observer: O,
     ) -> Result<Breaker<C, W, O>, SettingsError> {
         Ok(Breaker::from_parts(self.config::<C, W>()?, clock, observer))
+    }
+
+    /// A [`Registry`] of [`StdBreaker`]s: one per key, made on first use
+    /// from these settings, on the [`MonotonicClock`] and the 64-bit word,
+    /// no observer. The key type is usually inferred from the annotated
+    /// type or the first lookup.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword_std::{BreakerExt, Registry, Settings, Status};
+    ///
+    /// let hosts: Registry<String> = Settings::new()
+    ///     .failure_threshold(1)
+    ///     .open_for(Duration::from_secs(30))
+    ///     .build_registry()?;
+    /// let _ = hosts.with("db-1.internal", |b| b.call(|| Err::<(), _>("timeout")));
+    /// assert_eq!(hosts.with("db-1.internal", |b| b.status()), Status::Open);
+    /// # Ok::<(), tripword_std::SettingsError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`config`](Settings::config).
+    pub fn build_registry<K>(&self) -> Result<Registry<K>, SettingsError>
+    where
+        K: Hash + Eq + Clone + Send + Sync + 'static,
+    {
+        Ok(Registry::new(self.config::<MonotonicClock, W64>()?))
+    }
+
+    /// A [`Registry`] of [`StdBreaker`]s whose breakers each report to the
+    /// observer `observer` makes from the key (so each is named in its
+    /// events: `|host| TracingObserver::new(host.as_str())`). `observer` runs
+    /// under the registry's write lock when a key is new: it must not use
+    /// the registry.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use tripword_std::{OnTransition, Settings, Transition};
+    ///
+    /// static TRIPS: AtomicUsize = AtomicUsize::new(0);
+    /// let hosts = Settings::new().failure_threshold(1).build_registry_with(|host: &String| {
+    ///     let host = Arc::<str>::from(host.as_str());
+    ///     OnTransition(move |t: Transition| {
+    ///         println!("{host}: {t}");
+    ///         TRIPS.fetch_add(1, Ordering::Relaxed);
+    ///     })
+    /// })?;
+    /// hosts.with("db-1.internal", |b| b.force_open());
+    /// assert_eq!(TRIPS.load(Ordering::Relaxed), 1);
+    /// # Ok::<(), tripword_std::SettingsError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`config`](Settings::config).
+    pub fn build_registry_with<K, O>(
+        &self,
+        observer: impl Fn(&K) -> O + Send + Sync + 'static,
+    ) -> Result<Registry<K, O>, SettingsError>
+    where
+        K: Hash + Eq + Clone + Send + Sync + 'static,
+        O: Observer + Send + Sync + 'static,
+    {
+        self.build_registry_on(MonotonicClock, observer)
+    }
+
+    /// A [`Registry`] on any [`RealClock`] (cloned into each breaker), word
+    /// width and observer; the word width is usually inferred from the
+    /// annotated type.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword_std::{BreakerExt, ManualTime, Registry, Settings, Status, W32};
+    ///
+    /// static CLOCK: ManualTime = ManualTime::new();
+    /// let hosts: Registry<String, (), &ManualTime, W32> = Settings::new()
+    ///     .failure_threshold(1)
+    ///     .open_for(Duration::from_secs(5))
+    ///     .build_registry_on(&CLOCK, |_| ())?;
+    /// let _ = hosts.with("db", |b| b.call(|| Err::<(), _>("down")));
+    /// CLOCK.advance(Duration::from_secs(6));
+    /// assert_eq!(hosts.with("db", |b| b.status()), Status::HalfOpen);
+    /// # Ok::<(), tripword_std::SettingsError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`config`](Settings::config), for `C` and `W`.
+    pub fn build_registry_on<K, C, W, O>(
+        &self,
+        clock: C,
+        observer: impl Fn(&K) -> O + Send + Sync + 'static,
+    ) -> Result<Registry<K, O, C, W>, SettingsError>
+    where
+        K: Hash + Eq + Clone + Send + Sync + 'static,
+        C: RealClock + Clone + Send + Sync + 'static,
+        W: Word,
+        O: Observer + Send + Sync + 'static,
+    {
+        Ok(Registry::from_parts(
+            self.config::<C, W>()?,
+            clock,
+            observer,
+        ))
     }
 }
 
@@ -805,7 +917,7 @@ impl std::error::Error for SettingsError {
 /// // Keys are `String`s by default; `override_for` takes a `&str` too.
 /// let settings: RegistrySettings = RegistrySettings::new(default)
 ///     .override_for("api.example.com", default.failure_threshold(1));
-/// assert_eq!(settings.settings_for("api.example.com").get_failure_threshold(), 1);
+/// assert_eq!(settings.settings_for("api.example.com").failure_threshold, 1);
 /// assert_eq!(settings.settings_for("db.internal"), &default);
 /// assert_eq!(settings.overrides().len(), 1);
 /// ```
@@ -868,7 +980,7 @@ impl<K> RegistrySettings<K> {
     /// let s = RegistrySettings::<String>::default()
     ///     .override_for("a", Settings::new().failure_threshold(1))
     ///     .override_for("a", Settings::new().failure_threshold(2));
-    /// assert_eq!(s.settings_for("a").get_failure_threshold(), 2);
+    /// assert_eq!(s.settings_for("a").failure_threshold, 2);
     /// assert_eq!(s.overrides().len(), 1);
     /// ```
     pub fn override_for(mut self, key: impl Into<K>, settings: Settings) -> Self
@@ -1037,18 +1149,17 @@ mod registry_serde {
         failure_threshold: Option<u32>,
         #[serde(default, with = "humantime_serde")]
         open_for: Option<Duration>,
-        #[serde(default, rename = "exponential_backoff", with = "humantime_serde")]
-        backoff_cap: Option<Duration>,
+        #[serde(default, with = "humantime_serde")]
+        exponential_backoff: Option<Duration>,
         #[serde(default, with = "humantime_serde")]
         probe_timeout: Option<Duration>,
         #[serde(default, with = "humantime_serde")]
         horizon: Option<Duration>,
         #[serde(
             default,
-            rename = "abandon_as",
             deserialize_with = "super::outcome_serde::option::deserialize"
         )]
-        abandon: Option<Outcome>,
+        abandon_as: Option<Outcome>,
     }
 
     impl Patch {
@@ -1057,10 +1168,10 @@ mod registry_serde {
             Settings {
                 failure_threshold: self.failure_threshold.unwrap_or(base.failure_threshold),
                 open_for: self.open_for.unwrap_or(base.open_for),
-                backoff_cap: self.backoff_cap.or(base.backoff_cap),
+                exponential_backoff: self.exponential_backoff.or(base.exponential_backoff),
                 probe_timeout: self.probe_timeout.unwrap_or(base.probe_timeout),
                 horizon: self.horizon.or(base.horizon),
-                abandon: self.abandon.unwrap_or(base.abandon),
+                abandon_as: self.abandon_as.unwrap_or(base.abandon_as),
             }
         }
     }
@@ -1128,7 +1239,7 @@ mod tests {
     /// [`duration_to_ticks`] takes to `n` ticks or more: it reaches `n`, and
     /// one nanosecond less does not. The core's ranges start at 1 tick today,
     /// so only this test reaches the `n - 2` arm; mutation testing found it
-    /// unpinned (`-` as `+` and as `/`, issue 16).
+    /// unpinned (`-` as `+` and as `/`).
     #[test]
     fn shortest_at_least_is_the_shortest_duration_reaching_that_many_ticks() {
         let ms = Duration::from_millis(1);

@@ -1,7 +1,7 @@
 //! A tower [`Layer`] and [`Service`] (feature `tower`).
 //!
 //! [`BreakerLayer`] wraps a service in any
-//! [`CircuitBreaker`](tripword::CircuitBreaker), held through a handle
+//! [`CircuitBreaker`], held through a handle
 //! (`Arc<Breaker>`, `&'static Breaker`, `Arc<Entry>` from a registry, or a
 //! breaker that is itself a cheap handle): every clone of the service, on
 //! every worker, shares the one word. The inner service must be `Clone`:
@@ -23,7 +23,8 @@
 //!   `&Result<Response, Error>`), and a slow-call threshold with
 //!   [`slow_after`](BreakerLayer::slow_after).
 //! - **Rejection** is an error the caller can match:
-//!   [`BreakerError::Open`] (with the [`Rejected`]: its cause and wait)
+//!   [`BreakerError::Open`] (with the [`Rejection`]: its cause, its wait,
+//!   the breaker's name)
 //!   apart from [`BreakerError::Inner`], the service's own error. The inner
 //!   service is not called. `BreakerError` converts into tower's `BoxError`.
 //! - **Readiness** is the inner service's: `poll_ready` never asks the
@@ -75,9 +76,8 @@ use tower_layer::Layer;
 use tower_service::Service;
 use tripword::{Cause, Outcome, Rejected};
 
-use crate::call::CallError;
+use crate::call::{CallError, Rejection};
 use crate::classify::{Classify, IntoVerdict};
-use crate::clock::RealClock;
 use crate::future::CallAsync;
 use crate::http::StatusClassifier;
 use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
@@ -109,11 +109,11 @@ pub use keyed::{KeyedError, KeyedResponseFuture, RegistryLayer, RegistryService}
 /// assert!(boxed.downcast_ref::<BreakerError<BoxError>>().is_some());
 /// assert_eq!(BreakerError::<()>::Inner(()).cause(), None::<Cause>);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum BreakerError<E> {
     /// The circuit is open (or a probe is running): the inner service was
     /// not called.
-    Open(Rejected),
+    Open(Rejection),
     /// The inner service's error (from `call`'s future, or `poll_ready`).
     Inner(E),
 }
@@ -124,26 +124,35 @@ impl<E> BreakerError<E> {
         matches!(self, BreakerError::Open(_))
     }
 
-    /// The rejection, if the call was not admitted.
-    pub fn rejected(&self) -> Option<&Rejected> {
+    /// The rejection, if the call was not admitted: its cause, its wait and
+    /// the breaker's name (see [`Rejection`]).
+    pub fn rejection(&self) -> Option<&Rejection> {
         match self {
             BreakerError::Open(r) => Some(r),
             BreakerError::Inner(_) => None,
         }
     }
 
-    /// Why the call was not admitted, if it was not.
-    pub fn cause(&self) -> Option<Cause> {
-        self.rejected().map(Rejected::cause)
+    /// The core's rejection, if the call was not admitted (its wait in
+    /// ticks).
+    pub fn rejected(&self) -> Option<&Rejected> {
+        self.rejection().map(Rejection::as_rejected)
     }
 
-    /// How long until a call could be admitted, on the breaker's clock (see
+    /// Why the call was not admitted, if it was not.
+    pub fn cause(&self) -> Option<Cause> {
+        self.rejection().map(Rejection::cause)
+    }
+
+    /// How long until a call could be admitted (see
     /// [`CallError::retry_after`]).
-    pub fn retry_after<C: RealClock>(&self, clock: &C) -> Option<Duration> {
-        let _ = clock; // names the clock type; its tick is a constant
-        self.rejected()
-            .and_then(Rejected::retry_after)
-            .map(C::duration)
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.rejection().and_then(Rejection::retry_after)
+    }
+
+    /// How long until a call could be admitted, in the breaker's ticks.
+    pub fn retry_after_ticks(&self) -> Option<u64> {
+        self.rejection().and_then(Rejection::retry_after_ticks)
     }
 
     /// The inner service's error, if it failed.
@@ -197,7 +206,7 @@ impl<E: fmt::Debug + fmt::Display> std::error::Error for BreakerError<E> {}
 /// needs a round trip): the ready inner service and the request, boxed so
 /// that a response future of a local breaker, which never waits, does not
 /// carry their room. Admitted, the service is called
-/// ([`IntoFuture`](core::future::IntoFuture)).
+/// ([`IntoFuture`] turns it into the call).
 pub struct DeferredCall<Svc, Req>(Box<(Svc, Req)>);
 
 impl<Svc: Service<Req>, Req> core::future::IntoFuture for DeferredCall<Svc, Req> {
@@ -254,7 +263,9 @@ where
             Reply::Ready(Ok(ticket)) => {
                 CallAsync::admitted(breaker, ticket, policy, move || inner.call(request))
             }
-            Reply::Ready(Err(rejected)) => CallAsync::rejected_with(rejected, policy),
+            Reply::Ready(Err(rejected)) => {
+                CallAsync::rejected_with(Rejection::of(&breaker, rejected), policy)
+            }
             Reply::Wait(acquiring) => {
                 let fresh = inner.clone();
                 let ready = core::mem::replace(inner, fresh);
@@ -297,7 +308,7 @@ type ClockOf<H> = <H as CircuitBreaker>::Clock;
 /// A [`Layer`] that puts a breaker in front of a service: see the
 /// [module](self) docs. `H` is the breaker or its handle (`Arc<Breaker>`,
 /// `&'static Breaker`: any cloneable
-/// [`CircuitBreaker`](tripword::CircuitBreaker)), `K` the classifier, `S`
+/// [`CircuitBreaker`]), `K` the classifier, `S`
 /// the slow-call threshold.
 #[derive(Clone, Debug)]
 pub struct BreakerLayer<H, K = StatusClassifier, S = Untimed> {

@@ -379,10 +379,11 @@ fn call_error_display_source_and_accessors() {
     );
 }
 
-/// A fallback's `Rejection` is the core's `Rejected` typed by the clock:
-/// it compares, prints and debugs exactly as that `Rejected` does, and two
+/// A fallback's `Rejection` is the core's `Rejected` with the breaker's
+/// tick length and name, here none (a `ManualClock`, no observer): it
+/// prints as that `Rejected` does, its `Debug` shows each part, and two
 /// rejections with another cause or wait differ (mutation testing found
-/// these untested, issue 16).
+/// these untested).
 #[test]
 fn rejection_compares_and_prints_as_the_core_rejection() {
     use tripword_std::Rejection;
@@ -398,11 +399,18 @@ fn rejection_compares_and_prints_as_the_core_rejection() {
             Ok(())
         },
     );
-    let open: Rejection<&ManualClock> = seen.take().expect("the fallback ran");
+    let open: Rejection = seen.take().expect("the fallback ran");
     let core = open.rejected();
     assert_eq!(open, Rejection::new(core));
-    assert_eq!(format!("{open:?}"), format!("{core:?}"));
+    assert_eq!(
+        format!("{open:?}"),
+        "Rejection { cause: Open, retry_after_ticks: Some(75), tick: None, name: None }"
+    );
     assert_eq!(open.to_string(), core.to_string());
+    assert_eq!(
+        (open.retry_after(), open.tick(), open.name()),
+        (None, None, None)
+    );
     assert!(!open.to_string().is_empty());
     // Five ticks later the wait is shorter: another rejection.
     clock.advance(5);
@@ -417,4 +425,55 @@ fn rejection_compares_and_prints_as_the_core_rejection() {
     assert_eq!(later.cause(), Cause::Open);
     assert_ne!(open, later);
     assert_ne!(format!("{open:?}"), format!("{later:?}"));
+}
+
+/// A policy with a function-pointer classifier (`FnPolicy`, from
+/// `classify_fn`) or a capturing closure (`DynPolicy`, from `classify_dyn`)
+/// has a type a struct field can name, and counts as its classifier says.
+#[test]
+fn policies_with_a_classifier_fit_in_a_struct_field() {
+    use tripword_std::CallPolicy;
+    use tripword_std::policy::{DynPolicy, FnPolicy};
+
+    fn by_code(r: &Result<u16, ()>) -> Outcome {
+        match r {
+            Ok(code) if *code >= 500 => Outcome::Failure,
+            Ok(code) if *code >= 400 => Outcome::Ignored,
+            Ok(_) => Outcome::Success,
+            Err(()) => Outcome::Failure,
+        }
+    }
+    struct Client<'c> {
+        breaker: Breaker<&'c ManualClock>,
+        by_fn: FnPolicy<u16, ()>,
+        by_closure: DynPolicy<u16, ()>,
+    }
+    let clock = ManualClock::new(0);
+    let fatal = 418;
+    let client = Client {
+        breaker: Breaker::new(Config::new().failure_threshold(1), &clock),
+        by_fn: CallPolicy::new().classify_fn(by_code),
+        by_closure: CallPolicy::new().classify_dyn(move |r: &Result<u16, ()>| match r {
+            Ok(code) if *code == fatal => Outcome::Failure,
+            _ => Outcome::Success,
+        }),
+    };
+    let by_closure = client.by_closure.clone(); // clones the `Arc`
+    assert_eq!(client.breaker.call_with(&client.by_fn, || Ok(404)), Ok(404));
+    assert_eq!(client.breaker.status(), Status::Closed, "404: ignored");
+    assert_eq!(client.breaker.call_with(&by_closure, || Ok(503)), Ok(503));
+    assert_eq!(
+        client.breaker.status(),
+        Status::Closed,
+        "503: a success here"
+    );
+    assert_eq!(
+        client.breaker.call_with(&client.by_closure, || Ok(418)),
+        Ok(418)
+    );
+    assert_eq!(client.breaker.status(), Status::Open);
+    assert_eq!(
+        format!("{:?}", client.by_closure.classifier()),
+        "DynClassifier(..)"
+    );
 }

@@ -458,19 +458,13 @@ fn call_error_gives_the_cause_and_the_wait_as_a_duration() {
     let _ = b.call(|| Err::<(), _>(()));
     let err = now(b.call_async(ready(Ok::<(), ()>(())))).unwrap_err();
     assert_eq!(err.cause(), Some(Cause::Open));
-    assert_eq!(
-        err.retry_after(b.clock()),
-        Some(Duration::from_micros(500_001))
-    );
+    assert_eq!(err.retry_after(), Some(Duration::from_micros(500_001)));
     clock.advance(Duration::from_millis(600));
     let _probe = b.call_async(pending::<Result<(), ()>>());
     let err = b.call(|| Ok::<(), ()>(())).unwrap_err();
     assert_eq!(err.cause(), Some(Cause::Probing));
-    assert_eq!(
-        err.retry_after(b.clock()),
-        Some(Duration::from_micros(2_000_001))
-    );
-    assert_eq!(CallError::Inner(()).retry_after(b.clock()), None);
+    assert_eq!(err.retry_after(), Some(Duration::from_micros(2_000_001)));
+    assert_eq!(CallError::Inner(()).retry_after(), None);
 }
 
 #[test]
@@ -514,10 +508,7 @@ fn a_retry_after_verdict_counts_as_a_failure() {
     assert_eq!(err.rejected().and_then(|r| r.retry_after()), Some(five));
     clock.advance(Duration::from_secs(2));
     let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
-    assert_eq!(
-        err.retry_after(b.clock()),
-        Some(Duration::from_micros(3_000_001))
-    );
+    assert_eq!(err.retry_after(), Some(Duration::from_micros(3_000_001)));
     clock.advance_ticks(3_000_000);
     assert!(
         b.call(|| Ok::<_, ()>(())).unwrap_err().is_open(),
@@ -591,7 +582,7 @@ fn call_async_records_the_futures_outcome_not_its_creation() {
 /// `slow_after_ticks(n)` is a threshold of exactly `n` ticks: a success
 /// that took `n` ticks is a success, one that took `n + 1` a failure.
 /// Mutation testing found the threshold's value unpinned (a threshold of 0
-/// or 1 tick survived, issue 16).
+/// or 1 tick survived).
 #[test]
 fn slow_after_ticks_is_exactly_that_many_ticks() {
     let clock = ManualClock::new(0);
@@ -618,7 +609,7 @@ fn slow_after_ticks_is_exactly_that_many_ticks() {
 
 /// A `CallAsync`'s `Debug` shows where it is (admitting, running,
 /// releasing, rejected, done) and its rejection. Mutation testing found it
-/// untested (an empty `fmt` survived, issue 16).
+/// untested (an empty `fmt` survived).
 #[test]
 fn call_async_debug_shows_admission_and_rejection() {
     let clock = ManualClock::new(0);
@@ -635,8 +626,87 @@ fn call_async_debug_shows_admission_and_rejection() {
     let rejected = b.call_async(ready(Ok::<_, ()>(1)));
     let shown = format!("{rejected:?}");
     assert!(
-        shown.starts_with("CallAsync { state: rejected, rejected: Rejected { cause: Open"),
+        shown.starts_with("CallAsync { state: rejected, rejected: Rejection { cause: Open"),
         "{shown}"
     );
     assert!(shown.ends_with(".. }"), "{shown}");
+}
+
+/// Asserts, at compile time, that `f` borrows nothing and may be sent.
+fn owned<F: Future + Send + 'static>(f: F) -> F {
+    f
+}
+
+/// `call_async_owned` is `call_async` with the handle owned: admitted at
+/// once, its outcome recorded when it completes, its cancellation
+/// `Ignored`, and the future borrows nothing (a registry's `get` handle, a
+/// breaker in an `Arc`), so it outlives the scope that made it.
+#[test]
+fn call_async_owned_owns_its_handle_and_counts_as_call_async() {
+    let hosts: tripword_std::Registry<String> = Settings::new()
+        .failure_threshold(2)
+        .build_registry()
+        .unwrap();
+    let call = {
+        let entry = hosts.get("db-1.internal");
+        owned(entry.call_async_owned(ready(Err::<(), _>("down"))))
+    }; // the `Arc` from `get` lives on in `call`
+    assert!(call.is_admitted());
+    assert_eq!(
+        poll_once(pin!(call)),
+        Poll::Ready(Err(CallError::Inner("down")))
+    );
+    // Cancelled: ignored, the failure count stays at one.
+    drop(owned(
+        hosts
+            .get("db-1.internal")
+            .call_async_owned(pending::<Result<(), ()>>()),
+    ));
+    assert_eq!(hosts.get("db-1.internal").status(), Status::Closed);
+    let call = owned(
+        hosts
+            .get("db-1.internal")
+            .call_async_owned(ready(Err::<(), _>("down"))),
+    );
+    assert!(poll_once(pin!(call)).is_ready());
+    assert_eq!(hosts.get("db-1.internal").status(), Status::Open);
+    // Rejected: ready at once, the future never polled.
+    let call = hosts
+        .get("db-1.internal")
+        .call_async_owned(async { unreachable!("not polled") as Result<(), ()> });
+    assert!(!call.is_admitted());
+    assert!(matches!(poll_once(pin!(call)), Poll::Ready(Err(e)) if e.is_open()));
+}
+
+/// `call_async_with_owned` counts by a policy the future owns (by value,
+/// in an `Arc`, or `&'static`): here its classifier and cancel outcome.
+#[test]
+fn call_async_with_owned_counts_by_the_owned_policy() {
+    static CLOCK: ManualClock = ManualClock::new(0);
+    let b = std::sync::Arc::new(Breaker::new(config(1), &CLOCK));
+    let ignore_404 = |r: &Result<(), u16>| match r {
+        Err(404) => Outcome::Ignored,
+        Err(_) => Outcome::Failure,
+        Ok(()) => Outcome::Success,
+    };
+    let policy = std::sync::Arc::new(CallPolicy::new().classify(ignore_404));
+    let call = owned(
+        b.clone()
+            .call_async_with_owned(policy.clone(), ready(Err(404))),
+    );
+    assert_eq!(
+        poll_once(pin!(call)),
+        Poll::Ready(Err(CallError::Inner(404)))
+    );
+    assert_eq!(b.status(), Status::Closed, "a 404 is ignored");
+    static CANCEL_FAILS: CallPolicy = CallPolicy::new().on_cancel(Outcome::Failure);
+    drop(owned(b.clone().call_async_with_owned(
+        &CANCEL_FAILS,
+        pending::<Result<(), ()>>(),
+    )));
+    assert_eq!(
+        b.status(),
+        Status::Open,
+        "cancelled: a failure by this policy"
+    );
 }

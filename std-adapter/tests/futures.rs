@@ -228,7 +228,7 @@ impl std::error::Error for Refused {
 /// not elapsed and comes back out, and its `source` is the inner error's
 /// own (the inner error is what `Display` shows); an elapsed deadline has
 /// neither. Mutation testing found them unpinned (`is_elapsed` as `true`,
-/// `into_inner` and `source` as `None`, issue 16).
+/// `into_inner` and `source` as `None`).
 #[test]
 fn timeout_error_tells_the_deadline_from_the_inner_error() {
     use std::error::Error;

@@ -281,12 +281,13 @@ fn every_metric_is_described_with_its_unit() {
 }
 
 /// `name` gives the breaker's name, the one its series are labelled with.
-/// Mutation testing found it unpinned (`""` and `"xyzzy"` survived,
-/// issue 16).
+/// Mutation testing found it unpinned (`""` and `"xyzzy"` survived).
 #[test]
 fn the_name_is_the_label() {
     let recorder = Recording::new();
     let o = metrics::with_local_recorder(&recorder, || MetricsObserver::new("payments"));
     assert_eq!(o.name(), "payments");
     assert_eq!(state(&read(&recorder), o.name()), [1.0, 0.0, 0.0, 0.0]);
+    // The breaker's name, as its rejections give it.
+    assert_eq!(Observer::name(&o), Some("payments"));
 }

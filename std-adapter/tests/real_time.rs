@@ -147,7 +147,7 @@ fn millis_clock_on_the_32_bit_word() {
     let t0 = Instant::now();
     let _ = b.call(|| Err::<(), _>(()));
     let status = b.status();
-    // Issue 9: the open time lasts at least 20 ms of real time, whatever
+    // The open time lasts at least 20 ms of real time, whatever
     // the phase of the millisecond it started in.
     if t0.elapsed() < Duration::from_millis(20) {
         assert_eq!(status, Status::Open);
@@ -185,7 +185,7 @@ fn assert_bracketed(read: impl FnOnce() -> u64) {
 
 /// `CoarseClock` reads the coarse monotonic clock in milliseconds.
 /// Mutation testing found the reading unpinned (a `now` returning 0 or 1
-/// survived, issue 16).
+/// survived).
 #[cfg(feature = "coarsetime")]
 #[test]
 fn coarse_clock_reads_the_coarse_monotonic_milliseconds() {
@@ -197,7 +197,7 @@ fn coarse_clock_reads_the_coarse_monotonic_milliseconds() {
 /// an update its reading is bracketed as a direct one is (nothing else in
 /// this test binary updates the cache, so no stale value can be stored in
 /// between). Mutation testing found the reading unpinned (a `now`
-/// returning 0 or 1 survived, issue 16).
+/// returning 0 or 1 survived).
 #[cfg(feature = "coarsetime")]
 #[test]
 fn recent_clock_reads_the_updated_coarse_milliseconds() {

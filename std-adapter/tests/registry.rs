@@ -222,7 +222,7 @@ fn local_handles_follow_the_registry() {
 }
 
 /// An `Entry`'s `Debug` shows its key and its breaker (state and config).
-/// Mutation testing found it untested (an empty `fmt` survived, issue 16).
+/// Mutation testing found it untested (an empty `fmt` survived).
 #[test]
 fn entry_debug_shows_the_key_and_the_breaker() {
     let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
@@ -244,7 +244,7 @@ fn entry_debug_shows_the_key_and_the_breaker() {
 /// default), `is_empty` is false once a key is made, `config` is the
 /// template, and `for_each` visits every entry once. Mutation testing
 /// found them untested (`capacity` as 0 or 1, `is_empty` as `true`, a
-/// default `config`, an empty `for_each` survived, issue 16).
+/// default `config`, an empty `for_each` survived).
 #[test]
 fn accessors_report_the_bound_the_template_and_every_entry() {
     let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
@@ -287,7 +287,7 @@ fn accessors_report_the_bound_the_template_and_every_entry() {
 
 /// `evict_idle` on an empty registry evicts nothing (and does not
 /// underflow sizing the swept copy). Mutation testing found it untested
-/// (`current.len() - 1` in `swept` survived, issue 16).
+/// (`current.len() - 1` in `swept` survived).
 #[test]
 fn evicting_from_an_empty_registry_evicts_nothing() {
     let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
@@ -304,7 +304,7 @@ fn evicting_from_an_empty_registry_evicts_nothing() {
 /// A sweep that evicts nothing leaves the map as it was: its generation
 /// (shown by a `Local` handle's `Debug`) does not move, so no thread's or
 /// handle's snapshot goes stale. Mutation testing found it untested
-/// (`evicted >= 0`, republishing an unchanged map, survived, issue 16).
+/// (`evicted >= 0`, republishing an unchanged map, survived).
 #[test]
 fn a_sweep_that_evicts_nothing_publishes_nothing() {
     let r: Registry<String, (), &ManualClock> = Registry::from_parts(config(), &CLOCK, |_| ());
@@ -323,7 +323,7 @@ fn a_sweep_that_evicts_nothing_publishes_nothing() {
 
 /// A `Local` handle's `Debug` shows the generation of its snapshot, and a
 /// `Registry`'s its size, bound and template config. Mutation testing
-/// found them untested (empty `fmt`s survived, issue 16).
+/// found them untested (empty `fmt`s survived).
 #[test]
 fn local_and_registry_debug_show_their_state() {
     let r: Registry<String, (), &ManualClock> =
@@ -350,7 +350,7 @@ fn local_and_registry_debug_show_their_state() {
 /// module docs). Run on a fresh thread, whose snapshot list starts empty.
 /// Mutation testing found the list's bookkeeping untested (`remember` as
 /// `()`, and in its filter `c.registry == self.id`, `||` for `&&`,
-/// `strong_count() < 0` or `== 0` survived, issue 16).
+/// `strong_count() < 0` or `== 0` survived).
 #[test]
 fn a_thread_keeps_one_snapshot_per_registry_until_it_refreshes() {
     on_a_fresh_thread_holding_x(|a, x| {
@@ -377,7 +377,7 @@ fn a_thread_keeps_one_snapshot_per_registry_until_it_refreshes() {
 /// The snapshot a thread keeps of a registry dropped since goes at the
 /// thread's next refresh of any registry, with the entries it held.
 /// Mutation testing found it untested (`remember` as `()`, and in its
-/// filter `||` for `&&`, `>=` or `==` for `>` survived, issue 16).
+/// filter `||` for `&&`, `>=` or `==` for `>` survived).
 #[test]
 fn a_dropped_registrys_snapshot_goes_at_the_next_refresh() {
     on_a_fresh_thread_holding_x(|a, x| {
@@ -390,4 +390,71 @@ fn a_dropped_registrys_snapshot_goes_at_the_next_refresh() {
         b.with("y", |_| ());
         assert!(x.upgrade().is_none(), "dropped at the next refresh");
     });
+}
+
+/// `Settings::build_registry`, `build_registry_with` and
+/// `build_registry_on` make the registry `Registry::new`, `from_parts`
+/// would, from the settings' config on their clock and word: no turbofish,
+/// no template to convert first. Out of range, the settings' own error.
+#[test]
+fn a_registry_from_settings_without_a_template() {
+    use std::time::Duration;
+    use tripword_std::{ManualTime, MonotonicClock, RealClock, Settings, W32};
+
+    let settings = Settings::new()
+        .failure_threshold(2)
+        .open_for(Duration::from_secs(10));
+    let plain: Registry<String> = settings.build_registry().unwrap();
+    assert_eq!(
+        plain.config(),
+        &settings.config::<MonotonicClock, W64>().unwrap()
+    );
+
+    let named = settings
+        .build_registry_with(|host: &String| OnTransition(drop_transition(host.clone())))
+        .unwrap();
+    named.with("db", |b| b.force_open());
+    assert_eq!(named.get("db").status(), Status::Open);
+
+    static TIME: ManualTime = ManualTime::new();
+    let narrow: Registry<&'static str, (), &ManualTime, W32> =
+        settings.build_registry_on(&TIME, |_| ()).unwrap();
+    assert_eq!(
+        narrow.config().open_for(),
+        ManualTime::ticks(Duration::from_secs(10))
+    );
+    for _ in 0..2 {
+        let _ = narrow.with(&"db", |b| b.call(|| Err::<(), _>("down")));
+    }
+    assert_eq!(narrow.with(&"db", |b| b.status()), Status::Open);
+
+    let err = settings
+        .failure_threshold(0)
+        .build_registry::<String>()
+        .unwrap_err();
+    assert_eq!(err.field(), tripword::Field::FailureThreshold);
+}
+
+fn drop_transition(_host: String) -> impl Fn(Transition) + Send + Sync {
+    move |_| ()
+}
+
+/// The core's common types are re-exported by `tripword-std`, and the
+/// core itself, so a service needs no `tripword` dependency: these are the
+/// very same types.
+#[test]
+fn the_core_types_are_reexported() {
+    fn same<T>(_: T, _: T) {}
+    same(tripword_std::Status::Open, tripword::Status::Open);
+    same(tripword_std::Cause::Probing, tripword::Cause::Probing);
+    same(tripword_std::Outcome::Ignored, tripword::Outcome::Ignored);
+    same(
+        tripword_std::Config::new(),
+        tripword_std::tripword::Config::new(),
+    );
+    let config: tripword_std::ValidConfig<tripword_std::W32> =
+        tripword::Config::new().check::<tripword::W32>().unwrap();
+    let _: tripword_std::Breaker<&ManualClock, tripword_std::W32> =
+        tripword::Breaker::from_parts(config, &CLOCK, ());
+    let _ = <tripword_std::W64 as tripword_std::Word>::LAYOUT;
 }

@@ -69,7 +69,7 @@ fn overrides_take_the_defaults_for_the_keys_they_leave_out() {
     assert_eq!(
         from_toml
             .settings_for("search.example.com")
-            .get_backoff_cap(),
+            .exponential_backoff,
         Some(Duration::from_secs(300))
     );
 }

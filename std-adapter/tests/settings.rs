@@ -15,7 +15,7 @@ const US: Duration = Duration::from_micros(1);
 const MS: Duration = Duration::from_millis(1);
 const NS: Duration = Duration::from_nanos(1);
 
-/// Issue 9: a duration converts to `ceil(d / tick) + 1` ticks, because a
+/// A duration converts to `ceil(d / tick) + 1` ticks, because a
 /// clock that reads whole ticks rounded down loses up to one tick at each
 /// end; zero stays zero (and is refused as an open time).
 #[test]
@@ -81,12 +81,12 @@ impl RealClock for SimMillis {
     const TICK: Duration = MS;
 }
 
-/// Issue 9, end to end on simulated time: whatever the phase of the
+/// End to end on simulated time: whatever the phase of the
 /// millisecond at which the breaker trips, it rejects until at least the
 /// open time has passed in real time, and admits once the open time, the
 /// two ticks of rounding and the word's resolution (`3 * 2^s` ticks) have.
 fn open_time_lasts_at_least_its_setting<W: Word>(settings: Settings) {
-    let open = settings.get_open_for();
+    let open = settings.open_for;
     for start_ns in [0, 1, 499_999, 999_999, 1_000_000, 123_456_789] {
         let clock = SimMillis {
             real: ManualClock::new(start_ns),
@@ -181,7 +181,7 @@ fn conversion_matches_the_core_config() {
     });
     // The horizon is a span: rounded up, no extra tick.
     let h = s.horizon(Duration::from_secs(3600));
-    assert_eq!(h.get_horizon(), Some(Duration::from_secs(3600)));
+    assert_eq!(h.horizon, Some(Duration::from_secs(3600)));
     assert_eq!(h.to_config::<MillisClock>(), want_ms(s).horizon(3_600_000));
     assert_eq!(h.config::<MillisClock, W32>().unwrap().horizon(), 3_600_000);
     assert_eq!(
@@ -192,7 +192,7 @@ fn conversion_matches_the_core_config() {
         2
     );
     // Unset, the core's default for the width.
-    assert_eq!(s.get_horizon(), None);
+    assert_eq!(s.horizon, None);
     assert_eq!(
         s.config::<MillisClock, W64>().unwrap().horizon(),
         W64::LAYOUT.default_horizon()
@@ -201,11 +201,11 @@ fn conversion_matches_the_core_config() {
 
 fn want_ms(s: Settings) -> Config {
     Config::new()
-        .failure_threshold(s.get_failure_threshold())
-        .open_for(duration_to_ticks(s.get_open_for(), MS))
-        .exponential_backoff(duration_to_ticks(s.get_backoff_cap().unwrap(), MS))
-        .probe_timeout(duration_to_ticks(s.get_probe_timeout(), MS))
-        .abandon_as(s.get_abandon())
+        .failure_threshold(s.failure_threshold)
+        .open_for(duration_to_ticks(s.open_for, MS))
+        .exponential_backoff(duration_to_ticks(s.exponential_backoff.unwrap(), MS))
+        .probe_timeout(duration_to_ticks(s.probe_timeout, MS))
+        .abandon_as(s.abandon_as)
 }
 
 /// The longest open time and probe timeout (2^60 ticks, after the extra
@@ -482,7 +482,7 @@ fn a_static_breaker_on_the_real_clock() {
 /// `ticks_to_duration` saturates only past `u64::MAX` whole seconds: a
 /// product of exactly `u64::MAX` s keeps its zero nanoseconds rather than
 /// becoming `Duration::MAX` (`u64::MAX` s and 999 999 999 ns). Mutation
-/// testing found the boundary unpinned (`>` as `>=`, issue 16).
+/// testing found the boundary unpinned (`>` as `>=`).
 #[test]
 fn ticks_to_duration_saturates_only_past_the_last_whole_second() {
     let s = Duration::from_secs(1);
@@ -500,7 +500,7 @@ fn ticks_to_duration_saturates_only_past_the_last_whole_second() {
 
 /// `ManualTime::set_ticks` sets the reading, forwards and backwards, and
 /// `advance` goes on from there. Mutation testing found it untested (a
-/// `set_ticks` that does nothing survived, issue 16).
+/// `set_ticks` that does nothing survived).
 #[test]
 fn manual_time_set_ticks_sets_the_reading() {
     let clock = ManualTime::new();
@@ -518,7 +518,7 @@ fn manual_time_set_ticks_sets_the_reading() {
 /// of open time, probe timeout and backoff cap: a cap below `open_for`
 /// does not shorten it, so the error is the one without the cap. Mutation
 /// testing found it untested (the guard `cap > open_for` as `true`
-/// survived, issue 16).
+/// survived).
 #[test]
 fn a_backoff_cap_below_open_for_leaves_the_longest_duration() {
     let s = Settings::new()
@@ -538,4 +538,63 @@ fn a_backoff_cap_below_open_for_leaves_the_longest_duration() {
         .config::<MonotonicClock, W64>()
         .unwrap_err();
     assert!(format!("{above:?}").contains("longest: 300ms"), "{above:?}");
+}
+
+/// Each setting reads back from the public field named as its setter and
+/// its config-file key; the old `get_` getters still answer, deprecated.
+#[test]
+#[allow(deprecated)]
+fn settings_read_back_from_fields_named_as_their_setters() {
+    let s = Settings::new()
+        .failure_threshold(7)
+        .open_for(Duration::from_secs(3))
+        .exponential_backoff(Duration::from_secs(60))
+        .probe_timeout(Duration::from_secs(2))
+        .horizon(Duration::from_secs(600))
+        .abandon_as(Outcome::Ignored);
+    assert_eq!(
+        (
+            s.failure_threshold,
+            s.open_for,
+            s.exponential_backoff,
+            s.probe_timeout,
+            s.horizon,
+            s.abandon_as
+        ),
+        (
+            7,
+            Duration::from_secs(3),
+            Some(Duration::from_secs(60)),
+            Duration::from_secs(2),
+            Some(Duration::from_secs(600)),
+            Outcome::Ignored
+        )
+    );
+    assert_eq!(
+        (
+            s.get_failure_threshold(),
+            s.get_open_for(),
+            s.get_backoff_cap(),
+            s.get_probe_timeout(),
+            s.get_horizon(),
+            s.get_abandon()
+        ),
+        (
+            s.failure_threshold,
+            s.open_for,
+            s.exponential_backoff,
+            s.probe_timeout,
+            s.horizon,
+            s.abandon_as
+        )
+    );
+    // A field set directly is what `config` converts.
+    let mut t = s;
+    t.failure_threshold = 2;
+    t.exponential_backoff = None;
+    let config = t.config::<MillisClock, tripword::W64>().unwrap();
+    assert_eq!(
+        (config.failure_threshold(), config.backoff_cap()),
+        (2, None)
+    );
 }

@@ -5,12 +5,15 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use std::time::Duration;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
 use tripword::clock::ManualClock;
 use tripword::{Breaker, Config, Outcome, W64};
 use tripword_std::observe::TracingObserver;
+use tripword_std::{ManualTime, MillisClock, RealClock, Settings};
 
 #[derive(Debug, Clone, PartialEq)]
 struct Seen {
@@ -74,7 +77,8 @@ fn levels_and_fields() {
         .horizon(0)
         .check::<W64>()
         .unwrap();
-    let b = Breaker::from_parts(config, &clock, TracingObserver::new("payments"));
+    // A clock with no stated tick length: waits in ticks.
+    let b = Breaker::from_parts(config, &clock, TracingObserver::new("payments").in_ticks());
     tracing::subscriber::with_default(subscriber, || {
         // Admission and record at TRACE; the trip at WARN.
         let late = b.acquire().unwrap();
@@ -111,6 +115,7 @@ fn levels_and_fields() {
         assert_eq!(field(&seen[4], "outcome"), "success");
         assert_eq!(field(&seen[5], "cause"), "open");
         assert_eq!(field(&seen[5], "retry_after_ticks"), "60");
+        assert_eq!(field(&seen[5], "retry_after_ms"), "<absent>");
 
         // The probe (two DEBUG transitions), its success: recovery at INFO.
         clock.advance(60);
@@ -146,6 +151,62 @@ fn levels_and_fields() {
     });
 }
 
+/// A rejection's wait is `retry_after_ms`: whole milliseconds, rounded up
+/// (never early), on the 1 µs tick `new` assumes (`ManualTime`, as
+/// `MonotonicClock`) or the tick given with `tick`; absent when forced open.
+#[test]
+fn waits_are_in_milliseconds_rounded_up() {
+    let catch = Catch::default();
+    let subscriber = tracing_subscriber::registry().with(catch.clone());
+    let time = ManualTime::new();
+    let micros: Breaker<&ManualTime, W64, TracingObserver> = Settings::new()
+        .failure_threshold(1)
+        .open_for(Duration::from_millis(1_500))
+        .build_on(&time, TracingObserver::new("payments"))
+        .unwrap();
+    let ticks = ManualClock::new(0);
+    let config = Config::new().failure_threshold(1).open_for(100).horizon(0);
+    let millis = Breaker::from_parts(
+        config.check::<W64>().unwrap(),
+        &ticks,
+        TracingObserver::new("search").tick(MillisClock::TICK),
+    );
+    tracing::subscriber::with_default(subscriber, || {
+        micros.release(micros.acquire().unwrap(), Outcome::Failure);
+        time.advance(Duration::from_millis(400));
+        assert!(micros.acquire().is_err());
+        // 1.5 s and a tick (`RealClock::ticks`) less 0.4 s: 1 100 001 µs.
+        time.advance_ticks(1);
+        assert!(micros.acquire().is_err()); // 1 100 000 µs: exactly 1 100 ms
+        millis.release(millis.acquire().unwrap(), Outcome::Failure);
+        ticks.advance(1);
+        assert!(millis.acquire().is_err()); // 99 ticks of 1 ms
+        micros.force_open();
+        assert!(micros.acquire().is_err());
+    });
+    let seen = catch.take();
+    let rejections: Vec<[&str; 3]> = seen
+        .iter()
+        .filter(|s| s.message() == "call rejected")
+        .map(|s| {
+            [
+                field(s, "breaker"),
+                field(s, "retry_after_ms"),
+                field(s, "retry_after_ticks"),
+            ]
+        })
+        .collect();
+    assert_eq!(
+        rejections,
+        [
+            ["payments", "1101", "<absent>"],
+            ["payments", "1100", "<absent>"],
+            ["search", "99", "<absent>"],
+            ["payments", "<absent>", "<absent>"],
+        ]
+    );
+}
+
 /// With the usual production filter (INFO), the per-call events are not
 /// emitted at all: only the transitions an operator wants.
 #[test]
@@ -173,8 +234,7 @@ fn an_info_filter_keeps_the_transitions_only() {
 /// event with the raw word and the counter the repaired word starts at.
 /// The word is loaded through the core's hidden `__verification`
 /// constructor, as a stray write or retained RAM would leave it. Mutation
-/// testing found the event unpinned (an empty `on_corrupt_word` survived,
-/// issue 16).
+/// testing found the event unpinned (an empty `on_corrupt_word` survived).
 #[test]
 fn a_corrupt_word_is_an_error_event() {
     let catch = Catch::default();
@@ -202,5 +262,68 @@ fn a_corrupt_word_is_an_error_event() {
     assert_eq!(
         (field(e, "breaker"), field(e, "raw"), field(e, "counter")),
         ("ledger", "103", "13")
+    );
+}
+
+/// A breaker named by its `TracingObserver` (alone, or first of a pair) is
+/// named in its rejections, through `call`, `call_async`, a fallback and a
+/// registry entry, with the wait as a duration on a clock that states its
+/// tick length.
+#[test]
+fn rejections_name_the_breaker_and_give_the_wait_as_a_duration() {
+    // Under a subscriber, as every test here: `tracing` caches each
+    // callsite's interest process-wide, and a callsite first met on a
+    // thread without one could be cached as uninteresting for the others.
+    let subscriber = tracing_subscriber::registry().with(Catch::default());
+    tracing::subscriber::with_default(subscriber, rejections_name_the_breaker);
+}
+
+fn rejections_name_the_breaker() {
+    use std::future::{Future, ready};
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+    use tripword_std::{BreakerExt, CallError, Registry};
+
+    let time = ManualTime::new();
+    let b: Breaker<&ManualTime, W64, (TracingObserver, ())> = Settings::new()
+        .failure_threshold(1)
+        .open_for(Duration::from_secs(30))
+        .build_on(&time, (TracingObserver::new("payments"), ()))
+        .unwrap();
+    let _ = b.call(|| Err::<(), _>("down"));
+    time.advance(Duration::from_millis(88));
+    let err = b.call(|| Ok::<_, &str>(())).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"circuit open for "payments": call not admitted (retry after 29.9s)"#
+    );
+    assert_eq!(err.retry_after(), Some(Duration::from_micros(29_912_001)));
+    let call = pin!(b.call_async(ready(Ok::<_, ()>(()))));
+    let Poll::Ready(Err(CallError::Open(rejection))) =
+        call.poll(&mut Context::from_waker(Waker::noop()))
+    else {
+        panic!("not rejected")
+    };
+    assert_eq!(rejection.name(), Some("payments"));
+    let _ = b.call_or_else(
+        || Ok::<_, ()>(()),
+        |open| {
+            assert_eq!(open.tick(), Some(Duration::from_micros(1)));
+            assert_eq!(open.name(), Some("payments"));
+            Ok(())
+        },
+    );
+
+    let hosts: Registry<String, TracingObserver> = Settings::new()
+        .failure_threshold(1)
+        .build_registry_with(|host: &String| TracingObserver::new(host.as_str()))
+        .unwrap();
+    hosts.with("db-1.internal", |b| b.force_open());
+    let err = hosts
+        .with("db-1.internal", |b| b.call(|| Ok::<_, &str>(())))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"circuit forced open for "db-1.internal": call not admitted"#
     );
 }

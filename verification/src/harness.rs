@@ -209,7 +209,7 @@ pub fn time_bounds(cfg: &ModelConfig, state: &ModelState) -> Option<(u64, u64, u
             Some((since, cfg.probe_timeout, cfg.probe_timeout + 3 * u - 1))
         }
         ModelState::Open { since, trips } => {
-            // Jitter (issue 11) only shortens the open time: to more than
+            // Jitter only shortens the open time: to more than
             // half its units (equal) or at least one unit (full). The
             // first reading past `j` units from `since` is at least
             // `(j - 1) 2^s + 1` ticks after it. The exact jittered time
@@ -239,7 +239,7 @@ pub fn time_bounds(cfg: &ModelConfig, state: &ModelState) -> Option<(u64, u64, u
 /// `before` went through (or a status read at `now` read `HalfOpen`).
 /// Nothing is admitted before `d` ticks have passed since the timestamp;
 /// a caller at or past the latest deadline and below the ring less one unit
-/// is admitted ([`time_bounds`]). From `OpenUntil` (issue 11), in ticks
+/// is admitted ([`time_bounds`]). From `OpenUntil`, in ticks
 /// from its deadline: nobody is admitted before it, and the first caller
 /// at or after it, up to half the ring past it, is.
 ///
@@ -284,7 +284,7 @@ pub fn check_time_bounds(
     }
 }
 
-/// The documented bounds of a hint (issue 11): a hint of `d` ticks given
+/// The documented bounds of a hint: a hint of `d` ticks given
 /// at clock reading `t0` sets a deadline `lo..=hi` ticks after `t0`. With
 /// `e = min(d, longest_hint)`: at most `e + 2 * (2^s - 1)` (below the
 /// spec's `d + 3 * 2^s` for any duration); at least `d` when the hint's
@@ -365,7 +365,8 @@ impl XorShift {
 /// What one event did to a word, as the breaker can tell it: the verdict
 /// (a release only says recorded or stale, a force nothing), the word left,
 /// the clock reads, the transitions reported and the corrupt word reported.
-/// The comparison of issue 16: [`through_breaker`] against [`through_pure`].
+/// The comparison of the breaker with the pure layer: [`through_breaker`]
+/// against [`through_pure`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Seen {
     /// What the caller was told.

@@ -37,7 +37,7 @@
 //!   true number of state changes;
 //! - **trips saturate** at `2^trips_bits - 1`, which bounds the backoff
 //!   doubling;
-//! - **a deadline is a unit, modulo `2^T`** (issue 11, `OpenUntil`): a
+//! - **a deadline is a unit, modulo `2^T`** (`OpenUntil`): a
 //!   hint of `d` ticks at clock reading `now` opens until the start of unit
 //!   `units(now) + hint(d)`, with `hint(d) = min(need(d), 2^(T-1))` (clamped
 //!   to half the time field: [`ModelConfig::longest_hint`] ticks); the model
@@ -465,7 +465,7 @@ pub enum ModelState {
     },
     /// Held open by `force_open`.
     ForcedOpen,
-    /// Rejecting calls until the clock reaches `until` (issue 11: a hinted
+    /// Rejecting calls until the clock reaches `until` (a hinted
     /// failure that tripped, or `force_open_for`), after `trips` trips.
     OpenUntil {
         /// The deadline: the clock reading that starts the deadline's unit.

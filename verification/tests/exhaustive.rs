@@ -1,4 +1,4 @@
-//! Exhaustive exploration (issue 3, item 3): a breadth-first search over every
+//! Exhaustive exploration: a breadth-first search over every
 //! reachable state of the pure transition function
 //! ([`tripword::transition::apply`], and [`tripword::transition::status_at`]
 //! for status reads) and the reference model together, for small configs
@@ -10,7 +10,7 @@
 //! A node is (word, model, clock). From each node the search applies every
 //! event — admit; release with the current counter and with stale ones (one
 //! and two states old) and a future one, each with every outcome; force open;
-//! force close; status; and issue 11's hinted failure (`Event::FailureFor`,
+//! force close; status; and the hinted failure (`Event::FailureFor`,
 //! with the current counter) and `force_open_for`, each with the hints 0, 1,
 //! the open time, `longest_hint - 1`, `longest_hint` (the clamp) and
 //! `u64::MAX`, and a stale hinted failure (one state old) — and every clock
@@ -44,11 +44,12 @@
 //! ticks and never later than `d + 3 * 2^s` (with backoff below the cap,
 //! `(open_for + 3 * 2^s) * 2^(k-1)`: `harness::time_bounds`), it elects
 //! the probe and one tick earlier is rejected, a rejection's wait lands on
-//! it; and the issue-9 adversaries: sparse and periodic callers spaced around
-//! the ring minus the open time, multiples of the ring and of `2^15`, after a
-//! trip or after a lost probe (`Probing`, probe timeouts of 1 tick included),
-//! each compared with the model, the first call at or after the deadline
-//! electing the probe whenever it is below the ring less one unit.
+//! it; and the adversaries of time in units: sparse and periodic callers
+//! spaced around the ring minus the open time, multiples of the ring and of
+//! `2^15`, after a trip or after a lost probe (`Probing`, probe timeouts of 1
+//! tick included), each compared with the model, the first call at or after
+//! the deadline electing the probe whenever it is below the ring less one
+//! unit.
 
 use std::cell::Cell;
 use std::collections::{HashSet, VecDeque};
@@ -641,7 +642,7 @@ impl<W: Word> Explorer<'_, W> {
         }
     }
 
-    /// Issue 11's hinted failure on one edge, stated directly: stale with
+    /// The hinted failure on one edge, stated directly: stale with
     /// another counter (no clock, no change); with the current one, exactly
     /// a plain failure unless it trips (the N-th consecutive failure in
     /// `Closed`, or the probe's failure in time), which opens until a
@@ -736,8 +737,7 @@ impl<W: Word> Explorer<'_, W> {
 
     /// Checks at times computed from the node's state, off the graph:
     /// liveness at exact deadlines (I5), rejection before them (I4), the
-    /// documented bounds, the time-fault rules (I6) and the sparse callers
-    /// of issue 9.
+    /// documented bounds, the time-fault rules (I6) and the sparse callers.
     fn node_checks(&mut self, word: W::Raw, model: &Model, now: u64) {
         let before = decode::<W>(word);
         match before.state {
@@ -780,7 +780,7 @@ impl<W: Word> Explorer<'_, W> {
         }
     }
 
-    /// Issue 11: an `OpenUntil` state's deadline, at exact times computed
+    /// An `OpenUntil` state's deadline, at exact times computed
     /// from it (independently of the model's rule, which `edge` compares
     /// on every admission here too).
     fn until_checks(&mut self, word: W::Raw, model: &Model) {
@@ -984,7 +984,7 @@ impl<W: Word> Explorer<'_, W> {
         self.sparse_callers(word, model, t0, d, latest);
     }
 
-    /// Issue 9: callers every `gap` ticks after the timestamp `t0` (after a
+    /// Callers every `gap` ticks after the timestamp `t0` (after a
     /// trip, or after a probe that was lost), for gaps around the ring minus
     /// the open time, multiples of the ring and of the old `2^15` horizon.
     /// Rejected calls leave the word as it is, so the k-th caller meets this
@@ -1065,7 +1065,7 @@ impl<W: Word> Explorer<'_, W> {
         let payload = TAG_BITS + l.counter_bits;
         let top = 1u64 << (l.word_bits - 1);
         let threshold = u64::from(self.config.failure_threshold());
-        // Tag 5 is OpenUntil (issue 11): every payload valid, as for the
+        // Tag 5 is OpenUntil: every payload valid, as for the
         // other timed tags.
         let open_until = W::from_u64((raw & !7) | 5);
         assert!(
@@ -1272,7 +1272,7 @@ fn config_of<W: Word>(case: &Case) -> ValidConfig<W> {
     if let Some(h) = horizon {
         c = c.horizon(h);
     }
-    // Jitter (issue 11, item 3) on the cases added for it: open times of
+    // Jitter on the cases added for it: open times of
     // 6 and 7 units and more, where the draw shortens them.
     c = match (n, open_for, probe) {
         (1, 7, 2) => c.jitter(Jitter::Equal { seed: 5 }),

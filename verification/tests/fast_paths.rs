@@ -1,4 +1,4 @@
-//! The breaker's fast paths checked on every word (issue 16).
+//! The breaker's fast paths checked on every word.
 //!
 //! The exhaustive search and the fuzz `word` target explore the pure layer
 //! (`transition::apply`); the fast paths live in `Breaker` (the closed

@@ -1,4 +1,4 @@
-//! Linearizability (issue 3, item 5): real threads (2–4) run random
+//! Linearizability: real threads (2–4) run random
 //! operations on one shared [`Breaker`] and one shared manual clock, record
 //! an invoke/return history (stamps from one global `SeqCst` counter), and
 //! each history is checked linearizable against the reference
@@ -8,7 +8,7 @@
 //! Operations: acquire, permit (held, then finished or dropped), release of
 //! the thread's own ticket with any outcome, a hinted failure of the
 //! thread's own ticket or permit (`release_failure_for`,
-//! `Permit::failure_for`, issue 11), status (a read), force open and close,
+//! `Permit::failure_for`), status (a read), force open and close,
 //! `force_open_for`, with hints of 0–3 ticks, the open time, four times it,
 //! `longest_hint`, `u64::MAX` or any, and clock moves (advance by 0–3 ticks or far past any duration; in
 //! half of the histories also set backwards by 1–3 ticks). A rejection's
@@ -446,7 +446,7 @@ struct Totals {
     overlapping: u64,
     overlap_pairs: u64,
     clock_moves: u64,
-    /// Hinted failures and `force_open_for` (issue 11).
+    /// Hinted failures and `force_open_for`.
     hinted: u64,
     /// Failure storms, and their failures whose intervals overlap another
     /// thread's failure (the candidates for a lost count).

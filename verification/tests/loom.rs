@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Two-thread models run unbounded; models with three or more threads set the
-//! preemption bound named in their doc. Issue 11 adds a hinted failure
+//! preemption bound named in their doc. The models include a hinted failure
 //! racing a plain one on the last failure before the trip, and
 //! `force_open_for` racing a probe election (one caller, and two). `LOOM_MAX_PREEMPTIONS`, when set,
 //! bounds every model (the two-thread ones too); `TRIPWORD_LOOM_UNBOUNDED=1`
@@ -732,7 +732,7 @@ fn probe_timeout_racing_clock_3_threads() {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 11: a failure that carries its open time, and `force_open_for`.
+// A failure that carries its open time, and `force_open_for`.
 
 /// The last failure before the trip, twice: two tickets admitted in
 /// `Closed` (threshold 2), one released with `release_failure_for(ticket,
@@ -973,7 +973,7 @@ fn i4_trip_timestamp_ordering_2_threads() {
 }
 
 // ---------------------------------------------------------------------------
-// Issue 11, item 4: the failure-rate window's bucket rollover racing calls.
+// The failure-rate window's bucket rollover racing calls.
 
 type RateShared<W> = Arc<RateBreaker<ManualClock, W, Recorder, 2>>;
 

@@ -1,4 +1,4 @@
-//! proptest model checking (issue 3, item 2): random operation sequences run
+//! proptest model checking: random operation sequences run
 //! on the real atomic [`Breaker`] (both word widths, a shared manual clock)
 //! and on the reference [model](tripword_verification::model), compared after
 //! every operation: verdicts (a rejection's cause and wait included), status,
@@ -14,7 +14,7 @@
 //! ticket), release of any held ticket (stale ones included) with any
 //! outcome, a permit finished or dropped (the config's abandon outcome), a
 //! ticket of another breaker released here, status, force open and close,
-//! issue 11's hinted failures (`release_failure_for` on any held ticket,
+//! hinted failures (`release_failure_for` on any held ticket,
 //! `Permit::failure_for` on a fresh permit) and `force_open_for`, with hints
 //! drawn around 0, small, the configured open time, the largest hint whose
 //! units fit (`(2^(T-1) - 1) * 2^s + 1`), `longest_hint` (`2^(T-1) << s`)
@@ -22,7 +22,7 @@
 //! clock moves (small, exactly to the current deadline and one before and
 //! after, huge: half the ring, the ring, `2^15`, `2^33`, `2^34`, `2^63`,
 //! backwards small and by half the ring, set next to the `u64` wrap), and the
-//! issue-9 adversaries:
+//! adversaries of time in units:
 //!
 //! - **sparse and periodic callers** (`Callers`): 1–6 callers, each `gap`
 //!   ticks after the last, with `gap` around the ring minus the open time,
@@ -288,7 +288,7 @@ fn horizons<W: Word>() -> Vec<(Option<u64>, u64)> {
 }
 
 /// No jitter half the time; equal or full jitter with any seed otherwise
-/// (issue 11, item 3).
+/// (`Config::jitter`).
 fn jitter_strategy() -> BoxedStrategy<Jitter> {
     prop_oneof![
         2 => Just(Jitter::None),
@@ -589,7 +589,7 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
 static SEQUENCES: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 static SHIFTED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 static OPERATIONS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
-/// Of the operations: those with a hint (issue 11), and the operations
+/// Of the operations: those with a hint, and the operations
 /// that left the breaker open until a deadline (`OpenUntil`).
 static HINTED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 static IN_OPEN_UNTIL: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];

@@ -1,4 +1,4 @@
-//! Tests that kill mutants the rest of the suite let live (issue 3, item 7).
+//! Tests that kill mutants the rest of the suite let live.
 //!
 //! `cargo mutants -p tripword` found each of these gaps: a public method whose
 //! result no test looked at, or a boundary no test stood on. Each test names

@@ -1,4 +1,4 @@
-//! Exhaustive search of the failure-rate policy (issue 11, item 4): every
+//! Exhaustive search of the failure-rate policy: every
 //! state a small `RateBreaker` reaches (2 buckets of 1 tick, 50 %, at least
 //! 2 calls, open 2 ticks, probe timeout 1; up to 2 tickets held; the clock
 //! up to 14 ticks; up to 16 events deep) is built from its raw word and

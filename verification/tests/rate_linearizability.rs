@@ -1,4 +1,4 @@
-//! Linearizability of the failure-rate policy (issue 11, item 4): real
+//! Linearizability of the failure-rate policy: real
 //! threads (2–3) run random operations on one shared `RateBreaker` (both
 //! widths) and one shared clock, record an invoke/return history (stamps
 //! from one global `SeqCst` counter), and each history must be

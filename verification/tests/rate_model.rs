@@ -1,4 +1,4 @@
-//! The failure-rate policy (`tripword::rate`, issue 11 item 4) against its
+//! The failure-rate policy (`tripword::rate`) against its
 //! reference model ([`tripword_verification::rate_model`]).
 //!
 //! Proptest: random sequences of acquisitions, releases (success, failure,

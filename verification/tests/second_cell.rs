@@ -1,5 +1,5 @@
 //! A second implementation of the breaker, built only on the core's public
-//! kit (issue 10): the word in a `Mutex<u64>` (or `Mutex<u32>`) instead of an
+//! kit: the word in a `Mutex<u64>` (or `Mutex<u32>`) instead of an
 //! atomic, driven through `tripword::cell::update`, with its own tickets.
 //! It runs the same random operation sequences as the reference model
 //! (`tripword_verification::model`) and must agree with it on every verdict,

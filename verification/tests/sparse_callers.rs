@@ -1,4 +1,4 @@
-//! Issue 9, deterministically: sparse and periodic callers on the real
+//! Sparse and periodic callers, deterministically, on the real
 //! atomic [`Breaker`] (`W32` at its default horizon, 1 kHz ticks, `s = 7`;
 //! and in exact ticks), each call compared with the reference
 //! [model](tripword_verification::model) (verdict, a rejection's cause and
@@ -7,7 +7,7 @@
 //! timestamp, and a caller `d + 3 * 2^s - 1` ticks after it or later (below
 //! the ring less one unit) is admitted.
 //!
-//! - the issue's reproduction: `open_for(10_000)`, tripped at `t = 100`,
+//! - the sparse-caller reproduction: `open_for(10_000)`, tripped at `t = 100`,
 //!   callers at `100 + k * 32_768` (the old horizon, `2^15`), probes lost and
 //!   failed among them, over several rings;
 //! - callers every 30 s and every 65 s, tripped and re-tripped;
@@ -120,22 +120,22 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The config the issue reported: 1 kHz ticks, ten seconds open, the
+/// The sparse callers' config: 1 kHz ticks, ten seconds open, the
 /// default horizon (an hour): `s = 7`.
-fn issue_config() -> Config {
+fn sparse_config() -> Config {
     Config::new().failure_threshold(1).open_for(10_000)
 }
 
-/// The issue's reproduction: tripped at 100, callers every 2^15 ticks (the
-/// old horizon). Before, every caller was rejected for ever; now the first
+/// The sparse-caller reproduction: tripped at 100, callers every 2^15 ticks
+/// (the old horizon). Before, every caller was rejected for ever; now the first
 /// one probes. Probes are lost (never released) or fail, and the next
 /// caller, 32.8 s later, past the probe timeout or the open time, probes
 /// again; over three rings (384 calls).
 #[test]
-fn issue_9_callers_every_2_pow_15_ticks_probe() {
+fn callers_every_2_pow_15_ticks_probe() {
     let clock = CountingClock::new(100);
     let log = Recorder::default();
-    let mut r = Run::new(issue_config(), &clock, &log);
+    let mut r = Run::new(sparse_config(), &clock, &log);
     assert_eq!(r.cfg.time_shift, 7);
     r.trip();
     let rings = 3 * (r.cfg.ring() as u64) / (1 << 15);
@@ -169,7 +169,7 @@ fn callers_every_30_and_65_seconds() {
         for open_for in [10_000u64, 29_999, 30_000, 64_999, 100_000] {
             let clock = CountingClock::new(100);
             let log = Recorder::default();
-            let mut r = Run::new(issue_config().open_for(open_for), &clock, &log);
+            let mut r = Run::new(sparse_config().open_for(open_for), &clock, &log);
             r.trip();
             let calls = 2 * (r.cfg.ring() as u64) / gap;
             let mut rejected_in_a_row = 0u64;
@@ -207,7 +207,7 @@ fn callers_every_30_and_65_seconds() {
 fn gaps_around_the_ring() {
     let unit = 128u64;
     let open_for = 10_000u64;
-    let ring = ValidConfig::<W32>::new(issue_config()).ring();
+    let ring = ValidConfig::<W32>::new(sparse_config()).ring();
     let mut past_the_limit_rejected = 0;
     for phase in [0u64, 1, 64, 127] {
         let start = 1_000 * unit + phase;
@@ -221,7 +221,7 @@ fn gaps_around_the_ring() {
         for gap in gaps {
             let clock = CountingClock::new(start);
             let log = Recorder::default();
-            let mut r = Run::new(issue_config(), &clock, &log);
+            let mut r = Run::new(sparse_config(), &clock, &log);
             r.trip();
             clock.set(start + gap);
             let admitted = r.call().is_some();

@@ -12,7 +12,7 @@
 //! (`failsafe`, `recloser`, `seatbelt`, `tower-resilience`), on OS threads
 //! (unpinned and pinned), tokio (multi-thread and current-thread) and
 //! `smol`. After the tables it prints the goals (the core's three, from the
-//! unpinned OS threads; issue 15's storm goal, G6, from the same threads:
+//! unpinned OS threads; the storm goal, G6, from the same threads:
 //! the failure and half-open storms at 2 threads against `failsafe` and the
 //! `Mutex` baseline; the services adapter's two, from the tokio columns:
 //! the `tripword_w64_call_async` and `tripword_w64_call` cells, and
@@ -134,7 +134,7 @@ fn goals(rows: &[Row], widest: usize) -> String {
     out
 }
 
-/// Issue 15's goal for the writing scenarios (G6): at 2 threads on OS
+/// The goal for the writing scenarios (G6): at 2 threads on OS
 /// threads, in the failure storm and the half-open storm, the headline has
 /// at least 1.5× `failsafe`'s throughput and 2× the `Mutex` baseline's. The
 /// compact line gives the worst of the four ratios against its bar.

@@ -1,5 +1,5 @@
 //! Turns criterion's saved results into the ratio tables of
-//! `docs/performance.md`.
+//! the pages under `docs/performance/`.
 //!
 //! ```text
 //! criterion-table [--dir DIR] [--runs NAME,NAME,...] [--head FUNCTION] [GROUP ...]

@@ -1,5 +1,5 @@
 //! One test per row of the transition table in `docs/design.md`, each run on
-//! both word widths, and the unit arithmetic of issue 9 at the pure layer.
+//! both word widths, and the arithmetic of time in units at the pure layer.
 
 use super::*;
 use crate::config::Config;
@@ -106,7 +106,7 @@ fn is_probe(v: Verdict) -> bool {
     matches!(v, Verdict::Admitted { probe: true, .. })
 }
 
-/// Issue 9's conversion, written independently of the core: the units of
+/// The conversion to units, written independently of the core: the units of
 /// `2^s` ticks a duration of `ticks` needs, `(d + 2 (2^s - 1)) >> s`.
 fn need(ticks: u64, s: u32) -> u64 {
     (ticks + 2 * ((1u64 << s) - 1)) >> s
@@ -156,9 +156,9 @@ both_widths!(
     counter_wraps_to_zero,
     clock_wrap_and_backward_jump,
     every_output_word_decodes,
-    issue_9_probe_timeout_of_one_tick,
-    issue_9_retry_after_is_exact_with_whole_ticks,
-    issue_9_retry_after_is_the_first_admitted_tick_in_units,
+    probe_timeout_of_one_tick,
+    retry_after_is_exact_with_whole_ticks,
+    retry_after_is_the_first_admitted_tick_in_units,
 );
 
 fn closed_admit_writes_nothing_reads_no_clock<W: Word>() {
@@ -979,11 +979,11 @@ fn coarse<W: Word>(c: Config) -> ValidConfig<W> {
 /// Under Miri, sweeps visit every `stride`-th tick (and both ends).
 const STRIDE: u64 = if cfg!(miri) { 97 } else { 1 };
 
-/// Issue 9: a probe timeout of a single tick. With `s = 0` the probe is
+/// A probe timeout of a single tick. With `s = 0` the probe is
 /// current at the tick it was elected and timed out at the next; with
 /// `s > 0` it lasts at least 1 tick and less than `1 + 3 * 2^s` ticks, its
 /// end exactly where the units say.
-fn issue_9_probe_timeout_of_one_tick<W: Word>() {
+fn probe_timeout_of_one_tick<W: Word>() {
     for c in [
         valid::<W>(base().probe_timeout(1)),
         coarse::<W>(base().probe_timeout(1)),
@@ -1044,8 +1044,8 @@ fn issue_9_probe_timeout_of_one_tick<W: Word>() {
 }
 
 /// The durations a word in `state` waits for under `c`, in ticks as
-/// configured and in units as the word counts them (issue 9's
-/// `min(need(cap), need(open_for) << (trips - 1))`, from the config's ticks).
+/// configured and in units as the word counts them
+/// (`min(need(cap), need(open_for) << (trips - 1))`, from the config's ticks).
 fn durations<W: Word>(c: &ValidConfig<W>, state: State) -> (u64, u64) {
     let s = c.time_shift();
     match state {
@@ -1083,10 +1083,10 @@ fn cause_of(state: State) -> Cause {
     }
 }
 
-/// Issue 9 (`Rejected::retry_after`), whole ticks (`s = 0`): the wait is
+/// `Rejected::retry_after`, whole ticks (`s = 0`): the wait is
 /// exactly `deadline - now`, the deadline `since + open_duration(trips)` (or
 /// `since + probe_timeout`), with and without backoff; `None` when forced.
-fn issue_9_retry_after_is_exact_with_whole_ticks<W: Word>() {
+fn retry_after_is_exact_with_whole_ticks<W: Word>() {
     let since = 1_000;
     for c in [
         config::<W>(),
@@ -1131,14 +1131,14 @@ fn issue_9_retry_after_is_exact_with_whole_ticks<W: Word>() {
     }
 }
 
-/// Issue 9 (`Rejected::retry_after`), in units (`s > 0`): `now +
+/// `Rejected::retry_after`, in units (`s > 0`): `now +
 /// retry_after` is exactly the first tick the word admits at (a retry then
 /// succeeds, one tick earlier it is rejected with a wait of 1), and that tick
 /// is never early: at least the configured duration after any tick of the
 /// unit the word was stamped in. It is less than `3 * 2^s` ticks late for
 /// a configured duration (open time, probe timeout, cap); a doubled open
 /// time doubles the rounding of `open_for` with it (`3 * 2^s * 2^(trips-1)`).
-fn issue_9_retry_after_is_the_first_admitted_tick_in_units<W: Word>() {
+fn retry_after_is_the_first_admitted_tick_in_units<W: Word>() {
     for c in [
         coarse::<W>(base()),
         coarse::<W>(base().exponential_backoff(1_600)),
@@ -1276,7 +1276,7 @@ fn backoff_deadline_beyond_32_bits_of_elapsed_time() {
     assert_eq!(status::<W64>(&config, open, 1 << 33), (Status::HalfOpen, 1));
 }
 
-// Issue 11: the rows of `Event::FailureFor`, `Event::ForceOpenFor` and the
+// The rows of `Event::FailureFor`, `Event::ForceOpenFor` and the
 // `OpenUntil` state.
 
 mod open_until_rows {

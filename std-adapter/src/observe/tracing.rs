@@ -16,7 +16,7 @@ use super::{cause_name, outcome_name, status_name};
 /// | a transition into `open` (a trip, a failed probe, a forced open) | `WARN` | `circuit breaker opened` | `breaker`, `from`, `to`, `counter`, `forced` |
 /// | a transition into `closed` (a recovery, a forced close) | `INFO` | `circuit breaker closed` | same |
 /// | a transition into `half_open` or `probing` | `DEBUG` | `circuit breaker half-open` / `circuit breaker probing` | same |
-/// | a rejection | `DEBUG` | `call rejected` | `breaker`, `cause`, `retry_after_ticks` (absent when forced open) |
+/// | a rejection | `DEBUG` | `call rejected` | `breaker`, `cause`, `retry_after_ms` (absent when forced open) |
 /// | a stale release | `DEBUG` | `stale release ignored` | `breaker`, `outcome` |
 /// | an admission | `TRACE` | `call admitted` | `breaker`, `counter`, `probe` |
 /// | a recorded release | `TRACE` | `call recorded` | `breaker`, `outcome` |
@@ -26,6 +26,19 @@ use super::{cause_name, outcome_name, status_name};
 /// [`outcome_name`] and [`cause_name`] write them. Per-call events are at
 /// `DEBUG` and `TRACE`: with those levels off (the usual production filter)
 /// each costs the level check `tracing` makes, a load and a compare.
+///
+/// **Waits in milliseconds.** `retry_after_ms` is the rejection's wait in
+/// whole milliseconds, rounded up (a caller that waits that long is not
+/// early). An observer sees the wait in its breaker's ticks, and is built
+/// apart from the breaker, so it is told the tick length: `new` assumes
+/// 1 µs, the tick of [`MonotonicClock`](crate::MonotonicClock) and
+/// [`ManualTime`](crate::ManualTime) (what [`Settings::build`](crate::Settings::build),
+/// [`build_with`](crate::Settings::build_with) and
+/// [`build_registry_with`](crate::Settings::build_registry_with) use); on
+/// another clock, say so with [`tick`](Self::tick)
+/// (`.tick(MillisClock::TICK)`), or, on a clock with no stated tick length
+/// (a [`ManualClock`](tripword::clock::ManualClock)), with
+/// [`in_ticks`](Self::in_ticks): the field is then `retry_after_ticks`.
 ///
 /// ```
 /// use tripword_std::Settings;
@@ -39,17 +52,58 @@ use super::{cause_name, outcome_name, status_name};
 #[derive(Clone, Debug)]
 pub struct TracingObserver {
     name: Arc<str>,
+    // The breaker's tick length in nanoseconds; 0 when the clock states
+    // none (waits in ticks).
+    tick_nanos: u64,
 }
 
 impl TracingObserver {
-    /// An observer for the breaker called `name`.
+    /// An observer for the breaker called `name`, on a clock of 1 µs ticks
+    /// ([`MonotonicClock`](crate::MonotonicClock),
+    /// [`ManualTime`](crate::ManualTime)); see [`tick`](Self::tick) for
+    /// another.
     pub fn new(name: impl Into<Arc<str>>) -> Self {
-        TracingObserver { name: name.into() }
+        TracingObserver {
+            name: name.into(),
+            tick_nanos: 1_000,
+        }
+    }
+
+    /// The breaker's clock ticks `tick` long (`MillisClock::TICK`, or any
+    /// [`RealClock::TICK`](crate::RealClock::TICK)): waits are converted
+    /// with it (a zero `tick` is read as 1 ns).
+    ///
+    /// ```
+    /// use tripword_std::observe::TracingObserver;
+    /// use tripword_std::{MillisClock, RealClock, Settings, W32};
+    ///
+    /// let b: tripword_std::MillisBreaker<W32, _> = Settings::new()
+    ///     .build_on(MillisClock, TracingObserver::new("search").tick(MillisClock::TICK))?;
+    /// # let _ = b;
+    /// # Ok::<(), tripword_std::SettingsError>(())
+    /// ```
+    pub fn tick(mut self, tick: std::time::Duration) -> Self {
+        self.tick_nanos = u64::try_from(tick.as_nanos()).unwrap_or(u64::MAX).max(1);
+        self
+    }
+
+    /// The breaker's clock states no tick length (a
+    /// [`ManualClock`](tripword::clock::ManualClock)): a rejection's wait is
+    /// given in ticks, as the field `retry_after_ticks`.
+    pub fn in_ticks(mut self) -> Self {
+        self.tick_nanos = 0;
+        self
     }
 
     /// The breaker's name, as the events give it.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// `ticks` in whole milliseconds, rounded up; saturates.
+    fn millis(&self, ticks: u64) -> u64 {
+        let nanos = u128::from(ticks) * u128::from(self.tick_nanos);
+        u64::try_from(nanos.div_ceil(1_000_000)).unwrap_or(u64::MAX)
     }
 }
 
@@ -68,6 +122,11 @@ macro_rules! transition_event {
 }
 
 impl Observer for TracingObserver {
+    /// The breaker's name, which its rejections give too.
+    fn name(&self) -> Option<&str> {
+        Some(&self.name)
+    }
+
     fn on_transition(&self, t: Transition) {
         match t.to {
             Status::Open => transition_event!(warn, self, t, "circuit breaker opened"),
@@ -100,11 +159,17 @@ impl Observer for TracingObserver {
 
     #[inline]
     fn on_rejected(&self, rejected: Rejected) {
+        // One of the two waits, the other absent (as both are when forced
+        // open); computed only when the event is enabled.
         debug!(
             target: "tripword",
             breaker = &*self.name,
             cause = cause_name(rejected.cause()),
-            retry_after_ticks = rejected.retry_after(),
+            retry_after_ms = rejected
+                .retry_after()
+                .filter(|_| self.tick_nanos != 0)
+                .map(|ticks| self.millis(ticks)),
+            retry_after_ticks = rejected.retry_after().filter(|_| self.tick_nanos == 0),
             "call rejected"
         );
     }

@@ -12,10 +12,10 @@
 //! `min(need(cap), need(open_for) * 2^(k-1))` units. So a clock that jumps or
 //! runs backwards reads here as it does on the breaker.
 //!
-//! Issue 11 (`docs/spec.md`, "Policies"): a failure that carries its open
-//! time and `force_open_for` open the breaker until a deadline: the start
-//! of unit `units(now) + min(need(d), 2^(time_bits - 1))` (a hint is clamped
-//! to half the ring), kept here as that clock reading. A reading reaches it
+//! Hinted open times (`docs/spec.md`, "Policies"): a failure that carries
+//! its open time and `force_open_for` open the breaker until a deadline:
+//! the start of unit `units(now) + min(need(d), 2^(time_bits - 1))` (a hint
+//! is clamped to half the ring), kept here as that clock reading. A reading reaches it
 //! when it is less than half the time field of units past it; any other
 //! reading is before it.
 

@@ -5,7 +5,7 @@
 //! 128-tick units, `s = 7`) and once in whole ticks (`horizon(0)`); `W64`
 //! keeps whole ticks at its default horizon.
 //!
-//! Issue 11's operations are among them: a quarter of the releases of held
+//! The hinted operations are among them: a quarter of the releases of held
 //! tickets, and a quarter of the permits, are failures that carry their open
 //! time (`release_failure_for`, `Permit::failure_for`), and `force_open_for`
 //! runs now and then, with hints of 0, 1, the open time, four times it,
@@ -390,7 +390,7 @@ struct Tally {
     stale: u32,
     transitions: u32,
     probe_timeouts: u32,
-    /// Hinted failures and `force_open_for` (issue 11).
+    /// Hinted failures and `force_open_for`.
     hinted: u32,
     phase: [u32; 6],
 }

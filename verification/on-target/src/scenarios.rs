@@ -25,7 +25,7 @@ const BACKOFF: Config = Config::new()
     .probe_timeout(50)
     .horizon(0);
 
-/// [`BACKOFF`] with equal and with full jitter (issue 11), seed 0x5eed.
+/// [`BACKOFF`] with equal and with full jitter, seed 0x5eed.
 const EQUAL: Config = BACKOFF.jitter(Jitter::Equal { seed: 0x5eed });
 const FULL: Config = BACKOFF.jitter(Jitter::Full { seed: 0x5eed });
 
@@ -58,10 +58,10 @@ pub fn run(c: &mut Checks) {
     on_each!(force, c, SEED);
     c.suite("backoff");
     on_each!(backoff, c, BACKOFF);
-    c.suite("jitter (issue 11)");
+    c.suite("jitter");
     on_each!(equal_jitter, c, EQUAL);
     on_each!(full_jitter, c, FULL);
-    c.suite("failure rate (issue 11)");
+    c.suite("failure rate");
     rate_w32(c);
     rate_w64(c);
     c.suite("time faults (I6)");
@@ -670,7 +670,7 @@ fn trip_from_probe<W: Word, P: ConfigSource<W>>(f: Fixture<W, P>) {
 fn corrupt<W: Word>(c: &mut Checks) {
     let config = ValidConfig::<W>::new(SEED);
     // Tags 6 and 7 are no state: fail open, reported as repaired. (Tag 5 is
-    // OpenUntil, issue 11: valid with any payload.)
+    // OpenUntil: valid with any payload.)
     c.check(
         matches!(
             Snapshot::decode::<W>(W::from_u64(5 | 0x50)),

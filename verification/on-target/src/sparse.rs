@@ -1,4 +1,4 @@
-//! Issue 9 on target: sparse and periodic callers on a `W32` breaker at its
+//! Sparse and periodic callers on target, on a `W32` breaker at its
 //! default horizon (1 kHz ticks on a hand-moved clock: 128-tick units,
 //! `s = 7`, a ring of 2^22 ticks, 69.9 minutes). Every call is compared with
 //! the reference model (verdict, a rejection's cause and wait, transitions,
@@ -7,7 +7,7 @@
 //! admission), and a caller `d + 3 * 2^s - 1` ticks after it or later (below
 //! the ring less one unit) is admitted.
 //!
-//! - the issue's reproduction: `open_for(10_000)`, tripped at `t = 100`,
+//! - the sparse-caller reproduction: `open_for(10_000)`, tripped at `t = 100`,
 //!   callers at `100 + k * 32_768` (the old 2^15-tick horizon), over three
 //!   rings: each caller probes; probes fail, are lost, or succeed (and the
 //!   breaker trips again);
@@ -20,22 +20,22 @@ use crate::model::{Answer, Model, Phase, State};
 use tripword::word::W32;
 use tripword::{Clock, Config, ConfigSource, Outcome, Release, Ticket};
 
-/// The config of the issue: ten seconds open, the default horizon.
-const ISSUE: Config = Config::new().failure_threshold(1).open_for(10_000);
+/// The sparse callers' config: ten seconds open, the default horizon.
+const SPARSE: Config = Config::new().failure_threshold(1).open_for(10_000);
 /// The old horizon: the `W32` time field's range in whole ticks.
 const OLD_HORIZON: u64 = 1 << 15;
 
 pub fn run(c: &mut Checks) {
-    c.suite("sparse callers (issue 9)");
-    reproduction(c, fresh!(W32, ISSUE));
-    reproduction(c, fresh!(W32, static ISSUE));
+    c.suite("sparse callers");
+    reproduction(c, fresh!(W32, SPARSE));
+    reproduction(c, fresh!(W32, static SPARSE));
     c.suite("periodic callers, 30 s / 65 s");
-    periodic(c, fresh!(W32, ISSUE), 30_000);
-    periodic(c, fresh!(W32, static ISSUE), 65_000);
-    periodic(c, fresh!(W32, ISSUE.open_for(29_999)), 30_000);
-    periodic(c, fresh!(W32, static ISSUE.open_for(30_000)), 30_000);
-    periodic(c, fresh!(W32, ISSUE.open_for(64_999)), 65_000);
-    periodic(c, fresh!(W32, static ISSUE.open_for(100_000)), 65_000);
+    periodic(c, fresh!(W32, SPARSE), 30_000);
+    periodic(c, fresh!(W32, static SPARSE), 65_000);
+    periodic(c, fresh!(W32, SPARSE.open_for(29_999)), 30_000);
+    periodic(c, fresh!(W32, static SPARSE.open_for(30_000)), 30_000);
+    periodic(c, fresh!(W32, SPARSE.open_for(64_999)), 65_000);
+    periodic(c, fresh!(W32, static SPARSE.open_for(100_000)), 65_000);
 }
 
 /// A breaker and the model, called at chosen times.
@@ -146,7 +146,7 @@ impl<P: ConfigSource<W32>> Run<'_, P> {
     }
 }
 
-/// The issue's reproduction: tripped at 100, callers every 2^15 ticks.
+/// The sparse-caller reproduction: tripped at 100, callers every 2^15 ticks.
 fn reproduction<P: ConfigSource<W32>>(c: &mut Checks, f: Fixture<W32, P>) {
     let mut r = Run {
         m: Model::new(f.b.config()),

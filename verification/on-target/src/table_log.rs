@@ -1,4 +1,4 @@
-//! Issue 13 on target: a `static` table of named breakers (`BreakerTable`)
+//! On target: a `static` table of named breakers (`BreakerTable`)
 //! tripped and closed by the timer interrupt, and a `TransitionLog` (a
 //! `heapless::mpmc` queue) that the main loop drains meanwhile.
 //!
