@@ -187,7 +187,8 @@ pub struct ReadmeDoctests;
     feature = "tokio",
     feature = "tracing",
     feature = "metrics",
-    feature = "serde"
+    feature = "serde",
+    feature = "macros"
 ))]
 #[doc = include_str!("../../docs/services.md")]
 pub struct ServicesDoctests;
