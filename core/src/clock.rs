@@ -43,43 +43,12 @@ use crate::sync::{AtomicU64, Ordering};
 pub trait Clock {
     /// The current time in ticks. May wrap around `u64::MAX`.
     fn now(&self) -> u64;
-
-    /// How long one tick is, if this clock says: `Some` for a clock of real
-    /// time, `None` (the default) for one of abstract ticks (a
-    /// [`ManualClock`], a counter of events). The breaker never reads it;
-    /// reports do, to show a rejection's wait as a duration
-    /// (`tripword-std`'s errors and fallbacks).
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use tripword::Clock;
-    /// use tripword::clock::ManualClock;
-    ///
-    /// /// A 32 kHz crystal.
-    /// struct Rtc;
-    /// impl Clock for Rtc {
-    ///     fn now(&self) -> u64 { 0 /* read the counter here */ }
-    ///     fn tick_length(&self) -> Option<Duration> {
-    ///         Some(Duration::from_nanos(30_518)) // 1 / 32 768 Hz, rounded down
-    ///     }
-    /// }
-    /// assert_eq!((&Rtc).tick_length(), Some(Duration::from_nanos(30_518)));
-    /// assert_eq!(ManualClock::new(0).tick_length(), None);
-    /// ```
-    #[inline(always)]
-    fn tick_length(&self) -> Option<core::time::Duration> {
-        None
-    }
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
     #[inline]
     fn now(&self) -> u64 {
         (**self).now()
-    }
-    #[inline(always)]
-    fn tick_length(&self) -> Option<core::time::Duration> {
-        (**self).tick_length()
     }
 }
 

@@ -283,15 +283,6 @@ pub trait CircuitBreaker {
     fn release_detached(&self, ticket: Self::Ticket, verdict: TickVerdict) {
         let _ = self.release_verdict(ticket, verdict);
     }
-
-    /// The breaker's name, if it has one (a [`Breaker`]'s is its
-    /// observer's, [`Observer::name`]): what a rejection shown to a user
-    /// names. `None` by default. Never on a call's path: read only when a
-    /// rejection is reported.
-    #[inline(always)]
-    fn name(&self) -> Option<&str> {
-        None
-    }
 }
 
 /// A handle on a breaker is a breaker: `&B` always, and with the `alloc`
@@ -349,10 +340,6 @@ macro_rules! handle_impl {
             fn release_detached(&self, ticket: B::Ticket, verdict: TickVerdict) {
                 (**self).release_detached(ticket, verdict)
             }
-            #[inline(always)]
-            fn name(&self) -> Option<&str> {
-                (**self).name()
-            }
         }
     )*};
 }
@@ -391,10 +378,6 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> CircuitBreaker for Brea
     fn abandon_outcome(&self) -> Outcome {
         self.config().abandon()
     }
-    #[inline(always)]
-    fn name(&self) -> Option<&str> {
-        self.observer().name()
-    }
 }
 
 impl<C: Clock, W: Word, O: Observer, const N: usize> CircuitBreaker for RateBreaker<C, W, O, N> {
@@ -422,10 +405,6 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> CircuitBreaker for RateBrea
     #[inline(always)]
     fn abandon_outcome(&self) -> Outcome {
         self.breaker().config().abandon()
-    }
-    #[inline(always)]
-    fn name(&self) -> Option<&str> {
-        self.breaker().observer().name()
     }
 }
 

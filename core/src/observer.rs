@@ -96,14 +96,6 @@ pub trait Observer {
     fn on_stale(&self, outcome: Outcome) {
         let _ = outcome;
     }
-
-    /// The name of the breaker this observer reports for, if it has one (a
-    /// `tracing` observer's `breaker` field, a metrics label): what a
-    /// rejection shown to a user names. `None` by default.
-    #[inline(always)]
-    fn name(&self) -> Option<&str> {
-        None
-    }
 }
 
 /// Calls [`Observer::on_recorded`] or [`Observer::on_stale`] for a release
@@ -160,10 +152,6 @@ impl<O: Observer + ?Sized> Observer for &O {
     fn on_stale(&self, outcome: Outcome) {
         (**self).on_stale(outcome)
     }
-    #[inline]
-    fn name(&self) -> Option<&str> {
-        (**self).name()
-    }
 }
 
 /// Both observers, `.0` first: a tracing observer and a metrics observer on
@@ -216,11 +204,6 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
     fn on_stale(&self, outcome: Outcome) {
         self.0.on_stale(outcome);
         self.1.on_stale(outcome);
-    }
-    /// `.0`'s name, or else `.1`'s.
-    #[inline]
-    fn name(&self) -> Option<&str> {
-        self.0.name().or_else(|| self.1.name())
     }
 }
 

@@ -26,25 +26,22 @@
 //! assert!(!ran); // not called while open
 //! let Err(CallError::Open(rejected)) = r else { panic!("{r:?}") };
 //! assert_eq!(rejected.cause(), Cause::Open);
-//! assert_eq!(rejected.retry_after_ticks(), Some(70));
-//! // A `ManualClock` states no tick length: the wait is shown in ticks.
-//! assert_eq!(rejected.to_string(), "circuit open: call not admitted (retry after 70 ticks)");
+//! assert_eq!(rejected.retry_after(), Some(70)); // ticks
 //! ```
 
 use core::fmt;
 use core::future::Future;
+use core::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
 #[cfg(doc)]
 use tripword::Breaker;
 use tripword::kit::CircuitBreaker;
-use tripword::{Cause, Clock, Outcome, Rejected};
+use tripword::{Cause, Outcome, Rejected};
 
 use crate::classify::{Classify, IntoVerdict};
-#[cfg(doc)]
 use crate::clock::RealClock;
-use crate::clock::ticks_to_duration;
 use crate::future::{CallAsync, CallOrElse};
 use crate::guard::Pending;
 use crate::policy::{AsPolicy, CallPolicy, Timing};
@@ -53,38 +50,31 @@ use crate::policy::{AsPolicy, CallPolicy, Timing};
 /// admit it (the function was not called), or the function returned an
 /// error.
 ///
-/// The [`Rejection`] of `Open` says why ([`Cause`]), how long until a call
-/// could be admitted (a [`Duration`] when the breaker's clock states its
-/// tick length, as every [`RealClock`] here does; in ticks always), and the
-/// breaker's name when it has one (`circuit open for "payments": ...`, from
-/// a named observer); it reads that way too:
+/// The [`Rejected`] of `Open` says why ([`Cause`]) and, in
+/// the clock's ticks, how long until a call could be admitted; a
+/// [`RealClock`] turns that into a [`Duration`]:
 ///
 /// ```
 /// use std::time::Duration;
-/// use tripword_std::{Breaker, BreakerExt, CallError, ManualTime, RealClock, Settings};
+/// use tripword_std::{BreakerExt, CallError, MonotonicClock, RealClock, Settings};
 ///
-/// let clock = ManualTime::new();
-/// let b: Breaker<&ManualTime> = Settings::new()
-///     .failure_threshold(1)
-///     .open_for(Duration::from_secs(60))
-///     .build_on(&clock, ())?;
+/// let b = Settings::new().failure_threshold(1).open_for(Duration::from_secs(60)).build()?;
 /// let _ = b.call(|| Err::<(), _>("timeout")); // trips
-/// clock.advance(Duration::from_millis(250));
 /// let err = b.call(|| Ok::<_, &str>(())).unwrap_err();
-/// // The open time and its tick for the clock's rounding, less 250 ms.
-/// assert_eq!(err.retry_after(), Some(Duration::from_micros(59_750_001)));
-/// assert_eq!(err.to_string(), "circuit open: call not admitted (retry after 59.8s)");
+/// let wait = err.rejected().and_then(|r| r.retry_after()).map(MonotonicClock::duration);
+/// // At most the open time (and its tick for the clock's rounding), never early.
+/// assert!(wait.is_some_and(|w| w <= Duration::from_secs(60) + MonotonicClock::TICK));
 ///
 /// let inner = CallError::Inner("timeout");
 /// assert_eq!(inner.to_string(), "timeout");
 /// assert_eq!(inner.into_inner(), Some("timeout"));
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CallError<E> {
     /// The circuit is open (or a probe is running): the function was not
     /// called.
-    Open(Rejection),
+    Open(Rejected),
     /// The function was called and returned this error.
     Inner(E),
 }
@@ -100,10 +90,10 @@ impl<E> CallError<E> {
         matches!(self, CallError::Open(_))
     }
 
-    /// The core's rejection, if the call was not admitted: its
+    /// The rejection, if the call was not admitted: its
     /// [`cause`](Rejected::cause) and [`retry_after`](Rejected::retry_after)
-    /// in ticks. [`rejection`](Self::rejection) has the wait as a
-    /// [`Duration`] and the breaker's name too.
+    /// (in ticks; [`RealClock::duration`]
+    /// converts them).
     ///
     /// ```
     /// use tripword::{Breaker, Cause, Config};
@@ -119,26 +109,6 @@ impl<E> CallError<E> {
     /// assert_eq!(CallError::Inner(()).rejected(), None);
     /// ```
     pub fn rejected(&self) -> Option<&Rejected> {
-        self.rejection().map(Rejection::as_rejected)
-    }
-
-    /// The rejection, if the call was not admitted: its cause, its wait
-    /// (as a [`Duration`] when the breaker's clock states its tick length)
-    /// and the breaker's name.
-    ///
-    /// ```
-    /// use tripword::Cause;
-    /// use tripword_std::{BreakerExt, CallError, Settings};
-    ///
-    /// let b = Settings::new().build()?;
-    /// b.force_open();
-    /// let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
-    /// let rejection = err.rejection().unwrap();
-    /// assert_eq!((rejection.cause(), rejection.retry_after()), (Cause::ForcedOpen, None));
-    /// assert_eq!(CallError::Inner(()).rejection(), None);
-    /// # Ok::<(), tripword_std::SettingsError>(())
-    /// ```
-    pub fn rejection(&self) -> Option<&Rejection> {
         match self {
             CallError::Open(r) => Some(r),
             CallError::Inner(_) => None,
@@ -185,14 +155,14 @@ impl<E> CallError<E> {
     /// assert_eq!(CallError::Inner(()).cause(), None);
     /// ```
     pub fn cause(&self) -> Option<Cause> {
-        self.rejection().map(Rejection::cause)
+        self.rejected().map(Rejected::cause)
     }
 
-    /// How long until a call could be admitted, as a [`Duration`]: `None`
-    /// if the call ran, if the breaker is forced open (no timer ends that),
-    /// or if its clock states no tick length (see
-    /// [`Rejection::retry_after`]). An upper bound on the real time left
-    /// (see [`RealClock::duration`]).
+    /// How long until a call could be admitted, as a [`Duration`] on the
+    /// breaker's clock (pass [`breaker.clock()`](tripword::Breaker::clock)):
+    /// `None` if the call ran, or if the breaker is forced open (no timer
+    /// ends that). An upper bound on the real time left (see
+    /// [`RealClock::duration`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -208,19 +178,14 @@ impl<E> CallError<E> {
     /// clock.advance(Duration::from_secs(4));
     /// let err = b.call(|| Ok::<_, &str>(())).unwrap_err();
     /// // 10 s and the tick the conversion adds, less the 4 s that passed.
-    /// assert_eq!(err.retry_after(), Some(Duration::from_micros(6_000_001)));
-    /// assert_eq!(err.retry_after_ticks(), Some(6_000_001));
-    /// assert_eq!(err.to_string(), "circuit open: call not admitted (retry after 6s)");
+    /// assert_eq!(err.retry_after(b.clock()), Some(Duration::from_micros(6_000_001)));
     /// # Ok::<(), tripword_std::SettingsError>(())
     /// ```
-    pub fn retry_after(&self) -> Option<Duration> {
-        self.rejection().and_then(Rejection::retry_after)
-    }
-
-    /// How long until a call could be admitted, in the breaker's clock
-    /// ticks: `None` if the call ran, or if the breaker is forced open.
-    pub fn retry_after_ticks(&self) -> Option<u64> {
-        self.rejection().and_then(Rejection::retry_after_ticks)
+    pub fn retry_after<C: RealClock>(&self, clock: &C) -> Option<Duration> {
+        let _ = clock; // names the clock type; its tick is a constant
+        self.rejected()
+            .and_then(Rejected::retry_after)
+            .map(C::duration)
     }
 
     /// Maps the function's error, keeping `Open` as is.
@@ -250,17 +215,10 @@ impl<E> From<Rejected> for CallError<E> {
     /// let b = Breaker::new(Config::new(), &clock);
     /// b.force_open();
     /// let rejected = b.acquire().unwrap_err();
-    /// assert_eq!(CallError::<()>::from(rejected).rejected(), Some(&rejected));
+    /// assert_eq!(CallError::<()>::from(rejected), CallError::Open(rejected));
     /// ```
     fn from(rejected: Rejected) -> Self {
-        CallError::Open(Rejection::new(rejected))
-    }
-}
-
-impl<E> From<Rejection> for CallError<E> {
-    /// A rejection as [`CallError::Open`].
-    fn from(rejection: Rejection) -> Self {
-        CallError::Open(rejection)
+        CallError::Open(rejected)
     }
 }
 
@@ -342,22 +300,8 @@ mod sealed {
     impl<T, E> Sealed for Result<T, E> {}
 }
 
-/// A call the breaker did not admit, as this crate reports it: the core's
-/// [`Rejected`] (why, and the wait in the breaker's ticks), the length of
-/// the breaker's tick when its clock states one
-/// ([`Clock::tick_length`]: every
-/// [`RealClock`] here does), and the breaker's name when it has one
-/// ([`CircuitBreaker::name`]: an observer's, such as
-/// [`TracingObserver`](crate::observe)'s). What [`CallError::Open`] and the
-/// `tower` errors carry, and what a fallback is handed.
-///
-/// It reads as `circuit open: call not admitted (retry after 29.9s)`, with
-/// `for "payments"` after the cause when the breaker has a name, and the
-/// wait in ticks (`retry after 70 ticks`) on a clock with no stated tick
-/// length (a [`ManualClock`](tripword::clock::ManualClock)). The wait is
-/// rounded to three significant digits below a minute (`29.9s`, `500ms`,
-/// `1.5s`, `250µs`) and to whole seconds from a minute on (`2m 30s`,
-/// `1h 5s`); [`retry_after`](Self::retry_after) has it exactly.
+/// A rejection handed to a fallback, typed by the breaker's clock `C`, so
+/// that on a [`RealClock`] its wait is a [`Duration`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -373,84 +317,29 @@ mod sealed {
 ///     |open| {
 ///         assert_eq!(open.cause(), Cause::Open);
 ///         assert!(open.retry_after() > Some(Duration::from_secs(4)));
-///         assert_eq!(open.to_string(), "circuit open: call not admitted (retry after 5s)");
 ///         Ok(7) // the cached price
 ///     },
 /// );
 /// assert_eq!(price, Ok(7));
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Rejection {
+pub struct Rejection<C> {
     rejected: Rejected,
-    // The tick's length in nanoseconds; 0 when the clock states none.
-    tick_nanos: u64,
-    name: Option<Arc<str>>,
+    clock: PhantomData<fn() -> C>,
 }
 
-impl Rejection {
-    /// `rejected`, with no tick length (its wait in ticks only) and no
-    /// name.
+impl<C> Rejection<C> {
+    /// The rejection of a breaker on clock `C`.
     pub const fn new(rejected: Rejected) -> Self {
         Rejection {
             rejected,
-            tick_nanos: 0,
-            name: None,
+            clock: PhantomData,
         }
-    }
-
-    /// `rejected`, made by `breaker`: with its clock's tick length and its
-    /// name. Out of line: a rejection is the cold path, and copying the
-    /// name is its one allocation.
-    #[cold]
-    #[inline(never)]
-    pub fn of<B: CircuitBreaker + ?Sized>(breaker: &B, rejected: Rejected) -> Self {
-        let tick = breaker.clock().tick_length();
-        let named = Rejection::new(rejected);
-        let named = match breaker.name() {
-            Some(name) => named.with_name(name),
-            None => named,
-        };
-        match tick {
-            Some(tick) => named.with_tick(tick),
-            None => named,
-        }
-    }
-
-    /// The same rejection, its wait in ticks of length `tick` (a zero
-    /// `tick` is read as 1 ns).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword_std::{Breaker, BreakerExt, Config, Rejection};
-    /// use tripword::clock::ManualClock;
-    ///
-    /// let clock = ManualClock::new(0);
-    /// let b = Breaker::new(Config::new().failure_threshold(1).open_for(1_500), &clock);
-    /// let _ = b.call(|| Err::<(), _>(()));
-    /// let rejection = Rejection::new(b.acquire().unwrap_err()).with_tick(Duration::from_millis(1));
-    /// assert_eq!(rejection.retry_after(), Some(Duration::from_millis(1_500)));
-    /// assert_eq!(rejection.to_string(), "circuit open: call not admitted (retry after 1.5s)");
-    /// ```
-    pub fn with_tick(mut self, tick: Duration) -> Self {
-        self.tick_nanos = u64::try_from(tick.as_nanos()).unwrap_or(u64::MAX).max(1);
-        self
-    }
-
-    /// The same rejection, of the breaker called `name`.
-    pub fn with_name(mut self, name: impl Into<Arc<str>>) -> Self {
-        self.name = Some(name.into());
-        self
     }
 
     /// The core's rejection (its wait in ticks).
     pub const fn rejected(&self) -> Rejected {
         self.rejected
-    }
-
-    /// The core's rejection, by reference.
-    pub(crate) const fn as_rejected(&self) -> &Rejected {
-        &self.rejected
     }
 
     /// Why the call was not admitted.
@@ -462,146 +351,41 @@ impl Rejection {
     pub const fn retry_after_ticks(&self) -> Option<u64> {
         self.rejected.retry_after()
     }
+}
 
+impl<C: RealClock> Rejection<C> {
     /// How long until a call could be admitted (an upper bound, see
-    /// [`RealClock::duration`]); `None` when forced open, or when the
-    /// breaker's clock states no tick length (use
-    /// [`retry_after_ticks`](Self::retry_after_ticks) there).
+    /// [`RealClock::duration`]); `None` when forced open.
     pub fn retry_after(&self) -> Option<Duration> {
-        let tick = self.tick()?;
-        self.retry_after_ticks()
-            .map(|ticks| ticks_to_duration(ticks, tick))
-    }
-
-    /// The length of the breaker's tick, if its clock states one.
-    pub fn tick(&self) -> Option<Duration> {
-        match self.tick_nanos {
-            0 => None,
-            nanos => Some(Duration::from_nanos(nanos)),
-        }
-    }
-
-    /// The breaker's name, if it has one.
-    pub fn name(&self) -> Option<&str> {
-        self.name.as_deref()
-    }
-
-    /// Writes `circuit <cause>[ for <subject>]: call not admitted[ (retry
-    /// after <wait>)]`, the subject being `for_` (a registry key) or else
-    /// the breaker's name.
-    pub(crate) fn describe(
-        &self,
-        f: &mut fmt::Formatter<'_>,
-        for_: Option<&dyn fmt::Debug>,
-    ) -> fmt::Result {
-        write!(f, "circuit {}", self.cause())?;
-        match (for_, self.name()) {
-            (Some(subject), _) => write!(f, " for {subject:?}")?,
-            (None, Some(name)) => write!(f, " for {name:?}")?,
-            (None, None) => {}
-        }
-        f.write_str(": call not admitted")?;
-        match (self.retry_after(), self.retry_after_ticks()) {
-            (Some(wait), _) => write!(f, " (retry after {})", Wait(wait)),
-            (None, Some(ticks)) => write!(f, " (retry after {ticks} ticks)"),
-            (None, None) => Ok(()),
-        }
+        self.rejected.retry_after().map(C::duration)
     }
 }
 
-impl From<Rejected> for Rejection {
-    /// [`Rejection::new`].
-    fn from(rejected: Rejected) -> Self {
-        Rejection::new(rejected)
+impl<C> Clone for Rejection<C> {
+    fn clone(&self) -> Self {
+        *self
     }
 }
 
-impl From<Rejection> for Rejected {
-    /// The core's rejection, its wait in ticks.
-    fn from(rejection: Rejection) -> Self {
-        rejection.rejected
+impl<C> Copy for Rejection<C> {}
+
+impl<C> PartialEq for Rejection<C> {
+    fn eq(&self, other: &Self) -> bool {
+        self.rejected == other.rejected
     }
 }
 
-impl fmt::Debug for Rejection {
+impl<C> Eq for Rejection<C> {}
+
+impl<C> fmt::Debug for Rejection<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Rejection")
-            .field("cause", &self.cause())
-            .field("retry_after_ticks", &self.retry_after_ticks())
-            .field("tick", &self.tick())
-            .field("name", &self.name())
-            .finish()
+        fmt::Debug::fmt(&self.rejected, f)
     }
 }
 
-impl fmt::Display for Rejection {
+impl<C> fmt::Display for Rejection<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.describe(f, None)
-    }
-}
-
-impl std::error::Error for Rejection {}
-
-/// A wait as people read it: rounded to the nearest three significant
-/// digits below a minute (`29.9s`, `500ms`, `1.5s`, `250µs`, `999ns`), to
-/// the nearest whole second from a minute on (`1m`, `2m 30s`, `1h 5s`,
-/// `2d 3h`).
-pub(crate) struct Wait(pub(crate) Duration);
-
-impl fmt::Display for Wait {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const SEC: u128 = 1_000_000_000;
-        let nanos = self.0.as_nanos();
-        if nanos == 0 {
-            return f.write_str("0s");
-        }
-        if nanos < 60 * SEC {
-            let (unit, name) = [(SEC, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns")]
-                .into_iter()
-                .find(|&(unit, _)| nanos >= unit)
-                .unwrap_or((1, "ns"));
-            let whole = nanos / unit;
-            let decimals = match (unit, whole) {
-                (1, _) => 0,
-                (_, 100..) => 0,
-                (_, 10..) => 1,
-                _ => 2,
-            };
-            let step = unit / 10u128.pow(decimals);
-            let steps = (nanos + step / 2) / step;
-            let rounded = steps * step;
-            // Rounded up into the next unit (999.6ms, 59.96s): say it there.
-            if rounded / unit >= 1_000 || rounded >= 60 * SEC {
-                let rounded = u64::try_from(rounded).unwrap_or(u64::MAX);
-                return Wait(Duration::from_nanos(rounded)).fmt(f);
-            }
-            let scale = 10u128.pow(decimals);
-            let (whole, mut fraction) = (steps / scale, steps % scale);
-            write!(f, "{whole}")?;
-            let mut digits = decimals;
-            while digits > 0 && fraction % 10 == 0 {
-                fraction /= 10;
-                digits -= 1;
-            }
-            if digits > 0 {
-                write!(f, ".{fraction:0width$}", width = digits as usize)?;
-            }
-            return f.write_str(name);
-        }
-        let mut secs = (nanos + SEC / 2) / SEC;
-        let mut first = true;
-        for (unit, name) in [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")] {
-            let count = secs / unit;
-            secs %= unit;
-            if count > 0 {
-                if !first {
-                    f.write_str(" ")?;
-                }
-                write!(f, "{count}{name}")?;
-                first = false;
-            }
-        }
-        Ok(())
+        fmt::Display::fmt(&self.rejected, f)
     }
 }
 
@@ -722,7 +506,7 @@ pub trait BreakerExt: CircuitBreaker {
         F: FnOnce() -> R,
         R: CallResult<Value = T, Error = E>,
     {
-        let ticket = self.acquire().map_err(|r| Rejection::of(self, r))?;
+        let ticket = self.acquire()?;
         let timed = Timing::<Self::Clock>::threshold(policy.slow_threshold()).is_some();
         // A call that ends by returning is settled below; one that panics,
         // in `f` or in the classifier, drops `pending` while unwinding: a
@@ -760,12 +544,12 @@ pub trait BreakerExt: CircuitBreaker {
     where
         F: FnOnce() -> R,
         R: CallResult<Value = T, Error = E>,
-        G: FnOnce(Rejection) -> Result<T, E>,
+        G: FnOnce(Rejection<Self::Clock>) -> Result<T, E>,
     {
         match self.call(f) {
             Ok(value) => Ok(value),
             Err(CallError::Inner(e)) => Err(e),
-            Err(CallError::Open(rejection)) => fallback(rejection),
+            Err(CallError::Open(rejected)) => fallback(Rejection::new(rejected)),
         }
     }
 
@@ -854,7 +638,7 @@ pub trait BreakerExt: CircuitBreaker {
     ) -> CallOrElse<&Self, F, CallPolicy, Fb, G>
     where
         F: Future<Output = Result<T, E>>,
-        Fb: FnOnce(Rejection) -> G,
+        Fb: FnOnce(Rejection<Self::Clock>) -> G,
         G: Future<Output = Result<T, E>>,
     {
         CallOrElse::new(self.call_async(future), fallback)
@@ -936,104 +720,3 @@ pub trait BreakerExt: CircuitBreaker {
 }
 
 impl<B: CircuitBreaker + ?Sized> BreakerExt for B {}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn shown(nanos: u64) -> String {
-        Wait(Duration::from_nanos(nanos)).to_string()
-    }
-
-    /// A wait reads rounded to the nearest three significant digits below a
-    /// minute, in the largest unit that keeps a whole part, trailing zeros
-    /// dropped; from a minute on, in whole seconds and larger units. A value
-    /// that rounds up into the next unit (or to a minute) is said there.
-    #[test]
-    fn a_wait_reads_in_three_significant_digits_or_whole_seconds() {
-        const MS: u64 = 1_000_000;
-        const S: u64 = 1_000 * MS;
-        for (nanos, text) in [
-            (0, "0s"),
-            (1, "1ns"),
-            (999, "999ns"),
-            (1_000, "1µs"),
-            (1_500, "1.5µs"),
-            (12_345, "12.3µs"),
-            (250_000, "250µs"),
-            (999_499, "999µs"),
-            (999_500, "1ms"),
-            (499_912_000, "500ms"),
-            (12_340_000, "12.3ms"),
-            (12_350_000, "12.4ms"),
-            (999_600_000, "1s"),
-            (S + MS, "1s"),
-            (1_005 * MS, "1.01s"),
-            (1_500_001_000, "1.5s"),
-            (6_000_001_000, "6s"),
-            (29_912 * MS, "29.9s"),
-            (29_999_999_000, "30s"),
-            (59_940 * MS, "59.9s"),
-            (59_960 * MS, "1m"),
-            (60 * S, "1m"),
-            (90 * S + 400 * MS, "1m 30s"),
-            (90 * S + 500 * MS, "1m 31s"),
-            (3_601 * S, "1h 1s"),
-            ((2 * 86_400 + 3 * 3_600) * S, "2d 3h"),
-            (u64::MAX, "213503d 23h 34m 34s"),
-        ] {
-            assert_eq!(shown(nanos), text, "{nanos} ns");
-        }
-        assert_eq!(Wait(Duration::MAX).to_string(), "213503982334601d 7h 16s");
-    }
-
-    /// `Rejection::of` takes the breaker's tick length and name, and the
-    /// wait reads in a duration then; with neither, in ticks, as the core's
-    /// `Rejected` reads.
-    #[test]
-    fn a_rejection_reads_with_the_breakers_tick_and_name() {
-        use tripword::clock::ManualClock;
-        use tripword::{Breaker, Config, Observer, Transition};
-
-        struct Named;
-        impl Observer for Named {
-            fn on_transition(&self, _: Transition) {}
-            fn name(&self) -> Option<&str> {
-                Some("payments")
-            }
-        }
-        let ticks = ManualClock::new(0);
-        let config = Config::new()
-            .open_for(1_500)
-            .check::<tripword::W64>()
-            .unwrap();
-        let b = Breaker::from_parts(config, &ticks, Named);
-        b.force_open();
-        let forced = Rejection::of(&b, b.acquire().unwrap_err());
-        assert_eq!(
-            forced.to_string(),
-            r#"circuit forced open for "payments": call not admitted"#
-        );
-        b.force_close();
-        b.release(b.acquire().unwrap(), Outcome::Failure);
-        for _ in 0..4 {
-            b.release(b.acquire().unwrap(), Outcome::Failure);
-        }
-        let rejected = b.acquire().unwrap_err();
-        let named = Rejection::of(&b, rejected);
-        assert_eq!((named.name(), named.tick()), (Some("payments"), None));
-        assert_eq!(
-            named.to_string(),
-            r#"circuit open for "payments": call not admitted (retry after 1500 ticks)"#
-        );
-        assert_eq!(Rejection::new(rejected).to_string(), rejected.to_string());
-        let timed = named.with_tick(Duration::from_millis(1));
-        assert_eq!(timed.retry_after(), Some(Duration::from_millis(1_500)));
-        assert_eq!(
-            timed.to_string(),
-            r#"circuit open for "payments": call not admitted (retry after 1.5s)"#
-        );
-        assert_eq!(Rejected::from(timed.clone()), rejected);
-        assert_ne!(timed, Rejection::new(rejected));
-    }
-}

@@ -63,9 +63,7 @@ use tripword::Clock;
 /// (as [`MonotonicClock`] and [`MillisClock`] are).
 ///
 /// Implement it for your own clock (a runtime's mockable clock, say) to use
-/// [`Settings`](crate::Settings) with it, and state the same tick in
-/// [`Clock::tick_length`], which is what a rejection reads to show its
-/// wait as a duration (every clock of this crate does both):
+/// [`Settings`](crate::Settings) with it:
 ///
 /// ```
 /// use std::time::Duration;
@@ -76,9 +74,6 @@ use tripword::Clock;
 /// struct TenMicros;
 /// impl Clock for TenMicros {
 ///     fn now(&self) -> u64 { 0 /* read the time source here */ }
-///     fn tick_length(&self) -> Option<Duration> {
-///         Some(Self::TICK)
-///     }
 /// }
 /// impl RealClock for TenMicros {
 ///     const TICK: Duration = Duration::from_micros(10);
@@ -167,12 +162,6 @@ impl Clock for MonotonicClock {
     fn now(&self) -> u64 {
         since_epoch().as_micros() as u64
     }
-
-    /// [`RealClock::TICK`].
-    #[inline(always)]
-    fn tick_length(&self) -> Option<Duration> {
-        Some(<Self as RealClock>::TICK)
-    }
 }
 
 impl RealClock for MonotonicClock {
@@ -205,12 +194,6 @@ impl Clock for MillisClock {
     #[inline]
     fn now(&self) -> u64 {
         since_epoch().as_millis() as u64
-    }
-
-    /// [`RealClock::TICK`].
-    #[inline(always)]
-    fn tick_length(&self) -> Option<Duration> {
-        Some(<Self as RealClock>::TICK)
     }
 }
 
@@ -293,12 +276,6 @@ impl Clock for ManualTime {
     #[inline]
     fn now(&self) -> u64 {
         self.ticks.now()
-    }
-
-    /// [`RealClock::TICK`]: 1 µs.
-    #[inline(always)]
-    fn tick_length(&self) -> Option<Duration> {
-        Some(<Self as RealClock>::TICK)
     }
 }
 
@@ -411,12 +388,6 @@ impl Clock for CoarseClock {
         let t = coarsetime::Instant::now_without_cache_update().as_ticks();
         coarsetime::Duration::from_ticks(t).as_millis()
     }
-
-    /// [`RealClock::TICK`].
-    #[inline(always)]
-    fn tick_length(&self) -> Option<Duration> {
-        Some(<Self as RealClock>::TICK)
-    }
 }
 
 #[cfg(feature = "coarsetime")]
@@ -455,12 +426,6 @@ impl Clock for RecentClock {
     fn now(&self) -> u64 {
         let t = coarsetime::Instant::recent().as_ticks();
         coarsetime::Duration::from_ticks(t).as_millis()
-    }
-
-    /// [`RealClock::TICK`].
-    #[inline(always)]
-    fn tick_length(&self) -> Option<Duration> {
-        Some(<Self as RealClock>::TICK)
     }
 }
 

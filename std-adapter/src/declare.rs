@@ -512,7 +512,7 @@ pub mod __private {
         match result {
             Ok(value) => Ok(value),
             Err(CallError::Inner(e)) => Err(e),
-            Err(CallError::Open(rejected)) => Err(E::from_rejected(rejected.rejected())),
+            Err(CallError::Open(rejected)) => Err(E::from_rejected(rejected)),
         }
     }
 }

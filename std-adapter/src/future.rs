@@ -16,6 +16,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
+use tripword::Rejected;
 use tripword::kit::{CircuitBreaker, Reply};
 
 use crate::call::{CallError, Rejection};
@@ -61,7 +62,7 @@ pin_project! {
             output: Option<O>,
         },
         Rejected {
-            rejected: Option<Rejection>,
+            rejected: Option<Rejected>,
         },
         Done,
     }
@@ -115,9 +116,7 @@ where
             Reply::Ready(Ok(ticket)) => {
                 Self::admitted(breaker, ticket, policy, || make().into_future())
             }
-            Reply::Ready(Err(rejected)) => {
-                Self::rejected_with(Rejection::of(&breaker, rejected), policy)
-            }
+            Reply::Ready(Err(rejected)) => Self::rejected_with(rejected, policy),
             Reply::Wait(acquiring) => Self::admitting(breaker, acquiring, policy, make()),
         }
     }
@@ -150,7 +149,7 @@ where
     /// A call that was not admitted: ready at once with
     /// [`CallError::Open`].
     #[inline(always)]
-    pub(crate) fn rejected_with(rejected: Rejection, policy: J) -> Self {
+    pub(crate) fn rejected_with(rejected: Rejected, policy: J) -> Self {
         CallAsync {
             state: State::Rejected {
                 rejected: Some(rejected),
@@ -181,9 +180,9 @@ where
 
     /// The rejection, if the call was not admitted (until the future is
     /// polled and hands it out).
-    pub fn rejected(&self) -> Option<&Rejection> {
-        match &self.state {
-            State::Rejected { rejected } => rejected.as_ref(),
+    pub fn rejected(&self) -> Option<Rejected> {
+        match self.state {
+            State::Rejected { rejected } => rejected,
             _ => None,
         }
     }
@@ -267,13 +266,9 @@ where
                         });
                     }
                     Err(rejected) => {
-                        let rejection = match breaker.as_ref() {
-                            Some(breaker) => Rejection::of(breaker, rejected),
-                            None => Rejection::new(rejected),
-                        };
                         // The protected future is dropped unpolled.
                         this.state.set(State::Done);
-                        return Poll::Ready(Err(CallError::Open(rejection)));
+                        return Poll::Ready(Err(CallError::Open(rejected)));
                     }
                 },
                 StateProj::Releasing { releasing, output } => {
@@ -356,7 +351,7 @@ where
     H: CircuitBreaker,
     F: Future,
     CallAsync<H, F, J>: Future<Output = Result<T, CallError<E>>>,
-    Fb: FnOnce(Rejection) -> G,
+    Fb: FnOnce(Rejection<ClockOf<H>>) -> G,
     G: Future<Output = Result<T, E>>,
 {
     type Output = Result<T, E>;
@@ -370,12 +365,12 @@ where
             match ready!(this.call.as_mut().poll(cx)) {
                 Ok(value) => return Poll::Ready(Ok(value)),
                 Err(CallError::Inner(e)) => return Poll::Ready(Err(e)),
-                Err(CallError::Open(rejection)) => {
+                Err(CallError::Open(rejected)) => {
                     let fallback = this
                         .fallback
                         .take()
                         .expect("`CallOrElse` polled after completion");
-                    this.running.set(Some(fallback(rejection)));
+                    this.running.set(Some(fallback(Rejection::new(rejected))));
                 }
             }
         }

@@ -28,9 +28,7 @@
 //!   the cancel outcome, kept next to a breaker;
 //! - fallbacks ([`BreakerExt::call_or_else`],
 //!   [`call_async_or_else`](BreakerExt::call_async_or_else)) get the
-//!   [`Rejection`], whose wait is a `Duration` on a [`RealClock`], and
-//!   which [`CallError::Open`] carries too: it reads `circuit open for
-//!   "payments": call not admitted (retry after 29.9s)`;
+//!   [`Rejection`], whose wait is a `Duration` on a [`RealClock`];
 //!   [`ManualTime`] is a hand-moved clock for tests;
 //! - [`registry`]: [`Registry`], one breaker per key (host, endpoint),
 //!   made on first use from a template config, found without a lock,

@@ -201,10 +201,6 @@ impl<K, B: CircuitBreaker> CircuitBreaker for EntryOf<K, B> {
     fn release_detached(&self, ticket: B::Ticket, verdict: TickVerdict) {
         self.breaker.release_detached(ticket, verdict)
     }
-    #[inline(always)]
-    fn name(&self) -> Option<&str> {
-        self.breaker.name()
-    }
 }
 
 impl<K: core::fmt::Debug, B: core::fmt::Debug> core::fmt::Debug for EntryOf<K, B> {

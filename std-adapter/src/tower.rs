@@ -23,8 +23,7 @@
 //!   `&Result<Response, Error>`), and a slow-call threshold with
 //!   [`slow_after`](BreakerLayer::slow_after).
 //! - **Rejection** is an error the caller can match:
-//!   [`BreakerError::Open`] (with the [`Rejection`]: its cause, its wait,
-//!   the breaker's name)
+//!   [`BreakerError::Open`] (with the [`Rejected`]: its cause and wait)
 //!   apart from [`BreakerError::Inner`], the service's own error. The inner
 //!   service is not called. `BreakerError` converts into tower's `BoxError`.
 //! - **Readiness** is the inner service's: `poll_ready` never asks the
@@ -76,8 +75,9 @@ use tower_layer::Layer;
 use tower_service::Service;
 use tripword::{Cause, Outcome, Rejected};
 
-use crate::call::{CallError, Rejection};
+use crate::call::CallError;
 use crate::classify::{Classify, IntoVerdict};
+use crate::clock::RealClock;
 use crate::future::CallAsync;
 use crate::http::StatusClassifier;
 use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
@@ -109,11 +109,11 @@ pub use keyed::{KeyedError, KeyedResponseFuture, RegistryLayer, RegistryService}
 /// assert!(boxed.downcast_ref::<BreakerError<BoxError>>().is_some());
 /// assert_eq!(BreakerError::<()>::Inner(()).cause(), None::<Cause>);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BreakerError<E> {
     /// The circuit is open (or a probe is running): the inner service was
     /// not called.
-    Open(Rejection),
+    Open(Rejected),
     /// The inner service's error (from `call`'s future, or `poll_ready`).
     Inner(E),
 }
@@ -124,35 +124,26 @@ impl<E> BreakerError<E> {
         matches!(self, BreakerError::Open(_))
     }
 
-    /// The rejection, if the call was not admitted: its cause, its wait and
-    /// the breaker's name (see [`Rejection`]).
-    pub fn rejection(&self) -> Option<&Rejection> {
+    /// The rejection, if the call was not admitted.
+    pub fn rejected(&self) -> Option<&Rejected> {
         match self {
             BreakerError::Open(r) => Some(r),
             BreakerError::Inner(_) => None,
         }
     }
 
-    /// The core's rejection, if the call was not admitted (its wait in
-    /// ticks).
-    pub fn rejected(&self) -> Option<&Rejected> {
-        self.rejection().map(Rejection::as_rejected)
-    }
-
     /// Why the call was not admitted, if it was not.
     pub fn cause(&self) -> Option<Cause> {
-        self.rejection().map(Rejection::cause)
+        self.rejected().map(Rejected::cause)
     }
 
-    /// How long until a call could be admitted (see
+    /// How long until a call could be admitted, on the breaker's clock (see
     /// [`CallError::retry_after`]).
-    pub fn retry_after(&self) -> Option<Duration> {
-        self.rejection().and_then(Rejection::retry_after)
-    }
-
-    /// How long until a call could be admitted, in the breaker's ticks.
-    pub fn retry_after_ticks(&self) -> Option<u64> {
-        self.rejection().and_then(Rejection::retry_after_ticks)
+    pub fn retry_after<C: RealClock>(&self, clock: &C) -> Option<Duration> {
+        let _ = clock; // names the clock type; its tick is a constant
+        self.rejected()
+            .and_then(Rejected::retry_after)
+            .map(C::duration)
     }
 
     /// The inner service's error, if it failed.
@@ -263,9 +254,7 @@ where
             Reply::Ready(Ok(ticket)) => {
                 CallAsync::admitted(breaker, ticket, policy, move || inner.call(request))
             }
-            Reply::Ready(Err(rejected)) => {
-                CallAsync::rejected_with(Rejection::of(&breaker, rejected), policy)
-            }
+            Reply::Ready(Err(rejected)) => CallAsync::rejected_with(rejected, policy),
             Reply::Wait(acquiring) => {
                 let fresh = inner.clone();
                 let ready = core::mem::replace(inner, fresh);

@@ -458,13 +458,19 @@ fn call_error_gives_the_cause_and_the_wait_as_a_duration() {
     let _ = b.call(|| Err::<(), _>(()));
     let err = now(b.call_async(ready(Ok::<(), ()>(())))).unwrap_err();
     assert_eq!(err.cause(), Some(Cause::Open));
-    assert_eq!(err.retry_after(), Some(Duration::from_micros(500_001)));
+    assert_eq!(
+        err.retry_after(b.clock()),
+        Some(Duration::from_micros(500_001))
+    );
     clock.advance(Duration::from_millis(600));
     let _probe = b.call_async(pending::<Result<(), ()>>());
     let err = b.call(|| Ok::<(), ()>(())).unwrap_err();
     assert_eq!(err.cause(), Some(Cause::Probing));
-    assert_eq!(err.retry_after(), Some(Duration::from_micros(2_000_001)));
-    assert_eq!(CallError::Inner(()).retry_after(), None);
+    assert_eq!(
+        err.retry_after(b.clock()),
+        Some(Duration::from_micros(2_000_001))
+    );
+    assert_eq!(CallError::Inner(()).retry_after(b.clock()), None);
 }
 
 #[test]
@@ -508,7 +514,10 @@ fn a_retry_after_verdict_counts_as_a_failure() {
     assert_eq!(err.rejected().and_then(|r| r.retry_after()), Some(five));
     clock.advance(Duration::from_secs(2));
     let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
-    assert_eq!(err.retry_after(), Some(Duration::from_micros(3_000_001)));
+    assert_eq!(
+        err.retry_after(b.clock()),
+        Some(Duration::from_micros(3_000_001))
+    );
     clock.advance_ticks(3_000_000);
     assert!(
         b.call(|| Ok::<_, ()>(())).unwrap_err().is_open(),
@@ -626,7 +635,7 @@ fn call_async_debug_shows_admission_and_rejection() {
     let rejected = b.call_async(ready(Ok::<_, ()>(1)));
     let shown = format!("{rejected:?}");
     assert!(
-        shown.starts_with("CallAsync { state: rejected, rejected: Rejection { cause: Open"),
+        shown.starts_with("CallAsync { state: rejected, rejected: Rejected { cause: Open"),
         "{shown}"
     );
     assert!(shown.ends_with(".. }"), "{shown}");

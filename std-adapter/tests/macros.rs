@@ -389,7 +389,10 @@ fn a_declared_clock_moves_by_hand() {
     let _ = MOVED.call(|| Err::<(), _>("down"));
     assert_eq!(MOVED.status(), Status::Open);
     let rejected = MOVED.call(|| Ok::<_, ()>(())).unwrap_err();
-    assert_eq!(rejected.retry_after_ticks(), Some(10_000_001));
+    assert_eq!(
+        rejected.retry_after(MOVED.clock()),
+        Some(Duration::from_micros(10_000_001))
+    );
     TIME.advance(Duration::from_secs(11));
     assert_eq!(MOVED.status(), Status::HalfOpen);
     assert_eq!(MOVED.call(|| Ok::<_, ()>(1)), Ok(1)); // the probe

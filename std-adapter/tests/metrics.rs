@@ -288,6 +288,4 @@ fn the_name_is_the_label() {
     let o = metrics::with_local_recorder(&recorder, || MetricsObserver::new("payments"));
     assert_eq!(o.name(), "payments");
     assert_eq!(state(&read(&recorder), o.name()), [1.0, 0.0, 0.0, 0.0]);
-    // The breaker's name, as its rejections give it.
-    assert_eq!(Observer::name(&o), Some("payments"));
 }

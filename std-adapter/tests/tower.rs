@@ -189,12 +189,8 @@ async fn five_hundreds_fail_four_hundreds_are_ignored() {
         Err(BreakerError::Open(rejected)) => {
             assert_eq!(rejected.cause(), Cause::Open);
             assert_eq!(
-                rejected.retry_after_ticks(),
+                rejected.retry_after(),
                 Some(ManualTime::ticks(Duration::from_secs(1)))
-            );
-            assert_eq!(
-                rejected.to_string(),
-                "circuit open: call not admitted (retry after 1s)"
             );
         }
         other => panic!("{other:?}"),
@@ -255,7 +251,7 @@ async fn retry_after_keeps_the_breaker_open_that_long() {
     // At the configured open time (1 s) it is still open...
     clock.advance(Duration::from_secs(1) + ManualTime::TICK);
     let err = status_of(&mut svc, &server.url("/ok")).await.unwrap_err();
-    assert_eq!(err.retry_after(), Some(Duration::from_secs(4)));
+    assert_eq!(err.retry_after(b.clock()), Some(Duration::from_secs(4)));
     // ...up to one tick before 5 s...
     clock.advance_ticks(five_s - ManualTime::ticks(Duration::from_secs(1)) - 1);
     assert!(
@@ -287,7 +283,7 @@ async fn retry_after_as_an_http_date() {
         503
     );
     let err = status_of(&mut svc, &server.url("/ok")).await.unwrap_err();
-    let wait = err.retry_after().unwrap();
+    let wait = err.retry_after(b.clock()).unwrap();
     assert!(wait > Duration::from_secs(30), "{wait:?}");
     assert!(
         wait <= Duration::from_secs(60) + 2 * ManualTime::TICK,

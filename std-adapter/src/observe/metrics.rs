@@ -188,11 +188,6 @@ const fn status_index(s: Status) -> usize {
 }
 
 impl Observer for MetricsObserver {
-    /// The breaker's name, which its rejections give too.
-    fn name(&self) -> Option<&str> {
-        Some(&self.name)
-    }
-
     fn on_transition(&self, t: Transition) {
         self.transitions[status_index(t.to)].increment(1);
         // Transitions are rare: a lock here keeps the four gauges coherent

@@ -122,11 +122,6 @@ macro_rules! transition_event {
 }
 
 impl Observer for TracingObserver {
-    /// The breaker's name, which its rejections give too.
-    fn name(&self) -> Option<&str> {
-        Some(&self.name)
-    }
-
     fn on_transition(&self, t: Transition) {
         match t.to {
             Status::Open => transition_event!(warn, self, t, "circuit breaker opened"),

@@ -16,8 +16,9 @@ use tripword::kit::CircuitBreaker;
 use tripword::{Cause, Outcome, Rejected};
 
 use super::{BreakerError, ResponseFuture};
-use crate::call::{CallError, Rejection};
+use crate::call::CallError;
 use crate::classify::{Classify, IntoVerdict};
+use crate::clock::RealClock;
 use crate::http::StatusClassifier;
 use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
 use crate::registry::Lookup;
@@ -28,8 +29,7 @@ use crate::registry::Lookup;
 /// circuit is open.
 ///
 /// Its `Display` names the key: `circuit open for "api.example.com": call
-/// not admitted (retry after 30s)` (the wait in ticks on a clock with no
-/// stated tick length, see [`Rejection`]). It is an
+/// not admitted (retry after 30000001 ticks)`. It is an
 /// [`Error`](std::error::Error) whenever `Q` is `Debug` and `E` is
 /// `Debug + Display` (tower's `BoxError` included), so it converts into a
 /// `BoxError`; it converts into a [`BreakerError`] (dropping the key) and a
@@ -48,15 +48,15 @@ use crate::registry::Lookup;
 /// let plain: BreakerError<()> = KeyedError::<&str, ()>::Inner(()).into();
 /// assert_eq!(plain.cause(), None::<Cause>);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeyedError<Q, E> {
     /// The circuit of `key` is open (or a probe is running): the inner
     /// service was not called.
     Open {
         /// The request's key, as the layer's key function gave it.
         key: Q,
-        /// Why, and for how long (see [`Rejection`]).
-        rejected: Rejection,
+        /// Why, and for how long, in the ticks of the key's breaker.
+        rejected: Rejected,
     },
     /// The inner service's error (from `call`'s future, or `poll_ready`).
     Inner(E),
@@ -77,34 +77,25 @@ impl<Q, E> KeyedError<Q, E> {
     }
 
     /// The rejection, if the call was not admitted.
-    pub fn rejection(&self) -> Option<&Rejection> {
+    pub fn rejected(&self) -> Option<&Rejected> {
         match self {
             KeyedError::Open { rejected, .. } => Some(rejected),
             KeyedError::Inner(_) => None,
         }
     }
 
-    /// The core's rejection, if the call was not admitted (its wait in
-    /// ticks).
-    pub fn rejected(&self) -> Option<&Rejected> {
-        self.rejection().map(Rejection::as_rejected)
-    }
-
     /// Why the call was not admitted, if it was not.
     pub fn cause(&self) -> Option<Cause> {
-        self.rejection().map(Rejection::cause)
+        self.rejected().map(Rejected::cause)
     }
 
-    /// How long until a call for the key could be admitted (see
-    /// [`CallError::retry_after`]).
-    pub fn retry_after(&self) -> Option<Duration> {
-        self.rejection().and_then(Rejection::retry_after)
-    }
-
-    /// How long until a call for the key could be admitted, in its
-    /// breaker's ticks.
-    pub fn retry_after_ticks(&self) -> Option<u64> {
-        self.rejection().and_then(Rejection::retry_after_ticks)
+    /// How long until a call for the key could be admitted, on the key's
+    /// breaker's clock (see [`CallError::retry_after`]).
+    pub fn retry_after<C: RealClock>(&self, clock: &C) -> Option<Duration> {
+        let _ = clock; // names the clock type; its tick is a constant
+        self.rejected()
+            .and_then(Rejected::retry_after)
+            .map(C::duration)
     }
 
     /// The inner service's error, if it failed.
@@ -143,11 +134,21 @@ impl<Q, E> From<KeyedError<Q, E>> for CallError<E> {
 
 impl<Q: fmt::Debug, E: fmt::Display> fmt::Display for KeyedError<Q, E> {
     /// `Open` reads as the rejection with the key (`circuit open for
-    /// "api.example.com": call not admitted (retry after 30s)`);
+    /// "api.example.com": call not admitted (retry after 5 ticks)`);
     /// `Inner` as the inner error itself.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            KeyedError::Open { key, rejected } => rejected.describe(f, Some(key)),
+            KeyedError::Open { key, rejected } => {
+                write!(
+                    f,
+                    "circuit {} for {key:?}: call not admitted",
+                    rejected.cause()
+                )?;
+                match rejected.retry_after() {
+                    Some(ticks) => write!(f, " (retry after {ticks} ticks)"),
+                    None => Ok(()),
+                }
+            }
             KeyedError::Inner(e) => fmt::Display::fmt(e, f),
         }
     }
