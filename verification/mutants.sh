@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation testing of the core in two tiers (docs/verification.md,
+# Mutation testing of the core in two tiers (docs/verification-mutants.md,
 # "Mutation testing").
 #
 #   bash verification/mutants.sh full [-j N]   every mutant of `tripword`

@@ -2,7 +2,7 @@
 # The cargo-fuzz targets (fuzz/, a workspace of its own, nightly): builds them
 # once, runs each for FUZZ_SECONDS (default 60) from a temporary copy of its
 # committed seed corpus (so the run leaves the repository clean), fails on any
-# crash, and notes the executions per target. docs/verification.md, "Fuzzing", has the details.
+# crash, and notes the executions per target. docs/verification-fuzzing.md, "Fuzzing", has the details.
 set -euo pipefail
 source .ci/lib.sh
 seconds="${FUZZ_SECONDS:-60}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation testing of the code changed (core, std adapter, Redis adapter)
-# since the last commit known to leave no mutant missed (docs/verification.md,
+# since the last commit known to leave no mutant missed (docs/verification-mutants.md,
 # "Mutation testing"). The base is the commit named in
 # `verification/mutants-clean` (written, and tagged `mutants-clean-*`, after
 # `verification/mutants.sh full` or `diff` showed 0 missed there; the file

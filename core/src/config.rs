@@ -686,7 +686,7 @@ impl<W: Word> ValidConfig<W> {
 
     /// A time given at run time (`failure_for`, `force_open_for`) in units,
     /// clamped to half the ring: the longest wait the word can hold with a
-    /// backwards clock still bounded (`docs/design.md`, "Open until").
+    /// backwards clock still bounded (`docs/design-word.md`, "Open until").
     #[inline]
     pub(crate) const fn hint_units(&self, ticks: u64) -> u64 {
         let max = W::LAYOUT.max_units();

@@ -50,7 +50,7 @@
 //! never does. Pick [`W32`] where native atomics are 32-bit (Cortex-M3/M4/M7,
 //! RISC-V with A): a [`W64`] word there falls back to a lock.
 //!
-//! See `docs/design.md` for the bit diagrams, the transition table and the
+//! See `docs/design-word.md` for the bit diagrams, and `docs/design.md` for the transition table and the
 //! memory-ordering argument.
 
 #![cfg_attr(not(test), no_std)]

@@ -65,7 +65,7 @@ impl<K, const N: usize> TransitionLog<K, N> {
     // filling it holds up that slot, and an operation that reaches it
     // meanwhile fails instead of waiting. Such a failure is a transition
     // counted in `dropped`, which is what heapless says makes the queue
-    // usable (`docs/design.md`, "Firmware: the table and the log").
+    // usable (`docs/design-kit.md`, "Firmware: the table and the log").
     #[expect(
         deprecated,
         reason = "a failed enqueue is counted as dropped, never waited on"

@@ -13,7 +13,7 @@
 //! these hooks does nothing by default and is called from the breaker's
 //! inlined fast paths, so an observer that does not override them, `()`
 //! first of all, compiles to the same code as without them
-//! (`benches/per-call.sh` counts the instructions; `docs/design.md`,
+//! (`benches/per-call.sh` counts the instructions; `docs/design-kit.md`,
 //! "Notifications").
 
 use crate::breaker::{Release, Ticket};

@@ -1495,7 +1495,7 @@ fn held_across<W: Word>(driver: Driver, n: u32) -> (Release, Status) {
 }
 
 /// The counter's period, pinned as the documented limit
-/// (`word::W32`, `docs/design.md` "Counter wrap"): on `W32` the counter
+/// (`word::W32`, `docs/design-word.md` "Counter wrap"): on `W32` the counter
 /// turns over after 1 024 changes, so a ticket held across exactly 1 024
 /// changes is misread as current: its failure counts (here it trips the
 /// breaker). Reached without time by ignored probes and by forces, and by

@@ -367,7 +367,7 @@ pub(crate) fn next_word<W: Word>(
 /// `OpenUntil` word's deadline comes; 0 once it has. `w` must be a timed
 /// word (`Open`, `Probing`, `OpenUntil`).
 ///
-/// Time is compared in units of `2^s` ticks (`docs/design.md`, "Time in
+/// Time is compared in units of `2^s` ticks (`docs/design-word.md`, "Time in
 /// units"). With backoff an `Open` word needs `min(cap, open_for << (trips -
 /// 1))` units, which fits the word's integer: `open_for` is at most half the
 /// time field (2^14 units for `W32`, 2^33 for `W64`) and the doublings at

@@ -1,7 +1,7 @@
 //! The word: how a breaker's whole state is packed into one integer.
 //!
 //! A word holds a 3-bit state tag, the state counter, and a payload whose
-//! meaning depends on the state (see `docs/design.md` for the bit diagrams):
+//! meaning depends on the state (see `docs/design-word.md` for the bit diagrams):
 //!
 //! ```text
 //! W64:  | time (34) | trips (5) | counter (22) | tag (3) |    Open, Probing, OpenUntil
@@ -200,10 +200,11 @@ pub trait Word: sealed::Sealed + Sized + 'static {
 
 /// The 64-bit word: 22-bit counter, 34-bit timestamps, thresholds up to 65535.
 ///
-/// With 1 µs ticks and the default horizon, time is kept in whole ticks: the
-/// time field's ring is 2^34 µs (4.77 hours), so callers up to ~3.8 hours
-/// apart see every deadline exactly. The counter turns over after 4 194 304
-/// state changes (`docs/design.md`, "Counter wrap").
+/// With 1 µs ticks, time is kept in whole ticks for durations up to 2^33
+/// µs (about 2.39 hours); the time field's ring is 2^34 µs (4.77 hours), so
+/// a caller sees every deadline exactly when it comes back within the ring
+/// less the open time (less one unit). The counter turns over after 4 194 304
+/// state changes (`docs/design-word.md`, "Counter wrap").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct W64;
 
@@ -226,7 +227,7 @@ pub struct W64;
 /// probes that keep ending `Ignored`, or an operator toggling
 /// `force_open`/`force_close`, take no time per change. Firmware that holds
 /// calls across either should use [`W64`] (4 194 304 changes). See
-/// `docs/design.md`, "Counter wrap".
+/// `docs/design-word.md`, "Counter wrap".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct W32;
 

@@ -33,7 +33,7 @@
 //! lock, copies the map with the new entry and publishes the copy: a write
 //! costs O(n), which a map of at most [`capacity`](Registry::capacity)
 //! entries that change rarely (new hosts, evictions) affords.
-//! `docs/design.md`, "The registry of named breakers", gives the reasons
+//! `docs/design-kit.md`, "The registry of named breakers", gives the reasons
 //! and the alternatives.
 //!
 //! A thread's cached snapshot keeps that snapshot's entries alive until

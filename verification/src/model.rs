@@ -32,7 +32,7 @@
 //!   after `k` trips is `min(need(cap), need(open_for) * 2^(k-1))` units;
 //! - **tickets are compared modulo the counter period** (`2^counter_bits`): a
 //!   ticket held across exactly a multiple of the period of state changes is
-//!   taken as current if the state then accepts releases (design.md, "Counter
+//!   taken as current if the state then accepts releases (design-word.md, "Counter
 //!   wrap"). The model's own counter never wraps; [`Model::counter`] is the
 //!   true number of state changes;
 //! - **trips saturate** at `2^trips_bits - 1`, which bounds the backoff

@@ -15,7 +15,7 @@
 //! racing a plain one on the last failure before the trip, and
 //! `force_open_for` racing a probe election (one caller, and two). `LOOM_MAX_PREEMPTIONS`, when set,
 //! bounds every model (the two-thread ones too); `TRIPWORD_LOOM_UNBOUNDED=1`
-//! lifts every bound (minutes, not seconds: see docs/verification.md, "loom").
+//! lifts every bound (minutes, not seconds: see docs/verification-concurrency.md, "loom").
 //! Each model prints how many executions loom explored and how long it took.
 //!
 //! Every model ends with [`history`], which checks SPEC I7 and I10 on the

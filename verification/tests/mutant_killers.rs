@@ -2,7 +2,7 @@
 //!
 //! `cargo mutants -p tripword` found each of these gaps: a public method whose
 //! result no test looked at, or a boundary no test stood on. Each test names
-//! the mutant it kills. See docs/verification.md, "Mutation
+//! the mutant it kills. See docs/verification-mutants.md, "Mutation
 //! testing".
 
 use std::cell::{Cell, RefCell};

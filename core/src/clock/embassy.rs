@@ -36,7 +36,7 @@ use super::Clock;
 /// time: in units of `2^s` ticks, `s` chosen from the config so that the
 /// field's ring covers the horizon (an hour by default, **in ticks**:
 /// 3 600 000 for `W32`, 3 600 000 000 for `W64`) plus the longest duration
-/// (`docs/design.md`, "Time in units"):
+/// (`docs/design-word.md`, "Time in units"):
 ///
 /// | `TICK_HZ` | [`W64`](crate::W64) | [`W32`](crate::W32), default horizon |
 /// |---|---|---|

@@ -62,7 +62,7 @@ impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u64, NO
 /// `from_secs_at_least`, `from_micros_at_least`) rounds up, so an open time
 /// lasts at least what you wrote, and it is `const`, so it can build a
 /// `static` config. The word keeps time in units of `2^s` ticks chosen from
-/// the config and its horizon (`docs/design.md`, "Time in units"): on
+/// the config and its horizon (`docs/design-word.md`, "Time in units"): on
 /// [`W32`](crate::W32) at 1 kHz, 128 ms units and an hour's horizon by
 /// default; on [`W64`](crate::W64) at 1 MHz, whole ticks and a ring of 4.77 h.
 ///
