@@ -84,3 +84,22 @@ fn every_hook_reaches_the_observer_it_made_once() {
         r#"LazyObserver { name: "lazy", made: true }"#
     );
 }
+
+/// A declared breaker answers the kit's trait as its breaker does: the
+/// detached release of a cancelled call, the async path, the verdicts.
+#[test]
+fn a_named_breaker_is_its_breaker_through_the_trait() {
+    use tripword::kit::{Reply, TickVerdict};
+    use tripword_std::{CircuitBreaker, MonotonicClock, NamedBreaker, Settings};
+    static B: NamedBreaker = NamedBreaker::new(
+        "named",
+        Settings::new().failure_threshold(1),
+        MonotonicClock,
+        (),
+    );
+    let t = CircuitBreaker::acquire(&B).unwrap();
+    B.release_detached(t, TickVerdict::Failure);
+    assert_eq!(CircuitBreaker::status(&B), Status::Open);
+    assert!(matches!(B.acquire_async(), Reply::Ready(Err(_))));
+    assert_eq!(B.name(), "named");
+}
