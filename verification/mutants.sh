@@ -143,7 +143,7 @@ if [ -s "$out/tier2.txt" ]; then
   # alone; the verification crate's dependency turns on jitter and heapless.
   # The test packages are named here: cargo-mutants 27.1 did not always apply
   # `test_package` from the config file.
-  cargo mutants -p tripword --test-package tripword --test-package tripword-verification \
+  cargo mutants -p tripword --test-package tripword --test-package tripword-verification --test-package tripword-verification-tokio \
     "${filter[@]}" -F "$re" -o "$out/t2" "$@" || status=$?
   case $status in 0 | 2 | 3) ;; *) echo "mutants: tier 2 failed to run ($status)"; exit "$status" ;; esac
   # A timeout is detected (the mutant hung the tests), as cargo-mutants
