@@ -39,13 +39,25 @@ use crate::sync::{AtomicU64, Ordering};
 ///     }
 /// }
 /// assert_eq!((&Ticks).now(), 42);
+/// // Ticks of unknown length: waits are shown in ticks.
+/// assert_eq!(<&Ticks>::TICK_PERIOD, None);
 /// ```
 pub trait Clock {
+    /// How long one tick is, when the clock knows (rounded to a whole
+    /// nanosecond); `None`, the default, when ticks are just ticks (a
+    /// [`ManualClock`], a counter of unknown rate). The core never reads
+    /// it: it keeps every time in ticks. A caller that shows a wait to a
+    /// person (`tripword-std`'s rejections: "retry after 29.9s") converts
+    /// with it.
+    const TICK_PERIOD: Option<core::time::Duration> = None;
+
     /// The current time in ticks. May wrap around `u64::MAX`.
     fn now(&self) -> u64;
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
+    const TICK_PERIOD: Option<core::time::Duration> = C::TICK_PERIOD;
+
     #[inline]
     fn now(&self) -> u64 {
         (**self).now()

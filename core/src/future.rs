@@ -422,8 +422,11 @@ pin_project! {
             releasing: R,
             output: Option<O>,
         },
+        // Not admitted (`None` once handed out); the breaker stays, for
+        // whoever maps the rejection (its name, say: `Guarded::breaker`).
         Rejected {
             rejected: Option<Rejected>,
+            breaker: H,
         },
         Done,
     }
@@ -497,7 +500,7 @@ where
             Reply::Ready(Ok(ticket)) => {
                 Self::admitted(breaker, ticket, judge, || make().into_future())
             }
-            Reply::Ready(Err(rejected)) => Self::rejected(rejected, judge),
+            Reply::Ready(Err(rejected)) => Self::rejected(breaker, rejected, judge),
             Reply::Wait(acquiring) => Self::admitting(breaker, acquiring, judge, make()),
         }
     }
@@ -532,12 +535,14 @@ where
         }
     }
 
-    /// A call that was not admitted: ready at once with `Err(rejected)`.
+    /// A call that `breaker` did not admit: ready at once with
+    /// `Err(rejected)`.
     #[inline(always)]
-    pub fn rejected(rejected: Rejected, judge: J) -> Self {
+    pub fn rejected(breaker: H, rejected: Rejected, judge: J) -> Self {
         Guarded {
             state: State::Rejected {
                 rejected: Some(rejected),
+                breaker,
             },
             judge,
         }
@@ -565,6 +570,18 @@ where
         matches!(self.state, State::Running { .. } | State::Releasing { .. })
     }
 
+    /// The breaker (or handle) the call went to, while the future holds
+    /// it: until a completed call's release, and after a rejection (to
+    /// describe it: its [`name`](CircuitBreaker::name), say).
+    pub fn breaker(&self) -> Option<&H> {
+        match &self.state {
+            State::Admitting { breaker, .. } => breaker.as_ref(),
+            State::Running { admitted, .. } => Some(admitted.breaker()),
+            State::Rejected { breaker, .. } => Some(breaker),
+            State::Releasing { .. } | State::Done => None,
+        }
+    }
+
     /// Where the call is.
     pub fn phase(&self) -> Phase {
         match &self.state {
@@ -573,9 +590,11 @@ where
                 future: Some(_), ..
             } => Phase::Running,
             State::Releasing { .. } => Phase::Releasing,
-            State::Rejected { rejected: Some(_) } => Phase::Rejected,
+            State::Rejected {
+                rejected: Some(_), ..
+            } => Phase::Rejected,
             State::Running { future: None, .. }
-            | State::Rejected { rejected: None }
+            | State::Rejected { rejected: None, .. }
             | State::Done => Phase::Done,
         }
     }
@@ -583,8 +602,8 @@ where
     /// The rejection, if the call was not admitted (until the future is
     /// polled and hands it out).
     pub fn rejection(&self) -> Option<Rejected> {
-        match self.state {
-            State::Rejected { rejected } => rejected,
+        match &self.state {
+            State::Rejected { rejected, .. } => *rejected,
             _ => None,
         }
     }
@@ -640,7 +659,7 @@ where
                         }),
                     }
                 }
-                StateProj::Rejected { rejected } => {
+                StateProj::Rejected { rejected, .. } => {
                     let rejected = rejected.take().expect("`Guarded` polled after completion");
                     return Poll::Ready(Err(rejected));
                 }
@@ -664,8 +683,13 @@ where
                         });
                     }
                     Err(rejected) => {
-                        // The protected future is dropped unpolled.
-                        this.state.set(State::Done);
+                        // The protected future is dropped unpolled; the
+                        // breaker stays, as for a call rejected at once.
+                        let breaker = breaker.take().expect("rejected once");
+                        this.state.set(State::Rejected {
+                            rejected: None,
+                            breaker,
+                        });
                         return Poll::Ready(Err(rejected));
                     }
                 },

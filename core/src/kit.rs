@@ -245,6 +245,15 @@ pub trait CircuitBreaker {
         Outcome::Failure
     }
 
+    /// The breaker's name, for messages and logs: `tripword-std` shows it
+    /// in a rejection (`circuit 'payments' open: ...`). `None` (the
+    /// default) for a breaker without one. A `'static` string, so that a
+    /// rejection that carries it stays `Copy` and costs nothing to make.
+    #[inline(always)]
+    fn name(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Releases with a [`TickVerdict`]: [`release`](Self::release), or
     /// [`release_failure_for`](Self::release_failure_for) for
     /// [`TickVerdict::FailureFor`].
@@ -319,6 +328,10 @@ macro_rules! handle_impl {
             #[inline(always)]
             fn abandon_outcome(&self) -> Outcome {
                 (**self).abandon_outcome()
+            }
+            #[inline(always)]
+            fn name(&self) -> Option<&'static str> {
+                (**self).name()
             }
             #[inline(always)]
             fn release_verdict(&self, ticket: B::Ticket, verdict: TickVerdict) -> Release {

@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use tripword_std::{BreakerExt, breaker, breakers};
-//! use tripword_std::prelude::Rejected;
+//! use tripword_std::prelude::Rejection;
 //!
 //! breakers! {
 //!     /// The payment provider.
@@ -17,9 +17,9 @@
 //! }
 //!
 //! #[derive(Debug, PartialEq)]
-//! enum PayError { Declined, Unavailable(Rejected) }
-//! impl From<Rejected> for PayError {
-//!     fn from(rejected: Rejected) -> Self { PayError::Unavailable(rejected) }
+//! enum PayError { Declined, Unavailable(Rejection) }
+//! impl From<Rejection> for PayError {
+//!     fn from(rejected: Rejection) -> Self { PayError::Unavailable(rejected) }
 //! }
 //!
 //! #[breaker(PAYMENTS)]
@@ -155,9 +155,11 @@ pub fn breakers(input: TokenStream) -> TokenStream {
 ///
 /// - the breaker is asked first; **rejected, the body does not run** and
 ///   the function returns `Err(E::from(rejected))`, so **`E` must implement
-///   `From<tripword::Rejected>`** (`tripword_std::CallError<E>` does, and
-///   so do `Box<dyn Error>` and `anyhow::Error`, as `Rejected` is an
-///   `Error`; or give your error a variant for it);
+///   `From<tripword_std::Rejection>`** (`tripword_std::CallError<E>` does,
+///   and so do `Box<dyn Error>` and `anyhow::Error`, as `Rejection` is an
+///   `Error`; or give your error a variant for it). The rejection names
+///   the breaker and its wait: `circuit 'payments' open: call not admitted
+///   (retry after 30.0s)`;
 /// - admitted, the body's result is returned as it is, and counted: `Ok` a
 ///   success, `Err` a failure, or as `classify` says (any classifier of
 ///   `tripword_std::classify`, named by a path or written as an
@@ -176,16 +178,16 @@ pub fn breakers(input: TokenStream) -> TokenStream {
 /// ```
 /// use tripword_std::{breaker, breakers};
 /// use tripword_std::classify::by_error;
-/// use tripword_std::prelude::{Outcome, Rejected, Status};
+/// use tripword_std::prelude::{Outcome, Rejection, Status};
 ///
 /// breakers! {
 ///     INVENTORY: failure_threshold = 1, open_for = 1h;
 /// }
 ///
 /// #[derive(Debug, PartialEq)]
-/// enum Lookup { NotFound, Timeout, Unavailable(Rejected) }
-/// impl From<Rejected> for Lookup {
-///     fn from(rejected: Rejected) -> Self { Lookup::Unavailable(rejected) }
+/// enum Lookup { NotFound, Timeout, Unavailable(Rejection) }
+/// impl From<Rejection> for Lookup {
+///     fn from(rejected: Rejection) -> Self { Lookup::Unavailable(rejected) }
 /// }
 ///
 /// fn unhealthy(e: &Lookup) -> Outcome {

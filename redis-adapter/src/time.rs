@@ -61,6 +61,8 @@ impl LocalClock for Monotonic {
 pub struct LocalTicks(pub(crate) Arc<dyn LocalClock>);
 
 impl tripword::Clock for LocalTicks {
+    const TICK_PERIOD: Option<core::time::Duration> = Some(core::time::Duration::from_micros(1));
+
     #[inline]
     fn now(&self) -> u64 {
         self.0.micros()

@@ -8,8 +8,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
-use tripword::{OnTransition, Rejected, Status};
-use tripword_std::{MonotonicClock, RealClock, breaker, breakers};
+use tripword::{OnTransition, Status};
+use tripword_std::{Rejection, breaker, breakers};
 
 breakers! {
     /// The payment provider: three failures in a row open it for 100 ms.
@@ -28,11 +28,11 @@ pub enum PaymentError {
     /// The provider answered with an error.
     ProviderDown,
     /// The breaker is open: the provider was not called.
-    Unavailable(Rejected),
+    Unavailable(Rejection),
 }
 
-impl From<Rejected> for PaymentError {
-    fn from(rejected: Rejected) -> Self {
+impl From<Rejection> for PaymentError {
+    fn from(rejected: Rejection) -> Self {
         PaymentError::Unavailable(rejected)
     }
 }
@@ -52,10 +52,8 @@ fn show(result: Result<String, PaymentError>) {
     match result {
         Ok(receipt) => println!("{receipt}"),
         Err(PaymentError::ProviderDown) => println!("the provider is down"),
-        Err(PaymentError::Unavailable(rejected)) => {
-            let wait = rejected.retry_after().map(MonotonicClock::duration);
-            println!("not called ({}); retry in {wait:?}", rejected.cause());
-        }
+        // `circuit 'payments' open: call not admitted (retry after 0.3s)`
+        Err(PaymentError::Unavailable(rejected)) => println!("not called: {rejected}"),
     }
 }
 

@@ -190,7 +190,7 @@ async fn main() -> Result<ExitCode, BoxError> {
     let busy_since = Instant::now();
     let r = ready_call(&mut client, &url("/price")).await;
     let wait = match &r {
-        Err(err) => err.retry_after(breaker.clock()),
+        Err(err) => err.retry_after(),
         Ok(_) => None,
     };
     tally.requests += 1;
@@ -267,7 +267,7 @@ where
         Ok(status) => status.to_string(),
         Err(BreakerError::Open(r)) => {
             tally.rejected += 1;
-            let wait = r.retry_after().map(MonotonicClock::duration);
+            let wait = r.retry_after();
             format!(
                 "rejected ({}, retry in {:.0} ms) - not sent",
                 r.cause(),

@@ -26,12 +26,12 @@
 //! assert!(!ran); // not called while open
 //! let Err(CallError::Open(rejected)) = r else { panic!("{r:?}") };
 //! assert_eq!(rejected.cause(), Cause::Open);
-//! assert_eq!(rejected.retry_after(), Some(70)); // ticks
+//! assert_eq!(rejected.retry_after_ticks(), Some(70)); // a `ManualClock`: ticks
+//! assert_eq!(rejected.to_string(), "circuit open: call not admitted (retry after 70 ticks)");
 //! ```
 
 use core::fmt;
 use core::future::Future;
-use core::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +41,7 @@ use tripword::kit::CircuitBreaker;
 use tripword::{Cause, Outcome, Rejected};
 
 use crate::classify::{Classify, IntoVerdict};
+#[cfg(doc)]
 use crate::clock::RealClock;
 use crate::future::{CallAsync, CallOrElse};
 use crate::guard::Pending;
@@ -50,9 +51,9 @@ use crate::policy::{AsPolicy, CallPolicy, Timing};
 /// admit it (the function was not called), or the function returned an
 /// error.
 ///
-/// The [`Rejected`] of `Open` says why ([`Cause`]) and, in
-/// the clock's ticks, how long until a call could be admitted; a
-/// [`RealClock`] turns that into a [`Duration`]:
+/// The [`Rejection`] of `Open` says why ([`Cause`]), how long until a call
+/// could be admitted (a [`Duration`] on a clock that knows its tick), and
+/// which breaker said no, if it has a name:
 ///
 /// ```
 /// use std::time::Duration;
@@ -61,9 +62,10 @@ use crate::policy::{AsPolicy, CallPolicy, Timing};
 /// let b = Settings::new().failure_threshold(1).open_for(Duration::from_secs(60)).build()?;
 /// let _ = b.call(|| Err::<(), _>("timeout")); // trips
 /// let err = b.call(|| Ok::<_, &str>(())).unwrap_err();
-/// let wait = err.rejected().and_then(|r| r.retry_after()).map(MonotonicClock::duration);
+/// let wait = err.retry_after();
 /// // At most the open time (and its tick for the clock's rounding), never early.
 /// assert!(wait.is_some_and(|w| w <= Duration::from_secs(60) + MonotonicClock::TICK));
+/// assert!(err.to_string().starts_with("circuit open: call not admitted (retry after "));
 ///
 /// let inner = CallError::Inner("timeout");
 /// assert_eq!(inner.to_string(), "timeout");
@@ -74,7 +76,7 @@ use crate::policy::{AsPolicy, CallPolicy, Timing};
 pub enum CallError<E> {
     /// The circuit is open (or a probe is running): the function was not
     /// called.
-    Open(Rejected),
+    Open(Rejection),
     /// The function was called and returned this error.
     Inner(E),
 }
@@ -91,9 +93,10 @@ impl<E> CallError<E> {
     }
 
     /// The rejection, if the call was not admitted: its
-    /// [`cause`](Rejected::cause) and [`retry_after`](Rejected::retry_after)
-    /// (in ticks; [`RealClock::duration`]
-    /// converts them).
+    /// [`cause`](Rejection::cause), its wait
+    /// ([`retry_after`](Rejection::retry_after), or in ticks
+    /// [`retry_after_ticks`](Rejection::retry_after_ticks)) and the
+    /// breaker's [`name`](Rejection::name).
     ///
     /// ```
     /// use tripword::{Breaker, Cause, Config};
@@ -105,10 +108,10 @@ impl<E> CallError<E> {
     /// b.force_open();
     /// let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
     /// assert_eq!(err.rejected().map(|r| r.cause()), Some(Cause::ForcedOpen));
-    /// assert_eq!(err.rejected().and_then(|r| r.retry_after()), None); // no timer ends it
+    /// assert_eq!(err.rejected().and_then(|r| r.retry_after_ticks()), None); // no timer ends it
     /// assert_eq!(CallError::Inner(()).rejected(), None);
     /// ```
-    pub fn rejected(&self) -> Option<&Rejected> {
+    pub fn rejected(&self) -> Option<&Rejection> {
         match self {
             CallError::Open(r) => Some(r),
             CallError::Inner(_) => None,
@@ -155,14 +158,13 @@ impl<E> CallError<E> {
     /// assert_eq!(CallError::Inner(()).cause(), None);
     /// ```
     pub fn cause(&self) -> Option<Cause> {
-        self.rejected().map(Rejected::cause)
+        self.rejected().map(Rejection::cause)
     }
 
-    /// How long until a call could be admitted, as a [`Duration`] on the
-    /// breaker's clock (pass [`breaker.clock()`](tripword::Breaker::clock)):
-    /// `None` if the call ran, or if the breaker is forced open (no timer
-    /// ends that). An upper bound on the real time left (see
-    /// [`RealClock::duration`]).
+    /// How long until a call could be admitted: `None` if the call ran,
+    /// if the breaker is forced open (no timer ends that), or if its clock
+    /// does not know its tick ([`Rejection::retry_after`]). An upper bound
+    /// on the real time left (see [`RealClock::duration`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -178,14 +180,12 @@ impl<E> CallError<E> {
     /// clock.advance(Duration::from_secs(4));
     /// let err = b.call(|| Ok::<_, &str>(())).unwrap_err();
     /// // 10 s and the tick the conversion adds, less the 4 s that passed.
-    /// assert_eq!(err.retry_after(b.clock()), Some(Duration::from_micros(6_000_001)));
+    /// assert_eq!(err.retry_after(), Some(Duration::from_micros(6_000_001)));
+    /// assert_eq!(err.to_string(), "circuit open: call not admitted (retry after 6.0s)");
     /// # Ok::<(), tripword_std::SettingsError>(())
     /// ```
-    pub fn retry_after<C: RealClock>(&self, clock: &C) -> Option<Duration> {
-        let _ = clock; // names the clock type; its tick is a constant
-        self.rejected()
-            .and_then(Rejected::retry_after)
-            .map(C::duration)
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.rejected().and_then(Rejection::retry_after)
     }
 
     /// Maps the function's error, keeping `Open` as is.
@@ -204,20 +204,29 @@ impl<E> CallError<E> {
 }
 
 impl<E> From<Rejected> for CallError<E> {
-    /// A rejection as [`CallError::Open`].
+    /// A rejection as [`CallError::Open`], with no tick length and no name
+    /// ([`Rejection::new`]).
     ///
     /// ```
     /// use tripword::{Breaker, Config};
     /// use tripword::clock::ManualClock;
-    /// use tripword_std::CallError;
+    /// use tripword_std::{CallError, Rejection};
     ///
     /// let clock = ManualClock::new(0);
     /// let b = Breaker::new(Config::new(), &clock);
     /// b.force_open();
     /// let rejected = b.acquire().unwrap_err();
-    /// assert_eq!(CallError::<()>::from(rejected), CallError::Open(rejected));
+    /// assert_eq!(CallError::<()>::from(rejected), CallError::Open(Rejection::new(rejected)));
     /// ```
     fn from(rejected: Rejected) -> Self {
+        CallError::Open(Rejection::new(rejected))
+    }
+}
+
+impl<E> From<Rejection> for CallError<E> {
+    /// A rejection as [`CallError::Open`] (what a `#[breaker]` fn returning
+    /// `Result<T, CallError<E>>` does with one).
+    fn from(rejected: Rejection) -> Self {
         CallError::Open(rejected)
     }
 }
@@ -300,8 +309,12 @@ mod sealed {
     impl<T, E> Sealed for Result<T, E> {}
 }
 
-/// A rejection handed to a fallback, typed by the breaker's clock `C`, so
-/// that on a [`RealClock`] its wait is a [`Duration`].
+/// Why a call was not admitted, as [`CallError::Open`] carries it and a
+/// fallback receives it: the core's [`Rejected`] (its [`Cause`] and its
+/// wait in ticks), with the length of the breaker's clock tick and the
+/// breaker's [name](CircuitBreaker::name), so that it reads as a person
+/// wants it: `circuit 'payments' open: call not admitted (retry after
+/// 30.0s)`. Three words and `Copy`: made only when a call is rejected.
 ///
 /// ```
 /// use std::time::Duration;
@@ -317,24 +330,69 @@ mod sealed {
 ///     |open| {
 ///         assert_eq!(open.cause(), Cause::Open);
 ///         assert!(open.retry_after() > Some(Duration::from_secs(4)));
+///         assert_eq!(open.to_string(), "circuit open: call not admitted (retry after 5.0s)");
 ///         Ok(7) // the cached price
 ///     },
 /// );
 /// assert_eq!(price, Ok(7));
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
-pub struct Rejection<C> {
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rejection {
     rejected: Rejected,
-    clock: PhantomData<fn() -> C>,
+    /// One tick of the breaker's clock in nanoseconds; 0 when unknown.
+    tick_nanos: u64,
+    name: Option<&'static str>,
 }
 
-impl<C> Rejection<C> {
-    /// The rejection of a breaker on clock `C`.
+impl Rejection {
+    /// A rejection with no tick length and no name: its wait reads in
+    /// ticks. [`of`](Rejection::of) a breaker knows both.
     pub const fn new(rejected: Rejected) -> Self {
         Rejection {
             rejected,
-            clock: PhantomData,
+            tick_nanos: 0,
+            name: None,
         }
+    }
+
+    /// `breaker`'s rejection: the tick of its clock
+    /// ([`Clock::TICK_PERIOD`](tripword::Clock::TICK_PERIOD)) and its
+    /// [name](CircuitBreaker::name).
+    #[inline]
+    pub fn of<B: CircuitBreaker + ?Sized>(breaker: &B, rejected: Rejected) -> Self {
+        Self::on_clock::<B::Clock>(rejected).named(breaker.name())
+    }
+
+    /// A rejection by a breaker on clock `C`, unnamed.
+    #[inline]
+    pub const fn on_clock<C: tripword::Clock + ?Sized>(rejected: Rejected) -> Self {
+        Rejection::new(rejected).with_tick(C::TICK_PERIOD)
+    }
+
+    /// The same rejection, its ticks `tick` long (`None`: unknown).
+    pub const fn with_tick(mut self, tick: Option<Duration>) -> Self {
+        self.tick_nanos = match tick {
+            // At least 1 ns, saturating: a tick is never zero.
+            Some(tick) => {
+                let nanos = tick.as_nanos();
+                if nanos == 0 {
+                    1
+                } else if nanos > u64::MAX as u128 {
+                    u64::MAX
+                } else {
+                    nanos as u64
+                }
+            }
+            None => 0,
+        };
+        self
+    }
+
+    /// The same rejection, by the breaker called `name`.
+    pub const fn named(mut self, name: Option<&'static str>) -> Self {
+        self.name = name;
+        self
     }
 
     /// The core's rejection (its wait in ticks).
@@ -351,41 +409,116 @@ impl<C> Rejection<C> {
     pub const fn retry_after_ticks(&self) -> Option<u64> {
         self.rejected.retry_after()
     }
-}
 
-impl<C: RealClock> Rejection<C> {
-    /// How long until a call could be admitted (an upper bound, see
-    /// [`RealClock::duration`]); `None` when forced open.
-    pub fn retry_after(&self) -> Option<Duration> {
-        self.rejected.retry_after().map(C::duration)
+    /// How long until a call could be admitted: an upper bound on the real
+    /// time left (the clock reading it counts from was rounded down, see
+    /// [`RealClock::duration`]). `None` when forced open (no timer ends
+    /// that), or when the breaker's clock does not know its tick (a
+    /// [`ManualClock`](tripword::clock::ManualClock): see
+    /// [`retry_after_ticks`](Self::retry_after_ticks)).
+    pub const fn retry_after(&self) -> Option<Duration> {
+        match (self.rejected.retry_after(), self.tick_period()) {
+            (Some(ticks), Some(tick)) => Some(crate::clock::ticks_to_duration(ticks, tick)),
+            _ => None,
+        }
+    }
+
+    /// The length of one tick of the breaker's clock, if it is known.
+    pub const fn tick_period(&self) -> Option<Duration> {
+        if self.tick_nanos == 0 {
+            None
+        } else {
+            Some(Duration::from_nanos(self.tick_nanos))
+        }
+    }
+
+    /// The name of the breaker that rejected the call, if it has one.
+    pub const fn name(&self) -> Option<&'static str> {
+        self.name
     }
 }
 
-impl<C> Clone for Rejection<C> {
-    fn clone(&self) -> Self {
-        *self
+impl From<Rejected> for Rejection {
+    /// [`Rejection::new`]: no tick length, no name.
+    fn from(rejected: Rejected) -> Self {
+        Rejection::new(rejected)
     }
 }
 
-impl<C> Copy for Rejection<C> {}
-
-impl<C> PartialEq for Rejection<C> {
-    fn eq(&self, other: &Self) -> bool {
-        self.rejected == other.rejected
-    }
-}
-
-impl<C> Eq for Rejection<C> {}
-
-impl<C> fmt::Debug for Rejection<C> {
+impl fmt::Debug for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.rejected, f)
+        let mut out = f.debug_struct("Rejection");
+        if let Some(name) = self.name {
+            out.field("name", &name);
+        }
+        out.field("cause", &self.cause());
+        match (self.retry_after(), self.retry_after_ticks()) {
+            (Some(wait), _) => out.field("retry_after", &wait),
+            (None, Some(ticks)) => out.field("retry_after_ticks", &ticks),
+            (None, None) => out.field("retry_after", &None::<Duration>),
+        };
+        out.finish()
     }
 }
 
-impl<C> fmt::Display for Rejection<C> {
+impl fmt::Display for Rejection {
+    /// `circuit 'payments' open: call not admitted (retry after 30.0s)`:
+    /// the name if the breaker has one, the wait to the nearest tenth of a
+    /// second from 1 s (whole milliseconds, microseconds or nanoseconds
+    /// below), in ticks if the tick's length is unknown, absent when forced
+    /// open.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.rejected, f)
+        self.write_for(f, None)
+    }
+}
+
+impl Rejection {
+    /// The `Display` text, with the registry key the rejection was for, if
+    /// any: `circuit open for "api.example.com": call not admitted (...)`.
+    pub(crate) fn write_for(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        key: Option<&dyn fmt::Debug>,
+    ) -> fmt::Result {
+        f.write_str("circuit ")?;
+        if let Some(name) = self.name {
+            write!(f, "'{name}' ")?;
+        }
+        write!(f, "{}", self.cause())?;
+        if let Some(key) = key {
+            write!(f, " for {key:?}")?;
+        }
+        f.write_str(": call not admitted")?;
+        match (self.retry_after(), self.retry_after_ticks()) {
+            (Some(wait), _) => write!(f, " (retry after {})", Wait(wait)),
+            (None, Some(ticks)) => write!(f, " (retry after {ticks} ticks)"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for Rejection {}
+
+/// A wait as a person reads it, to the nearest tenth of a second from 1 s,
+/// the nearest millisecond or microsecond below: `30.0s`, `250ms`, `12µs`,
+/// `40ns`. (The exact bound is [`Rejection::retry_after`]; a reader does
+/// not want the tick of rounding it adds shown as `30.1s`.)
+struct Wait(Duration);
+
+impl fmt::Display for Wait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let nanos = self.0.as_nanos();
+        let up = |unit: u128| (nanos + unit / 2) / unit;
+        if nanos >= 1_000_000_000 {
+            let tenths = up(100_000_000);
+            write!(f, "{}.{}s", tenths / 10, tenths % 10)
+        } else if nanos >= 1_000_000 {
+            write!(f, "{}ms", up(1_000_000))
+        } else if nanos >= 1_000 {
+            write!(f, "{}µs", up(1_000))
+        } else {
+            write!(f, "{nanos}ns")
+        }
     }
 }
 
@@ -506,7 +639,10 @@ pub trait BreakerExt: CircuitBreaker {
         F: FnOnce() -> R,
         R: CallResult<Value = T, Error = E>,
     {
-        let ticket = self.acquire()?;
+        let ticket = match self.acquire() {
+            Ok(ticket) => ticket,
+            Err(rejected) => return Err(CallError::Open(Rejection::of(self, rejected))),
+        };
         let timed = Timing::<Self::Clock>::threshold(policy.slow_threshold()).is_some();
         // A call that ends by returning is settled below; one that panics,
         // in `f` or in the classifier, drops `pending` while unwinding: a
@@ -544,12 +680,12 @@ pub trait BreakerExt: CircuitBreaker {
     where
         F: FnOnce() -> R,
         R: CallResult<Value = T, Error = E>,
-        G: FnOnce(Rejection<Self::Clock>) -> Result<T, E>,
+        G: FnOnce(Rejection) -> Result<T, E>,
     {
         match self.call(f) {
             Ok(value) => Ok(value),
             Err(CallError::Inner(e)) => Err(e),
-            Err(CallError::Open(rejected)) => fallback(Rejection::new(rejected)),
+            Err(CallError::Open(rejected)) => fallback(rejected),
         }
     }
 
@@ -638,7 +774,7 @@ pub trait BreakerExt: CircuitBreaker {
     ) -> CallOrElse<&Self, F, CallPolicy, Fb, G>
     where
         F: Future<Output = Result<T, E>>,
-        Fb: FnOnce(Rejection<Self::Clock>) -> G,
+        Fb: FnOnce(Rejection) -> G,
         G: Future<Output = Result<T, E>>,
     {
         CallOrElse::new(self.call_async(future), fallback)

@@ -215,7 +215,8 @@ impl<T, E, V> Classify<T, E> for DynClassifier<T, E, V> {
 /// let Err(CallError::Open(r)) = b.call(|| Ok::<_, u16>(())) else { panic!() };
 /// assert_eq!(r.cause(), Cause::Open);
 /// // Open for 30 s (in ticks, at least 30 s), not the configured 1 s.
-/// assert_eq!(r.retry_after(), Some(ManualTime::ticks(Duration::from_secs(30))));
+/// assert_eq!(r.retry_after_ticks(), Some(ManualTime::ticks(Duration::from_secs(30))));
+/// assert_eq!(r.to_string(), "circuit open: call not admitted (retry after 30.0s)");
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -73,6 +73,8 @@ use tripword::Clock;
 /// /// A clock ticking every 10 µs, on some other time source.
 /// struct TenMicros;
 /// impl Clock for TenMicros {
+///     // The same tick, so that rejections show their waits as durations.
+///     const TICK_PERIOD: Option<Duration> = Some(Duration::from_micros(10));
 ///     fn now(&self) -> u64 { 0 /* read the time source here */ }
 /// }
 /// impl RealClock for TenMicros {
@@ -84,6 +86,8 @@ use tripword::Clock;
 /// ```
 pub trait RealClock: Clock {
     /// How long one tick is. Must not be zero (a zero tick is read as 1 ns).
+    /// Give [`Clock::TICK_PERIOD`] the same value (`Some(TICK)`): it is what
+    /// a rejection reads to show its wait as a duration.
     const TICK: Duration;
 
     /// The ticks a breaker must count for at least `duration` of real time
@@ -156,6 +160,9 @@ fn since_epoch() -> Duration {
 pub struct MonotonicClock;
 
 impl Clock for MonotonicClock {
+    /// [`RealClock::TICK`]: rejections show their waits as durations.
+    const TICK_PERIOD: Option<Duration> = Some(<Self as RealClock>::TICK);
+
     /// Microseconds since the epoch (wraps after 2^64 µs, some 584 000
     /// years).
     #[inline]
@@ -190,6 +197,9 @@ impl RealClock for MonotonicClock {
 pub struct MillisClock;
 
 impl Clock for MillisClock {
+    /// [`RealClock::TICK`]: rejections show their waits as durations.
+    const TICK_PERIOD: Option<Duration> = Some(<Self as RealClock>::TICK);
+
     /// Milliseconds since the epoch.
     #[inline]
     fn now(&self) -> u64 {
@@ -272,6 +282,9 @@ impl Default for ManualTime {
 }
 
 impl Clock for ManualTime {
+    /// [`RealClock::TICK`]: rejections show their waits as durations.
+    const TICK_PERIOD: Option<Duration> = Some(<Self as RealClock>::TICK);
+
     /// The ticks set by hand.
     #[inline]
     fn now(&self) -> u64 {
@@ -380,6 +393,9 @@ pub struct CoarseClock;
 
 #[cfg(feature = "coarsetime")]
 impl Clock for CoarseClock {
+    /// [`RealClock::TICK`]: rejections show their waits as durations.
+    const TICK_PERIOD: Option<Duration> = Some(<Self as RealClock>::TICK);
+
     /// Milliseconds since an unspecified start (boot, on Linux).
     #[inline]
     fn now(&self) -> u64 {
@@ -421,6 +437,9 @@ pub struct RecentClock;
 
 #[cfg(feature = "coarsetime")]
 impl Clock for RecentClock {
+    /// [`RealClock::TICK`]: rejections show their waits as durations.
+    const TICK_PERIOD: Option<Duration> = Some(<Self as RealClock>::TICK);
+
     /// Milliseconds since an unspecified start, as of the last update.
     #[inline]
     fn now(&self) -> u64 {

@@ -29,11 +29,11 @@
 //! pub enum PaymentError {
 //!     Declined,
 //!     Timeout,
-//!     Unavailable(Rejected),
+//!     Unavailable(Rejection),
 //! }
 //!
-//! impl From<Rejected> for PaymentError {
-//!     fn from(rejected: Rejected) -> Self {
+//! impl From<Rejection> for PaymentError {
+//!     fn from(rejected: Rejection) -> Self {
 //!         PaymentError::Unavailable(rejected)
 //!     }
 //! }
@@ -52,7 +52,8 @@
 //! // Tripped: the body does not run, the rejection says why and for how long.
 //! let Err(PaymentError::Unavailable(rejected)) = charge(250) else { panic!() };
 //! assert_eq!(rejected.cause(), Cause::Open);
-//! assert!(rejected.retry_after().map(MonotonicClock::duration) <= Some(Duration::from_secs(31)));
+//! assert!(rejected.retry_after() <= Some(Duration::from_secs(31)));
+//! assert!(rejected.to_string().starts_with("circuit 'payments' open: call not admitted (retry after 3"));
 //! assert_eq!(PAYMENTS.name(), "payments");
 //! assert_eq!(PAYMENTS.status(), Status::Open);
 //! ```
@@ -60,8 +61,10 @@
 //! # The contract of `#[breaker]`
 //! - The function keeps its signature, as written, in the docs too; the
 //!   body is wrapped.
-//! - **`E` must implement `From<`[`Rejected`]`>`**: a rejected call returns
-//!   `Err(E::from(rejected))` without running the body. An error enum with
+//! - **`E` must implement `From<`[`Rejection`](crate::Rejection)`>`**: a
+//!   rejected call returns `Err(E::from(rejected))` without running the
+//!   body; the rejection names the breaker and its wait (`circuit
+//!   'payments' open: call not admitted (retry after 30.0s)`). An error enum with
 //!   a variant for it (above), [`CallError<E>`](crate::CallError) (whose
 //!   `Open` is that variant), `Box<dyn Error + Send + Sync>` and
 //!   `anyhow::Error` all do.
@@ -119,6 +122,7 @@
 //! /// The test's clock: the microseconds `TIME` was moved to.
 //! struct TestClock;
 //! impl Clock for TestClock {
+//!     const TICK_PERIOD: Option<Duration> = Some(ManualTime::TICK);
 //!     fn now(&self) -> u64 { TIME.now() }
 //! }
 //! impl RealClock for TestClock {
@@ -297,6 +301,11 @@ impl<O: Observer, C: tripword::Clock, W: Word> CircuitBreaker for NamedBreaker<O
     fn abandon_outcome(&self) -> Outcome {
         CircuitBreaker::abandon_outcome(&self.breaker)
     }
+    /// The declared name: a rejection reads `circuit 'payments' open: ...`.
+    #[inline(always)]
+    fn name(&self) -> Option<&'static str> {
+        Some(self.name)
+    }
     #[inline(always)]
     fn release_verdict(&self, ticket: Ticket, verdict: TickVerdict) -> Release {
         self.breaker.release_verdict(ticket, verdict)
@@ -437,10 +446,10 @@ impl Observer for LazyObserver {
 pub mod __private {
     use core::future::Future;
 
+    use tripword::Observer;
     use tripword::kit::CircuitBreaker;
-    use tripword::{Observer, Rejected};
 
-    use crate::call::{BreakerExt, CallError};
+    use crate::call::{BreakerExt, CallError, Rejection};
     use crate::classify::{Classify, IntoVerdict};
     use crate::policy::{CallPolicy, Timing};
 
@@ -458,18 +467,18 @@ pub mod __private {
     /// The error type of a function under `#[breaker]`: it must take a
     /// rejection.
     #[diagnostic::on_unimplemented(
-        message = "`#[breaker]` returns a rejected call as `Err(E::from(rejected))`, and `{Self}` does not implement `From<tripword::Rejected>`",
+        message = "`#[breaker]` returns a rejected call as `Err(E::from(rejected))`, and `{Self}` does not implement `From<tripword_std::Rejection>`",
         label = "this error type cannot hold a rejection",
-        note = "give the error a variant for it (`impl From<tripword::Rejected> for {Self}`), or return `Result<T, tripword_std::CallError<{Self}>>`"
+        note = "give the error a variant for it (`impl From<tripword_std::Rejection> for {Self}`), or return `Result<T, tripword_std::CallError<{Self}>>`"
     )]
     pub trait FromRejected {
         /// The rejection as this error.
-        fn from_rejected(rejected: Rejected) -> Self;
+        fn from_rejected(rejected: Rejection) -> Self;
     }
 
-    impl<E: From<Rejected>> FromRejected for E {
+    impl<E: From<Rejection>> FromRejected for E {
         #[inline(always)]
-        fn from_rejected(rejected: Rejected) -> Self {
+        fn from_rejected(rejected: Rejection) -> Self {
             E::from(rejected)
         }
     }
@@ -669,8 +678,8 @@ mod tests {
             Down,
             Open(Cause),
         }
-        impl From<Rejected> for E {
-            fn from(r: Rejected) -> Self {
+        impl From<crate::Rejection> for E {
+            fn from(r: crate::Rejection) -> Self {
                 E::Open(r.cause())
             }
         }

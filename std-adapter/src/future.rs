@@ -137,7 +137,7 @@ where
             Reply::Ready(Ok(ticket)) => {
                 Self::admitted(breaker, ticket, policy, || make().into_future())
             }
-            Reply::Ready(Err(rejected)) => Self::rejected_with(rejected, policy),
+            Reply::Ready(Err(rejected)) => Self::rejected_with(breaker, rejected, policy),
             Reply::Wait(acquiring) => Self::admitting(breaker, acquiring, policy, make()),
         }
     }
@@ -165,12 +165,12 @@ where
         }
     }
 
-    /// A call that was not admitted: ready at once with
+    /// A call that `breaker` did not admit: ready at once with
     /// [`CallError::Open`].
     #[inline(always)]
-    pub(crate) fn rejected_with(rejected: Rejected, policy: J) -> Self {
+    pub(crate) fn rejected_with(breaker: H, rejected: Rejected, policy: J) -> Self {
         CallAsync {
-            inner: Guarded::rejected(rejected, ByPolicy::new(policy)),
+            inner: Guarded::rejected(breaker, rejected, ByPolicy::new(policy)),
         }
     }
 
@@ -181,7 +181,13 @@ where
             inner: Guarded::admitting(breaker, acquiring, ByPolicy::new(policy), make),
         }
     }
+}
 
+impl<H, F, J, M> CallAsync<H, F, J, M>
+where
+    H: CircuitBreaker,
+    F: Future,
+{
     /// Whether the call was admitted (a rejected call's future is ready at
     /// once with [`CallError::Open`]; one whose admission is still in
     /// flight is not admitted yet).
@@ -191,8 +197,15 @@ where
 
     /// The rejection, if the call was not admitted (until the future is
     /// polled and hands it out).
-    pub fn rejected(&self) -> Option<Rejected> {
-        self.inner.rejection()
+    pub fn rejected(&self) -> Option<Rejection> {
+        self.inner.rejection().map(|r| self.describe(r))
+    }
+
+    /// `rejected` with the clock's tick and the breaker's name.
+    #[inline]
+    fn describe(&self, rejected: Rejected) -> Rejection {
+        let name = self.inner.breaker().and_then(CircuitBreaker::name);
+        Rejection::on_clock::<ClockOf<H>>(rejected).named(name)
     }
 
     /// Where the call is.
@@ -215,10 +228,16 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Poll::Ready(match ready!(self.project().inner.poll(cx)) {
+        let mut this = self.project();
+        Poll::Ready(match ready!(this.inner.as_mut().poll(cx)) {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(CallError::Inner(e)),
-            Err(rejected) => Err(CallError::Open(rejected)),
+            Err(rejected) => {
+                let name = this.inner.as_ref().breaker().and_then(CircuitBreaker::name);
+                Err(CallError::Open(
+                    Rejection::on_clock::<ClockOf<H>>(rejected).named(name),
+                ))
+            }
         })
     }
 }
@@ -231,7 +250,7 @@ where
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let mut out = f.debug_struct("CallAsync");
         out.field("state", &format_args!("{}", self.inner.phase().as_str()));
-        if let Some(rejected) = self.inner.rejection() {
+        if let Some(rejected) = self.rejected() {
             out.field("rejected", &rejected);
         }
         out.finish_non_exhaustive()
@@ -277,7 +296,7 @@ where
     H: CircuitBreaker,
     F: Future,
     CallAsync<H, F, J>: Future<Output = Result<T, CallError<E>>>,
-    Fb: FnOnce(Rejection<ClockOf<H>>) -> G,
+    Fb: FnOnce(Rejection) -> G,
     G: Future<Output = Result<T, E>>,
 {
     type Output = Result<T, E>;
@@ -296,7 +315,7 @@ where
                         .fallback
                         .take()
                         .expect("`CallOrElse` polled after completion");
-                    this.running.set(Some(fallback(Rejection::new(rejected))));
+                    this.running.set(Some(fallback(rejected)));
                 }
             }
         }

@@ -182,6 +182,10 @@ impl<K, B: CircuitBreaker> CircuitBreaker for EntryOf<K, B> {
         self.breaker.abandon_outcome()
     }
     #[inline(always)]
+    fn name(&self) -> Option<&'static str> {
+        self.breaker.name()
+    }
+    #[inline(always)]
     fn release_verdict(&self, ticket: B::Ticket, verdict: TickVerdict) -> Release {
         self.breaker.release_verdict(ticket, verdict)
     }

@@ -73,10 +73,11 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
-use tripword::{Cause, Outcome, Rejected};
+use tripword::{Cause, Outcome};
 
-use crate::call::CallError;
+use crate::call::{CallError, Rejection};
 use crate::classify::{Classify, IntoVerdict};
+#[cfg(doc)]
 use crate::clock::RealClock;
 use crate::future::CallAsync;
 use crate::http::StatusClassifier;
@@ -113,7 +114,7 @@ pub use keyed::{KeyedError, KeyedResponseFuture, RegistryLayer, RegistryService}
 pub enum BreakerError<E> {
     /// The circuit is open (or a probe is running): the inner service was
     /// not called.
-    Open(Rejected),
+    Open(Rejection),
     /// The inner service's error (from `call`'s future, or `poll_ready`).
     Inner(E),
 }
@@ -125,7 +126,7 @@ impl<E> BreakerError<E> {
     }
 
     /// The rejection, if the call was not admitted.
-    pub fn rejected(&self) -> Option<&Rejected> {
+    pub fn rejected(&self) -> Option<&Rejection> {
         match self {
             BreakerError::Open(r) => Some(r),
             BreakerError::Inner(_) => None,
@@ -134,16 +135,13 @@ impl<E> BreakerError<E> {
 
     /// Why the call was not admitted, if it was not.
     pub fn cause(&self) -> Option<Cause> {
-        self.rejected().map(Rejected::cause)
+        self.rejected().map(Rejection::cause)
     }
 
-    /// How long until a call could be admitted, on the breaker's clock (see
-    /// [`CallError::retry_after`]).
-    pub fn retry_after<C: RealClock>(&self, clock: &C) -> Option<Duration> {
-        let _ = clock; // names the clock type; its tick is a constant
-        self.rejected()
-            .and_then(Rejected::retry_after)
-            .map(C::duration)
+    /// How long until a call could be admitted (see
+    /// [`Rejection::retry_after`]).
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.rejected().and_then(Rejection::retry_after)
     }
 
     /// The inner service's error, if it failed.
@@ -254,7 +252,7 @@ where
             Reply::Ready(Ok(ticket)) => {
                 CallAsync::admitted(breaker, ticket, policy, move || inner.call(request))
             }
-            Reply::Ready(Err(rejected)) => CallAsync::rejected_with(rejected, policy),
+            Reply::Ready(Err(rejected)) => CallAsync::rejected_with(breaker, rejected, policy),
             Reply::Wait(acquiring) => {
                 let fresh = inner.clone();
                 let ready = core::mem::replace(inner, fresh);

@@ -5,12 +5,14 @@ use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
+use std::time::Duration;
 use tripword::clock::ManualClock;
 use tripword::{
     Breaker, Cause, Config, ConstBreaker, ConstConfig, Observer, Outcome, StaticBreaker, Status,
     Transition, ValidConfig, W32, W64,
 };
-use tripword_std::{BreakerExt, CallError, classify};
+use tripword_std::clock::ManualTime;
+use tripword_std::{BreakerExt, CallError, Settings, classify};
 
 /// Records every transition.
 #[derive(Default)]
@@ -286,7 +288,7 @@ fn call_works_on_a_const_breaker() {
     assert_eq!(b.status(), Status::Open);
     clock.advance(40);
     let err = b.call(|| Ok::<_, ()>(2)).unwrap_err();
-    assert_eq!(err.rejected().and_then(|r| r.retry_after()), Some(60));
+    assert_eq!(err.rejected().and_then(|r| r.retry_after_ticks()), Some(60));
     clock.advance(60);
     assert_eq!(b.call(|| Ok::<_, ()>(3)), Ok(3));
     assert_eq!(b.status(), Status::Closed);
@@ -301,14 +303,17 @@ fn rejections_carry_the_cause_and_the_wait() {
     clock.advance(25);
     let open = b.call(|| Ok::<_, ()>(())).unwrap_err();
     let r = *open.rejected().unwrap();
-    assert_eq!((r.cause(), r.retry_after()), (Cause::Open, Some(75)));
+    assert_eq!((r.cause(), r.retry_after_ticks()), (Cause::Open, Some(75)));
     // The probe is running: a second caller learns when it times out.
     clock.advance(75);
     let _ = b.call(|| {
         clock.advance(10);
         let probing = b.call(|| Ok::<_, ()>(())).unwrap_err();
         let r = probing.rejected().unwrap();
-        assert_eq!((r.cause(), r.retry_after()), (Cause::Probing, Some(40)));
+        assert_eq!(
+            (r.cause(), r.retry_after_ticks()),
+            (Cause::Probing, Some(40))
+        );
         Ok::<_, ()>(())
     });
     assert_eq!(b.status(), Status::Closed);
@@ -379,12 +384,11 @@ fn call_error_display_source_and_accessors() {
     );
 }
 
-/// A fallback's `Rejection` is the core's `Rejected` typed by the clock:
-/// it compares, prints and debugs exactly as that `Rejected` does, and two
-/// rejections with another cause or wait differ (mutation testing found
-/// these untested).
+/// A fallback's `Rejection` is the core's `Rejected` with the clock's tick
+/// and the breaker's name: on a clock of unknown tick it reads in ticks, and
+/// two rejections with another cause or wait differ.
 #[test]
-fn rejection_compares_and_prints_as_the_core_rejection() {
+fn rejection_on_a_clock_of_unknown_tick_reads_in_ticks() {
     use tripword_std::Rejection;
     let clock = ManualClock::new(0);
     let b = Breaker::new(config(1), &clock);
@@ -398,12 +402,24 @@ fn rejection_compares_and_prints_as_the_core_rejection() {
             Ok(())
         },
     );
-    let open: Rejection<&ManualClock> = seen.take().expect("the fallback ran");
+    let open: Rejection = seen.take().expect("the fallback ran");
     let core = open.rejected();
     assert_eq!(open, Rejection::new(core));
-    assert_eq!(format!("{open:?}"), format!("{core:?}"));
+    assert_eq!(open, Rejection::from(core));
+    assert_eq!(
+        (open.name(), open.tick_period(), open.retry_after()),
+        (None, None, None)
+    );
+    assert_eq!(open.retry_after_ticks(), Some(75));
+    assert_eq!(
+        format!("{open:?}"),
+        "Rejection { cause: Open, retry_after_ticks: 75 }"
+    );
     assert_eq!(open.to_string(), core.to_string());
-    assert!(!open.to_string().is_empty());
+    assert_eq!(
+        open.to_string(),
+        "circuit open: call not admitted (retry after 75 ticks)"
+    );
     // Five ticks later the wait is shorter: another rejection.
     clock.advance(5);
     let _ = b.call_or_else(
@@ -417,6 +433,89 @@ fn rejection_compares_and_prints_as_the_core_rejection() {
     assert_eq!(later.cause(), Cause::Open);
     assert_ne!(open, later);
     assert_ne!(format!("{open:?}"), format!("{later:?}"));
+}
+
+/// On a real clock a rejection reads in a duration, rounded up, with the
+/// breaker's name when it has one; the tick and the name are part of what
+/// it is.
+#[test]
+fn rejection_reads_in_durations_with_the_breakers_name() {
+    use tripword_std::{NamedBreaker, Rejection};
+    let clock = ManualTime::new();
+    let b: Breaker<&ManualTime> = Settings::new()
+        .failure_threshold(1)
+        .open_for(Duration::from_secs(30))
+        .build_on(&clock, ())
+        .unwrap();
+    let _ = b.call(|| Err::<(), _>("down"));
+    clock.advance(Duration::from_millis(100));
+    let err = b.call(|| Ok::<_, &str>(())).unwrap_err();
+    let r = *err.rejected().unwrap();
+    assert_eq!(r.tick_period(), Some(Duration::from_micros(1)));
+    assert_eq!(r.retry_after(), Some(Duration::from_micros(29_900_001)));
+    assert_eq!(err.retry_after(), r.retry_after());
+    assert_eq!(
+        err.to_string(),
+        "circuit open: call not admitted (retry after 29.9s)"
+    );
+    assert_eq!(
+        format!("{r:?}"),
+        "Rejection { cause: Open, retry_after: 29.900001s }"
+    );
+    // The same core rejection without the tick is another rejection.
+    assert_ne!(r, Rejection::new(r.rejected()));
+    assert_eq!(r, Rejection::on_clock::<ManualTime>(r.rejected()));
+    // Every unit, to the nearest tenth of a second, millisecond or
+    // microsecond (the tick of rounding the bound adds does not show).
+    let at = |wait: Duration| {
+        clock.advance(Duration::from_secs(30) - wait);
+        let s = b.call(|| Ok::<_, &str>(())).unwrap_err().to_string();
+        clock.advance(wait + Duration::from_micros(1)); // and the tick
+        assert_eq!(b.status(), tripword::Status::HalfOpen);
+        let _ = b.call(|| Err::<(), _>("down")); // the probe fails: open again
+        s
+    };
+    let _ = at(Duration::from_secs(1));
+    assert_eq!(
+        at(Duration::from_millis(1_500)),
+        "circuit open: call not admitted (retry after 1.5s)"
+    );
+    assert_eq!(
+        at(Duration::from_millis(250)),
+        "circuit open: call not admitted (retry after 250ms)"
+    );
+    assert_eq!(
+        at(Duration::from_micros(40)),
+        "circuit open: call not admitted (retry after 41µs)"
+    );
+    // A tick under a microsecond, shown in nanoseconds; a zero tick is 1 ns.
+    let nanos = Rejection::new(r.rejected()).with_tick(Some(Duration::from_nanos(1)));
+    assert_eq!(nanos.retry_after(), Some(Duration::from_nanos(29_900_001)));
+    let zero = Rejection::new(r.rejected()).with_tick(Some(Duration::ZERO));
+    assert_eq!(zero, nanos);
+    let huge = Rejection::new(r.rejected()).with_tick(Some(Duration::MAX));
+    assert_eq!(huge.tick_period(), Some(Duration::from_nanos(u64::MAX)));
+
+    // A declared breaker's rejection names it; forced open, no wait.
+    static PAYMENTS: NamedBreaker<(), ManualTime> = NamedBreaker::new(
+        "payments",
+        Settings::new().failure_threshold(1),
+        ManualTime::new(),
+        (),
+    );
+    PAYMENTS.force_open();
+    let err = PAYMENTS.call(|| Ok::<_, &str>(())).unwrap_err();
+    assert_eq!(err.rejected().unwrap().name(), Some("payments"));
+    assert_eq!(
+        err.to_string(),
+        "circuit 'payments' forced open: call not admitted"
+    );
+    assert_eq!(
+        format!("{:?}", err.rejected().unwrap()),
+        "Rejection { name: \"payments\", cause: ForcedOpen, retry_after: None }"
+    );
+    let named = Rejection::new(err.rejected().unwrap().rejected()).named(Some("payments"));
+    assert_eq!(named.name(), Some("payments"));
 }
 
 /// A policy with a function-pointer classifier (`FnPolicy`, from

@@ -458,19 +458,13 @@ fn call_error_gives_the_cause_and_the_wait_as_a_duration() {
     let _ = b.call(|| Err::<(), _>(()));
     let err = now(b.call_async(ready(Ok::<(), ()>(())))).unwrap_err();
     assert_eq!(err.cause(), Some(Cause::Open));
-    assert_eq!(
-        err.retry_after(b.clock()),
-        Some(Duration::from_micros(500_001))
-    );
+    assert_eq!(err.retry_after(), Some(Duration::from_micros(500_001)));
     clock.advance(Duration::from_millis(600));
     let _probe = b.call_async(pending::<Result<(), ()>>());
     let err = b.call(|| Ok::<(), ()>(())).unwrap_err();
     assert_eq!(err.cause(), Some(Cause::Probing));
-    assert_eq!(
-        err.retry_after(b.clock()),
-        Some(Duration::from_micros(2_000_001))
-    );
-    assert_eq!(CallError::Inner(()).retry_after(b.clock()), None);
+    assert_eq!(err.retry_after(), Some(Duration::from_micros(2_000_001)));
+    assert_eq!(CallError::Inner(()).retry_after(), None);
 }
 
 #[test]
@@ -483,7 +477,10 @@ fn tick_verdicts_work_on_any_clock() {
     // Open for the failure's 5 000 ticks, not the configured 100.
     clock.advance(100);
     let r = b.call(|| Ok::<_, ()>(())).unwrap_err();
-    assert_eq!(r.rejected().and_then(|r| r.retry_after()), Some(4_900));
+    assert_eq!(
+        r.rejected().and_then(|r| r.retry_after_ticks()),
+        Some(4_900)
+    );
     clock.advance(4_899);
     assert!(b.call(|| Ok::<_, ()>(())).unwrap_err().is_open());
     clock.advance(1);
@@ -511,13 +508,13 @@ fn a_retry_after_verdict_counts_as_a_failure() {
     let five = ManualTime::ticks(Duration::from_secs(5));
     assert_eq!(five, 5_000_001);
     let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
-    assert_eq!(err.rejected().and_then(|r| r.retry_after()), Some(five));
+    assert_eq!(
+        err.rejected().and_then(|r| r.retry_after_ticks()),
+        Some(five)
+    );
     clock.advance(Duration::from_secs(2));
     let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
-    assert_eq!(
-        err.retry_after(b.clock()),
-        Some(Duration::from_micros(3_000_001))
-    );
+    assert_eq!(err.retry_after(), Some(Duration::from_micros(3_000_001)));
     clock.advance_ticks(3_000_000);
     assert!(
         b.call(|| Ok::<_, ()>(())).unwrap_err().is_open(),
@@ -527,13 +524,16 @@ fn a_retry_after_verdict_counts_as_a_failure() {
     // The probe fails with another Retry-After: open that long again.
     let _ = b.call_classified(busy, || Err(()));
     let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
-    assert_eq!(err.rejected().and_then(|r| r.retry_after()), Some(five));
+    assert_eq!(
+        err.rejected().and_then(|r| r.retry_after_ticks()),
+        Some(five)
+    );
     // A plain failure of the next probe: the configured open time.
     clock.advance_ticks(five);
     let _ = b.call(|| Err::<(), _>(()));
     let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
     assert_eq!(
-        err.rejected().and_then(|r| r.retry_after()),
+        err.rejected().and_then(|r| r.retry_after_ticks()),
         Some(1_000_001)
     );
 }
@@ -635,7 +635,7 @@ fn call_async_debug_shows_admission_and_rejection() {
     let rejected = b.call_async(ready(Ok::<_, ()>(1)));
     let shown = format!("{rejected:?}");
     assert!(
-        shown.starts_with("CallAsync { state: rejected, rejected: Rejected { cause: Open"),
+        shown.starts_with("CallAsync { state: rejected, rejected: Rejection { cause: Open"),
         "{shown}"
     );
     assert!(shown.ends_with(".. }"), "{shown}");

@@ -125,13 +125,10 @@ async fn a_failing_host_trips_only_its_own_breaker_and_its_rejections_name_it() 
     assert!(err.is_open());
     assert_eq!(err.key().map(String::as_str), Some("down.example.com"));
     assert_eq!(err.cause(), Some(Cause::Open));
-    assert_eq!(
-        err.retry_after(clock),
-        Some(Duration::from_micros(10_000_001))
-    );
+    assert_eq!(err.retry_after(), Some(Duration::from_micros(10_000_001)));
     assert_eq!(
         err.to_string(),
-        r#"circuit open for "down.example.com": call not admitted (retry after 10000001 ticks)"#
+        r#"circuit open for "down.example.com": call not admitted (retry after 10.0s)"#
     );
     assert!(matches!(
         &err,
@@ -496,10 +493,7 @@ async fn a_stack_from_a_config_file() {
             err.key().map(String::as_str),
             Some("down.fragile.example.com")
         );
-        assert_eq!(
-            err.retry_after(clock),
-            Some(Duration::from_micros(10_000_001))
-        );
+        assert_eq!(err.retry_after(), Some(Duration::from_micros(10_000_001)));
         for _ in 0..2 {
             assert_eq!(
                 send(&mut svc, "http://down.sturdy.example.com/").await,

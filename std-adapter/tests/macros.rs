@@ -13,6 +13,7 @@ use std::task::{Context, Waker};
 use std::time::Duration;
 
 use tripword::{Cause, Clock, Observer, Outcome, Rejected, Status, Transition, W32};
+use tripword_std::Rejection;
 use tripword_std::classify::by_error;
 use tripword_std::clock::{ManualTime, RealClock};
 use tripword_std::{
@@ -24,11 +25,11 @@ use tripword_std::{
 enum ServiceError {
     Timeout,
     NotFound,
-    Unavailable(Rejected),
+    Unavailable(Rejection),
 }
 
-impl From<Rejected> for ServiceError {
-    fn from(rejected: Rejected) -> Self {
+impl From<Rejection> for ServiceError {
+    fn from(rejected: Rejection) -> Self {
         ServiceError::Unavailable(rejected)
     }
 }
@@ -40,6 +41,7 @@ static TIME: ManualTime = ManualTime::new();
 struct TestClock;
 
 impl Clock for TestClock {
+    const TICK_PERIOD: Option<Duration> = Some(ManualTime::TICK);
     fn now(&self) -> u64 {
         TIME.now()
     }
@@ -105,11 +107,16 @@ fn a_declared_breaker_trips_after_its_threshold_and_then_rejects_without_running
     assert_eq!(CHARGES.load(Ordering::SeqCst), ran); // not run
     assert_eq!(rejected.cause(), Cause::Open);
     // The wait, on the declared clock: at most the hour (and its tick).
-    let wait = rejected
-        .retry_after()
-        .map(<tripword_std::MonotonicClock as RealClock>::duration);
+    let wait = rejected.retry_after();
     assert!(wait.is_some_and(|w| w > Duration::from_secs(3500)
         && w <= Duration::from_secs(3600) + Duration::from_micros(1)));
+    // It names the declared breaker and reads in seconds.
+    assert_eq!(rejected.name(), Some("payments"));
+    assert!(
+        rejected
+            .to_string()
+            .starts_with("circuit 'payments' open: call not admitted (retry after 3")
+    );
 }
 
 /// How many times the async body ran.
@@ -326,7 +333,7 @@ fn generic_functions_and_boxed_errors() {
     assert!(parse::<u8>("300").is_err()); // `?` in the body: a failure
     let err = parse::<u8>("7").unwrap_err();
     let rejected = err
-        .downcast_ref::<Rejected>()
+        .downcast_ref::<Rejection>()
         .expect("the rejection, boxed");
     assert_eq!(rejected.cause(), Cause::Open);
 }
@@ -390,7 +397,7 @@ fn a_declared_clock_moves_by_hand() {
     assert_eq!(MOVED.status(), Status::Open);
     let rejected = MOVED.call(|| Ok::<_, ()>(())).unwrap_err();
     assert_eq!(
-        rejected.retry_after(MOVED.clock()),
+        rejected.retry_after(),
         Some(Duration::from_micros(10_000_001))
     );
     TIME.advance(Duration::from_secs(11));

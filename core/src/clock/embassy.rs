@@ -81,6 +81,7 @@ use super::Clock;
 /// static MODEM: Breaker<EmbassyClock> = Breaker::new(CONFIG, EmbassyClock::new());
 ///
 /// assert_eq!(EmbassyClock::TICK_HZ, 1_000_000); // the mock driver's rate
+/// assert_eq!(EmbassyClock::TICK_PERIOD, Some(core::time::Duration::from_micros(1)));
 /// let before = EmbassyClock.now();
 ///
 /// MODEM.permit().expect("closed").failure(); // trips
@@ -105,6 +106,11 @@ impl EmbassyClock {
 }
 
 impl Clock for EmbassyClock {
+    /// `1 s / TICK_HZ`, rounded to a whole nanosecond.
+    const TICK_PERIOD: Option<core::time::Duration> = Some(core::time::Duration::from_nanos(
+        (1_000_000_000 + Self::TICK_HZ / 2) / Self::TICK_HZ,
+    ));
+
     #[inline]
     fn now(&self) -> u64 {
         embassy_time::Instant::now().as_ticks()

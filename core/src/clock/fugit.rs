@@ -16,6 +16,10 @@ pub trait FugitInstant: Copy + sealed::Sealed {
     /// `2^BITS` ticks.
     const BITS: u32;
 
+    /// How long one tick is (`NOM / DENOM` seconds), rounded to a whole
+    /// nanosecond.
+    const TICK_PERIOD: core::time::Duration;
+
     /// The instant's ticks (`Instant::as_ticks`), widened to `u64` without
     /// changing the value: a `u32` counter reads `0 ..= 2^32 - 1` and wraps at
     /// `2^32` (see [`FugitClock`], "Wrapping").
@@ -25,6 +29,7 @@ pub trait FugitInstant: Copy + sealed::Sealed {
 impl<const NOM: u64, const DENOM: u64, K: Kind> sealed::Sealed for Instant<u32, NOM, DENOM, K> {}
 impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u32, NOM, DENOM, K> {
     const BITS: u32 = 32;
+    const TICK_PERIOD: core::time::Duration = tick_period(NOM, DENOM);
 
     #[inline]
     fn ticks_u64(&self) -> u64 {
@@ -35,10 +40,21 @@ impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u32, NO
 impl<const NOM: u64, const DENOM: u64, K: Kind> sealed::Sealed for Instant<u64, NOM, DENOM, K> {}
 impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u64, NOM, DENOM, K> {
     const BITS: u32 = 64;
+    const TICK_PERIOD: core::time::Duration = tick_period(NOM, DENOM);
 
     #[inline]
     fn ticks_u64(&self) -> u64 {
         self.as_ticks()
+    }
+}
+
+/// `nom / denom` seconds, rounded to a whole nanosecond (saturating).
+const fn tick_period(nom: u64, denom: u64) -> core::time::Duration {
+    let nanos = (nom as u128 * 1_000_000_000 + denom as u128 / 2) / denom as u128;
+    if nanos > u64::MAX as u128 {
+        core::time::Duration::from_nanos(u64::MAX)
+    } else {
+        core::time::Duration::from_nanos(nanos as u64)
     }
 }
 
@@ -110,6 +126,15 @@ impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u64, NO
 ///     Breaker32::from_parts(UPLINK, FugitClock(now), ());
 ///
 /// assert_eq!(UPLINK.open_for(), 100);
+/// assert_eq!(
+///     <FugitClock<fn() -> WrappingTimerInstantU32<1_000>>>::TICK_PERIOD,
+///     Some(core::time::Duration::from_millis(1)),
+/// );
+/// // A 32 768 Hz RTC: 30 517.578 125 ns, to the nearest nanosecond.
+/// assert_eq!(
+///     <FugitClock<fn() -> WrappingTimerInstantU32<32_768>>>::TICK_PERIOD,
+///     Some(core::time::Duration::from_nanos(30_518)),
+/// );
 /// assert_eq!(MODEM.clock().now(), u64::from(u32::MAX - 50));
 ///
 /// MODEM.permit().expect("closed").failure(); // trips 50 ticks before the wrap
@@ -149,6 +174,8 @@ where
     F: Fn() -> I,
     I: FugitInstant,
 {
+    const TICK_PERIOD: Option<core::time::Duration> = Some(I::TICK_PERIOD);
+
     #[inline]
     fn now(&self) -> u64 {
         (self.0)().ticks_u64()

@@ -119,6 +119,8 @@ fn a_rejected_call_is_ready_at_once_and_never_polls_the_future() {
     assert_eq!(rejected.cause(), Cause::ForcedOpen);
     assert_eq!(polls.get(), 0);
     assert_eq!(call.rejection(), None); // handed out
+    assert!(call.breaker().is_some_and(|h| core::ptr::eq(*h, &b)));
+    assert_eq!((call.phase(), call.phase().as_str()), (Phase::Done, "done"));
     let again = catch_unwind(AssertUnwindSafe(|| poll(call.as_mut())));
     assert!(again.is_err(), "a second poll panics");
 }
@@ -213,6 +215,14 @@ fn a_timed_judge_gets_the_ticks_since_admission() {
     let call = pin!(guard_with(&b, Untimed(&seen), script(0, 3u8, &polls)));
     assert_eq!(poll(call), Poll::Ready(Ok(3)));
     assert_eq!(*seen.borrow(), [Some(11), None]);
+    // A judge by reference is timed as the judge is.
+    let untimed = Untimed(&seen);
+    let call = pin!(guard_with(&b, &untimed, script(0, 3u8, &polls)));
+    assert_eq!(poll(call), Poll::Ready(Ok(3)));
+    let slow = Slow(&seen);
+    let call = pin!(guard_with(&b, &slow, script(0, 3u8, &polls)));
+    assert_eq!(poll(call), Poll::Ready(Ok(3)));
+    assert_eq!(*seen.borrow(), [Some(11), None, None, Some(0)]);
 }
 
 #[test]
@@ -363,8 +373,10 @@ fn a_remote_admission_and_release_are_awaited() {
     assert!(call.is_admitted());
     assert!(format!("{call:?}").contains("running"));
     assert_eq!(polls.get(), 1);
+    assert!(call.breaker().is_some());
     assert_eq!(poll(call.as_mut()), Poll::Pending); // done; the release in flight
     assert!(format!("{call:?}").contains("releasing"));
+    assert!(call.breaker().is_none()); // handed to the release
     assert_eq!(*remote.released.borrow(), [(7, TickVerdict::Success)]);
     assert_eq!(poll(call.as_mut()), Poll::Ready(Ok(Ok(4))));
     assert_eq!(*remote.log.borrow(), ["acquire", "release"]);
@@ -379,8 +391,13 @@ fn a_remote_rejection_drops_the_future_unpolled() {
     let polls = Cell::new(0);
     let mut call = pin!(guard(&remote, script(0, Ok::<u8, u8>(4), &polls)));
     assert_eq!(poll(call.as_mut()), Poll::Pending);
+    assert!(call.breaker().is_some());
     assert!(matches!(poll(call.as_mut()), Poll::Ready(Err(r)) if r.cause() == Cause::ForcedOpen));
     assert_eq!(polls.get(), 0);
+    // The breaker stays, to describe the rejection; the call is done.
+    assert!(call.breaker().is_some_and(|b| core::ptr::eq(*b, &remote)));
+    assert_eq!(call.phase(), Phase::Done);
+    assert_eq!(call.rejection(), None);
     assert!(remote.released.borrow().is_empty());
 }
 

@@ -13,12 +13,11 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 use tripword::kit::CircuitBreaker;
-use tripword::{Cause, Outcome, Rejected};
+use tripword::{Cause, Outcome};
 
 use super::{BreakerError, ResponseFuture};
-use crate::call::CallError;
+use crate::call::{CallError, Rejection};
 use crate::classify::{Classify, IntoVerdict};
-use crate::clock::RealClock;
 use crate::http::StatusClassifier;
 use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
 use crate::registry::Lookup;
@@ -29,7 +28,7 @@ use crate::registry::Lookup;
 /// circuit is open.
 ///
 /// Its `Display` names the key: `circuit open for "api.example.com": call
-/// not admitted (retry after 30000001 ticks)`. It is an
+/// not admitted (retry after 30.0s)`. It is an
 /// [`Error`](std::error::Error) whenever `Q` is `Debug` and `E` is
 /// `Debug + Display` (tower's `BoxError` included), so it converts into a
 /// `BoxError`; it converts into a [`BreakerError`] (dropping the key) and a
@@ -56,7 +55,7 @@ pub enum KeyedError<Q, E> {
         /// The request's key, as the layer's key function gave it.
         key: Q,
         /// Why, and for how long, in the ticks of the key's breaker.
-        rejected: Rejected,
+        rejected: Rejection,
     },
     /// The inner service's error (from `call`'s future, or `poll_ready`).
     Inner(E),
@@ -77,7 +76,7 @@ impl<Q, E> KeyedError<Q, E> {
     }
 
     /// The rejection, if the call was not admitted.
-    pub fn rejected(&self) -> Option<&Rejected> {
+    pub fn rejected(&self) -> Option<&Rejection> {
         match self {
             KeyedError::Open { rejected, .. } => Some(rejected),
             KeyedError::Inner(_) => None,
@@ -86,16 +85,13 @@ impl<Q, E> KeyedError<Q, E> {
 
     /// Why the call was not admitted, if it was not.
     pub fn cause(&self) -> Option<Cause> {
-        self.rejected().map(Rejected::cause)
+        self.rejected().map(Rejection::cause)
     }
 
-    /// How long until a call for the key could be admitted, on the key's
-    /// breaker's clock (see [`CallError::retry_after`]).
-    pub fn retry_after<C: RealClock>(&self, clock: &C) -> Option<Duration> {
-        let _ = clock; // names the clock type; its tick is a constant
-        self.rejected()
-            .and_then(Rejected::retry_after)
-            .map(C::duration)
+    /// How long until a call for the key could be admitted (see
+    /// [`Rejection::retry_after`]).
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.rejected().and_then(Rejection::retry_after)
     }
 
     /// The inner service's error, if it failed.
@@ -134,21 +130,11 @@ impl<Q, E> From<KeyedError<Q, E>> for CallError<E> {
 
 impl<Q: fmt::Debug, E: fmt::Display> fmt::Display for KeyedError<Q, E> {
     /// `Open` reads as the rejection with the key (`circuit open for
-    /// "api.example.com": call not admitted (retry after 5 ticks)`);
+    /// "api.example.com": call not admitted (retry after 5.0s)`);
     /// `Inner` as the inner error itself.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            KeyedError::Open { key, rejected } => {
-                write!(
-                    f,
-                    "circuit {} for {key:?}: call not admitted",
-                    rejected.cause()
-                )?;
-                match rejected.retry_after() {
-                    Some(ticks) => write!(f, " (retry after {ticks} ticks)"),
-                    None => Ok(()),
-                }
-            }
+            KeyedError::Open { key, rejected } => rejected.write_for(f, Some(key)),
             KeyedError::Inner(e) => fmt::Display::fmt(e, f),
         }
     }
