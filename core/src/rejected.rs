@@ -90,6 +90,18 @@ impl Rejected {
         }
     }
 
+    /// The bits of this rejection (the cause, and the wait above it).
+    #[inline(always)]
+    pub(crate) const fn bits(self) -> usize {
+        self.0
+    }
+
+    /// The rejection whose [`bits`](Self::bits) are `bits`.
+    #[inline(always)]
+    pub(crate) const fn from_bits(bits: usize) -> Rejected {
+        Rejected(bits)
+    }
+
     /// Why the call was not admitted.
     pub const fn cause(&self) -> Cause {
         match self.0 & 3 {
