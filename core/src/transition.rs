@@ -265,14 +265,24 @@ pub fn status_at<W: Word>(
 ) -> Status {
     let l = &W::LAYOUT;
     let w: u64 = word.into();
-    if !l.is_valid(w, config.failure_threshold()) {
-        return Status::Closed;
-    }
     let tag = tag_of(w);
-    if is_timed(tag) && lapsed(l, config, w, now()) {
-        return Status::HalfOpen;
+    match tag {
+        // Every bit pattern of the timed tags is a valid word.
+        tag::OPEN | tag::OPEN_UNTIL | tag::PROBING => {
+            if lapsed(l, config, w, now()) {
+                Status::HalfOpen
+            } else if tag == tag::PROBING {
+                Status::Probing
+            } else {
+                Status::Open
+            }
+        }
+        // Valid or corrupt, a `Closed` word reads as `Closed`: so the
+        // failure count needs no test against the threshold here.
+        tag::HALF_OPEN if l.is_valid(w, 0) => Status::HalfOpen,
+        tag::FORCED_OPEN if l.is_valid(w, 0) => Status::Open,
+        _ => Status::Closed,
     }
-    Layout::phase_of(w).status()
 }
 
 /// What [`next_word`] decided: the word after the event, the decision, and
