@@ -421,7 +421,9 @@ fn units_left32<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u32, now: u32) 
         let need = if cap == 0 {
             open
         } else {
-            let doubled = open << l.trips_of(w.into()).saturating_sub(1);
+            // `open << (trips - 1)` with a trip count of 0 read as 1: `open
+            // << trips` fits (open is at most 2^14, trips at most 15).
+            let doubled = (open << l.trips_of(w.into()) >> 1).max(open);
             if cap < doubled { cap } else { doubled }
         };
         // A trip count of 0 (only in a word written by hand) reads as 1,
