@@ -233,13 +233,13 @@ enum Common {
 
 /// What [`Breaker::run_common`] decided, folded into one machine word so
 /// that it comes back in a register beside the word: a rejection is its own
-/// bits (a [`Rejected`], whose two low bits, the cause, are never 3); any
-/// other decision is `3 | decision << 2`.
+/// bits (a [`Rejected`], whose two low bits, the cause, are never 2); any
+/// other decision is `2 | decision << 2`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Folded(usize);
 
 impl Folded {
-    const OTHER: usize = 3;
+    const OTHER: usize = 2;
     const RECORDED: Folded = Folded(Self::OTHER | (Decision::Recorded as usize) << 2);
 
     #[inline(always)]
@@ -253,7 +253,7 @@ impl Folded {
     /// The rejection, if it is one.
     #[inline(always)]
     fn rejected(self) -> Option<Rejected> {
-        (self.0 & Self::OTHER != Self::OTHER).then_some(Rejected::from_bits(self.0))
+        (self.0 & 3 != Self::OTHER).then_some(Rejected::from_bits(self.0))
     }
 }
 
