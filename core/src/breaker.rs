@@ -219,13 +219,42 @@ impl core::fmt::Debug for Ticket {
     }
 }
 
-/// The events of [`Breaker::run_common`].
+/// The events of [`Breaker::run_common`]. One byte (the three outcomes,
+/// and the other events in the values `Outcome` leaves free), and the
+/// release's counter a separate argument, so the event travels in registers
+/// rather than through memory.
 #[derive(Clone, Copy)]
 enum Common {
     Admit,
-    Release { counter: u32, outcome: Outcome },
+    Release(Outcome),
     ForceOpen,
     ForceClose,
+}
+
+/// What [`Breaker::run_common`] decided, folded into one machine word so
+/// that it comes back in a register beside the word: a rejection is its own
+/// bits (a [`Rejected`], whose two low bits, the cause, are never 2); any
+/// other decision is `2 | decision << 2`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Folded(usize);
+
+impl Folded {
+    const OTHER: usize = 2;
+    const RECORDED: Folded = Folded(Self::OTHER | (Decision::Recorded as usize) << 2);
+
+    #[inline(always)]
+    fn of<W: Word>(applied: &cell::Applied<W>) -> Folded {
+        match applied.decision {
+            Decision::Rejected => Folded(applied.rejected().bits()),
+            d => Folded(Self::OTHER | (d as usize) << 2),
+        }
+    }
+
+    /// The rejection, if it is one.
+    #[inline(always)]
+    fn rejected(self) -> Option<Rejected> {
+        (self.0 & 3 != Self::OTHER).then_some(Rejected::from_bits(self.0))
+    }
 }
 
 /// What a release did.
@@ -410,14 +439,21 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// is the smaller code on an MCU (`docs/design.md`, "The kernel works on
     /// raw bits").
     #[inline(never)]
-    fn run_common(&self, current: W::Raw, event: Common, now: Option<u64>) -> cell::Applied<W> {
+    fn run_common(
+        &self,
+        current: W::Raw,
+        event: Common,
+        counter: u32,
+        now: Option<u64>,
+    ) -> (W::Raw, Folded) {
         let event = match event {
             Common::Admit => Event::Admit,
-            Common::Release { counter, outcome } => Event::Release { counter, outcome },
+            Common::Release(outcome) => Event::Release { counter, outcome },
             Common::ForceOpen => Event::ForceOpen,
             Common::ForceClose => Event::ForceClose,
         };
-        self.run_from(current, event, now)
+        let applied = self.run_from(current, event, now);
+        (applied.word, Folded::of(&applied))
     }
 
     /// Asks to make a call. `Ok(ticket)` when admitted (in `Closed`, or as the
@@ -477,14 +513,12 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
 
     #[inline]
     fn acquire_from(&self, word: W::Raw, now: Option<u64>) -> Result<Ticket, Rejected> {
-        let applied = self.run_common(word, Common::Admit, now);
-        let raw: u64 = applied.word.into();
-        let result = match applied.decision {
-            Decision::Admitted if tag_of(raw) == TAG_PROBING => {
-                Ok(Ticket::probe(self.origin(), &W::LAYOUT, raw))
-            }
-            Decision::Admitted => Ok(Ticket::admitted(self.origin(), &W::LAYOUT, raw)),
-            _ => Err(applied.rejected()),
+        let (word, folded) = self.run_common(word, Common::Admit, 0, now);
+        let raw: u64 = word.into();
+        let result = match folded.rejected() {
+            Some(rejected) => Err(rejected),
+            None if tag_of(raw) == TAG_PROBING => Ok(Ticket::probe(self.origin(), &W::LAYOUT, raw)),
+            None => Ok(Ticket::admitted(self.origin(), &W::LAYOUT, raw)),
         };
         admitted(&self.observer, result)
     }
@@ -583,21 +617,19 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// the ticket's, reported to the observer), without the release's own
     /// notification, which the rate policy makes itself. Whether it tripped.
     pub(crate) fn trip_quiet(&self, ticket: &Ticket) -> bool {
-        let event = Common::Release {
-            counter: ticket.counter(),
-            outcome: Outcome::Failure,
-        };
-        self.run_common(self.load(), event, None).decision == Decision::Recorded
+        let event = Common::Release(Outcome::Failure);
+        self.run_common(self.load(), event, ticket.counter(), None)
+            .1
+            == Folded::RECORDED
     }
 
     fn release_from(&self, word: W::Raw, ticket: Ticket, outcome: Outcome) -> Release {
-        let event = Common::Release {
-            counter: ticket.counter(),
-            outcome,
-        };
-        let release = match self.run_common(word, event, None).decision {
-            Decision::Recorded => Release::Recorded,
-            _ => Release::Stale,
+        let event = Common::Release(outcome);
+        let release = if self.run_common(word, event, ticket.counter(), None).1 == Folded::RECORDED
+        {
+            Release::Recorded
+        } else {
+            Release::Stale
         };
         released(&self.observer, outcome, release)
     }
@@ -664,7 +696,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// timer makes it half-open, no probe goes through, and results of calls
     /// admitted before are ignored.
     pub fn force_open(&self) {
-        self.run_common(self.load(), Common::ForceOpen, None);
+        self.run_common(self.load(), Common::ForceOpen, 0, None);
     }
 
     /// Opens the breaker now for `open_for` ticks (clamped to
@@ -679,7 +711,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// Closes the breaker from any state, resets the failure count and the
     /// backoff, and makes every ticket issued before it stale.
     pub fn force_close(&self) {
-        self.run_common(self.load(), Common::ForceClose, None);
+        self.run_common(self.load(), Common::ForceClose, 0, None);
     }
 }
 

@@ -83,7 +83,7 @@ pub struct Config {
 /// ```
 ///
 /// Behind the feature `jitter`, so that a firmware that does not jitter does
-/// not link the draw (84 B on `thumbv7em` with a config in a `static`, 56 B
+/// not link the draw (68 B on `thumbv7em` with a config in a `static`, 60 B
 /// with a const one;
 /// `docs/embedded.md`, "Footprint").
 #[cfg(feature = "jitter")]

@@ -35,6 +35,12 @@ impl core::fmt::Display for Cause {
 /// is two words; built from the units the decision found left, so a
 /// rejection costs a few instructions.
 ///
+/// The cause's two bits are the low bits of the state tag that rejects
+/// (`Open` 1, `OpenUntil` 5, `Probing` 3, `ForcedOpen` 4): 1 for
+/// [`Cause::Open`], 3 for [`Cause::Probing`], 0 for [`Cause::ForcedOpen`], so
+/// a rejection takes its cause from the word with one mask; 2 is never a
+/// rejection's.
+///
 /// ```
 /// use tripword::{Breaker, Cause, Config, Outcome};
 /// use tripword::clock::ManualClock;
@@ -52,25 +58,32 @@ impl core::fmt::Display for Cause {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rejected(usize);
 
+// `OpenUntil` rejects as `Open` does, with the same two low bits.
+const _: () = assert!(tag::OPEN_UNTIL & 3 == tag::OPEN & 3);
+
 impl Rejected {
     const CAUSE_BITS: u32 = 2;
     const MAX_WAIT: u64 = (usize::MAX >> Self::CAUSE_BITS) as u64;
 
+    const OPEN: usize = tag::OPEN as usize & 3;
+    const PROBING: usize = tag::PROBING as usize & 3;
+    const FORCED_OPEN: usize = tag::FORCED_OPEN as usize & 3;
+
     #[inline(always)]
-    const fn new(cause: Cause, wait: u64) -> Rejected {
+    const fn new(code: usize, wait: u64) -> Rejected {
         let wait = if wait < Self::MAX_WAIT {
             wait
         } else {
             Self::MAX_WAIT
         };
-        Rejected(((wait as usize) << Self::CAUSE_BITS) | cause as usize)
+        Rejected(((wait as usize) << Self::CAUSE_BITS) | code)
     }
 
     /// The rejection of an admission by the timed or forced word `word`,
-    /// with `wait` ticks to wait.
+    /// with `wait` ticks to wait: its cause is the tag's two low bits.
     #[inline(always)]
     pub(crate) const fn waiting(word: u64, wait: u64) -> Rejected {
-        Rejected::new(Self::cause_of(tag_of(word)), wait)
+        Rejected::new(tag_of(word) as usize & 3, wait)
     }
 
     /// The wait, at `now` (ticks), when `left` units of `2^shift` ticks are
@@ -90,11 +103,23 @@ impl Rejected {
         }
     }
 
+    /// The bits of this rejection (the cause, and the wait above it).
+    #[inline(always)]
+    pub(crate) const fn bits(self) -> usize {
+        self.0
+    }
+
+    /// The rejection whose [`bits`](Self::bits) are `bits`.
+    #[inline(always)]
+    pub(crate) const fn from_bits(bits: usize) -> Rejected {
+        Rejected(bits)
+    }
+
     /// Why the call was not admitted.
     pub const fn cause(&self) -> Cause {
         match self.0 & 3 {
-            0 => Cause::Open,
-            1 => Cause::Probing,
+            Self::OPEN => Cause::Open,
+            Self::PROBING => Cause::Probing,
             _ => Cause::ForcedOpen,
         }
     }
@@ -134,14 +159,17 @@ impl Rejected {
         Rejected::new(Self::cause_of(tag_of(word)), 0)
     }
 
+    /// The cause's code for a word of tag `t`, whatever the tag: what
+    /// [`waiting`](Self::waiting) takes from a rejecting word, and
+    /// `ForcedOpen` for every other.
     #[inline(always)]
-    const fn cause_of(t: u64) -> Cause {
+    const fn cause_of(t: u64) -> usize {
         if t == tag::OPEN || t == tag::OPEN_UNTIL {
-            Cause::Open
+            Self::OPEN
         } else if t == tag::PROBING {
-            Cause::Probing
+            Self::PROBING
         } else {
-            Cause::ForcedOpen
+            Self::FORCED_OPEN
         }
     }
 }

@@ -265,14 +265,24 @@ pub fn status_at<W: Word>(
 ) -> Status {
     let l = &W::LAYOUT;
     let w: u64 = word.into();
-    if !l.is_valid(w, config.failure_threshold()) {
-        return Status::Closed;
-    }
     let tag = tag_of(w);
-    if is_timed(tag) && lapsed(l, config, w, now()) {
-        return Status::HalfOpen;
+    match tag {
+        // Every bit pattern of the timed tags is a valid word.
+        tag::OPEN | tag::OPEN_UNTIL | tag::PROBING => {
+            if lapsed(l, config, w, now()) {
+                Status::HalfOpen
+            } else if tag == tag::PROBING {
+                Status::Probing
+            } else {
+                Status::Open
+            }
+        }
+        // Valid or corrupt, a `Closed` word reads as `Closed`: so the
+        // failure count needs no test against the threshold here.
+        tag::HALF_OPEN if l.is_valid(w, 0) => Status::HalfOpen,
+        tag::FORCED_OPEN if l.is_valid(w, 0) => Status::Open,
+        _ => Status::Closed,
     }
-    Layout::phase_of(w).status()
 }
 
 /// What [`next_word`] decided: the word after the event, the decision, and
@@ -375,60 +385,80 @@ pub(crate) fn next_word<W: Word>(
 /// MCU does no 64-bit arithmetic here; and there the function is shared out
 /// of line by every caller (the CAS loop, the status read, the rejection's
 /// wait), which is the smaller code.
+#[inline(always)]
+pub(crate) fn units_left<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> u64 {
+    if l.time_bits <= 32 {
+        // The word and the clock's low 32 bits are all this needs (`units_of`).
+        u64::from(units_left32(l, config, w as u32, now as u32))
+    } else {
+        units_left64(l, config, w, now)
+    }
+}
+
+/// [`units_left`] for a word whose time field fits 32 bits: everything in
+/// 32 bits, and its arguments and result in registers, so an MCU does no
+/// 64-bit arithmetic and passes nothing on the stack. Out of line on 32-bit
+/// targets, where every caller (the CAS loop, the status read) shares it.
 #[cfg_attr(target_pointer_width = "64", inline(always))]
 #[cfg_attr(not(target_pointer_width = "64"), inline(never))]
-pub(crate) fn units_left<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> u64 {
+fn units_left32<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u32, now: u32) -> u32 {
+    let tag = tag_of(w.into());
+    let mask = l.time_mask() as u32;
+    let now = now >> config.time_shift();
+    let stamp = l.since_of(w.into()) as u32;
+    if tag == tag::OPEN_UNTIL {
+        // The stamp is the deadline: a reading up to half the ring
+        // before it waits, anything else has passed it.
+        let left = stamp.wrapping_sub(now) & mask;
+        return if left > l.max_units() as u32 { 0 } else { left };
+    }
+    let need = if tag == tag::PROBING {
+        config.probe_units() as u32
+    } else {
+        let open = config.open_units() as u32;
+        let cap = config.cap_units() as u32;
+        // Without backoff (cap 0) the open time does not double.
+        let need = if cap == 0 {
+            open
+        } else {
+            // `open << (trips - 1)` with a trip count of 0 read as 1: `open
+            // << trips` fits (open is at most 2^14, trips at most 15).
+            let doubled = (open << l.trips_of(w.into()) >> 1).max(open);
+            if cap < doubled { cap } else { doubled }
+        };
+        // A trip count of 0 (only in a word written by hand) reads as 1,
+        // for the jitter as for the backoff.
+        config.jitter_units32(need, counter_of(l, w.into()), l.trips_of(w.into()).max(1))
+    };
+    need.saturating_sub(now.wrapping_sub(stamp) & mask)
+}
+
+/// [`units_left`] for the 64-bit word.
+#[cfg_attr(target_pointer_width = "64", inline(always))]
+#[cfg_attr(not(target_pointer_width = "64"), inline(never))]
+fn units_left64<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> u64 {
     let tag = tag_of(w);
     let now = l.units_of(now, config.time_shift());
     let stamp = l.since_of(w);
-    let doublings = l.trips_of(w).saturating_sub(1);
-    if l.time_bits <= 32 {
-        let mask = l.time_mask() as u32;
-        let (now, stamp) = (now as u32, stamp as u32);
-        if tag == tag::OPEN_UNTIL {
-            // The stamp is the deadline: a reading up to half the ring
-            // before it waits, anything else has passed it.
-            let left = stamp.wrapping_sub(now) & mask;
-            return u64::from(if left > l.max_units() as u32 { 0 } else { left });
-        }
-        let need = if tag == tag::PROBING {
-            config.probe_units() as u32
-        } else {
-            let open = config.open_units() as u32;
-            let cap = config.cap_units() as u32;
-            // Without backoff (cap 0) the open time does not double.
-            let need = if cap == 0 {
-                open
-            } else {
-                let doubled = open << doublings;
-                if cap < doubled { cap } else { doubled }
-            };
-            // A trip count of 0 (only in a word written by hand) reads as 1,
-            // for the jitter as for the backoff.
-            config.jitter_units32(need, counter_of(l, w), l.trips_of(w).max(1))
-        };
-        u64::from(need.saturating_sub(now.wrapping_sub(stamp) & mask))
-    } else {
-        let mask = l.time_mask();
-        if tag == tag::OPEN_UNTIL {
-            let left = stamp.wrapping_sub(now) & mask;
-            return if left > l.max_units() { 0 } else { left };
-        }
-        let need = if tag == tag::PROBING {
-            config.probe_units()
-        } else {
-            let open = config.open_units();
-            let cap = config.cap_units();
-            let need = if cap == 0 {
-                open
-            } else {
-                let doubled = open << doublings;
-                if cap < doubled { cap } else { doubled }
-            };
-            config.jitter_units(need, counter_of(l, w), l.trips_of(w).max(1))
-        };
-        need.saturating_sub(now.wrapping_sub(stamp) & mask)
+    let mask = l.time_mask();
+    if tag == tag::OPEN_UNTIL {
+        let left = stamp.wrapping_sub(now) & mask;
+        return if left > l.max_units() { 0 } else { left };
     }
+    let need = if tag == tag::PROBING {
+        config.probe_units()
+    } else {
+        let open = config.open_units();
+        let cap = config.cap_units();
+        let need = if cap == 0 {
+            open
+        } else {
+            let doubled = open << l.trips_of(w).saturating_sub(1);
+            if cap < doubled { cap } else { doubled }
+        };
+        config.jitter_units(need, counter_of(l, w), l.trips_of(w).max(1))
+    };
+    need.saturating_sub(now.wrapping_sub(stamp) & mask)
 }
 
 /// Whether a timed word has lapsed at `now`: an `Open` word's time is up, a
@@ -442,125 +472,164 @@ pub(crate) fn lapsed<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: 
 /// `event` on the valid word `w`. Each arm is a row of the transition table
 /// in `docs/design.md`.
 ///
-/// Shaped for size as much as for speed: whether the event needs the time is
-/// decided first, so the clock is read at one place; an `Open` whose time is
-/// up or a `Probing` whose probe timed out is then moved to `HalfOpen` at one
-/// place (the lazy move of the spec), and the event applies to the result. A
-/// release from the timed-out probe then carries the old counter and is
-/// stale, as it must be.
+/// Shaped for size as much as for speed: each event is decided in one arm,
+/// which reads the clock only where its rows need the time, and tests the
+/// deadline (in the shared [`units_left`]) only for a timed word. An `Open`
+/// whose time is up or a `Probing` whose probe timed out is moved to
+/// `HalfOpen` (the lazy move of the spec) by [`lapse`] before the event
+/// applies to it; a release from the timed-out probe is then stale, as it
+/// must be.
 #[inline(always)]
 fn decide_valid<W: Word>(
     l: &Layout,
     config: &ValidConfig<W>,
-    mut w: u64,
+    w: u64,
     event: Event,
     now: impl FnOnce() -> u64,
 ) -> (u64, Decision, u64) {
     let tag = tag_of(w);
-    let timed = is_timed(tag);
-    let current = |ticket: u32| ticket == counter_of(l, w);
-    let trips_now = |outcome: Outcome| {
-        tag == tag::PROBING
-            || (tag == tag::CLOSED
-                && outcome == Outcome::Failure
-                && (l.payload_of(w) as u32).saturating_add(1) >= config.failure_threshold())
-    };
-    let needs_time = match event {
-        Event::Admit => timed || tag == tag::HALF_OPEN,
-        Event::Release { counter, outcome } => current(counter) && trips_now(outcome),
-        Event::FailureFor { counter, .. } => current(counter) && trips_now(Outcome::Failure),
-        Event::ForceOpenFor { .. } => true,
-        Event::ForceOpen | Event::ForceClose => false,
-    };
-    let now = if needs_time { now() } else { 0 };
-    // The units still to wait, which only a timed word's rejection reads;
-    // none left: the word has lapsed to `HalfOpen` first.
-    let mut left = 0;
-    if timed && needs_time {
-        left = units_left(l, config, w, now);
-        if left == 0 {
-            w = l.half_open(l.next_counter(counter_of(l, w)), l.trips_of(w));
+    let counter = counter_of(l, w);
+    let next = l.next_counter(counter);
+    let trips = l.trips_of(w);
+    let units = |now: u64| l.units_of(now, config.time_shift());
+    match event {
+        Event::Admit => {
+            if tag == tag::CLOSED {
+                return (w, Decision::Admitted, 0);
+            }
+            if tag == tag::FORCED_OPEN {
+                return (w, Decision::Rejected, 0);
+            }
+            // Half-open, or timed: the single probe is elected (Probing
+            // since now) unless the deadline is still ahead.
+            let now = now();
+            let w = match lapse(l, config, w, now) {
+                Ok(w) => w,
+                Err(left) => return (w, Decision::Rejected, left),
+            };
+            let probe = l.probing(l.next_counter(counter_of(l, w)), units(now), trips);
+            (probe, Decision::Admitted, 0)
         }
+        Event::Release {
+            counter: ticket,
+            outcome,
+        } => release(l, config, w, ticket, outcome, None, now),
+        Event::FailureFor {
+            counter: ticket,
+            open_for,
+        } => {
+            let hint = Some(open_for);
+            release(l, config, w, ticket, Outcome::Failure, hint, now)
+        }
+        Event::ForceOpen => {
+            let word = if tag == tag::FORCED_OPEN {
+                w
+            } else {
+                l.forced_open(next)
+            };
+            (word, Decision::Done, 0)
+        }
+        Event::ForceOpenFor { open_for } => {
+            let now = now();
+            // As after a trip: the trips so far (at least one) are kept for
+            // the backoff of the next open time.
+            let trips = if is_timed(tag) || tag == tag::HALF_OPEN {
+                trips.max(1)
+            } else {
+                1
+            };
+            // An elapsed `Open` or timed-out `Probing` is `HalfOpen` first.
+            let w = lapse(l, config, w, now).unwrap_or(w);
+            let until = units(now).wrapping_add(config.hint_units(open_for));
+            let next = l.next_counter(counter_of(l, w));
+            (l.open_until(next, until, trips), Decision::Done, 0)
+        }
+        Event::ForceClose => (l.closed(next, 0), Decision::Done, 0),
     }
-    let stamp = l.units_of(now, config.time_shift());
+}
 
-    let (word, decision) = (|| -> (u64, Decision) {
-        let tag = tag_of(w);
-        let counter = counter_of(l, w);
-        let next = l.next_counter(counter);
-        let trips = l.trips_of(w);
-        match event {
-            Event::Admit => match tag {
-                tag::CLOSED => (w, Decision::Admitted),
-                // The single probe is elected: Probing since now.
-                tag::HALF_OPEN => (l.probing(next, stamp, trips), Decision::Admitted),
-                _ => (w, Decision::Rejected),
-            },
-            Event::Release { .. } | Event::FailureFor { .. } => {
-                let (ticket, outcome, hint) = match event {
-                    Event::Release { counter, outcome } => (counter, outcome, None),
-                    Event::FailureFor { counter, open_for } => {
-                        (counter, Outcome::Failure, Some(config.hint_units(open_for)))
-                    }
-                    _ => return (w, Decision::Stale),
-                };
-                if ticket != counter {
-                    return (w, Decision::Stale);
+/// The lazy move of a timed word at `now`: `Ok` with the word to apply the
+/// event to (`HalfOpen` with the next counter, if `w` is an `Open` whose
+/// time is up or a `Probing` whose probe timed out; `w` itself if it is not
+/// timed), or `Err` with the units left before it lapses.
+#[inline(always)]
+fn lapse<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> Result<u64, u64> {
+    if !is_timed(tag_of(w)) {
+        return Ok(w);
+    }
+    match units_left(l, config, w, now) {
+        0 => Ok(l.half_open(l.next_counter(counter_of(l, w)), l.trips_of(w))),
+        left => Err(left),
+    }
+}
+
+/// A release (`hint`: `None`) or a `failure_for` (`hint`: the open time it
+/// asks for, in ticks) of the ticket with counter `ticket` on the valid word
+/// `w`. Only `Closed` and `Probing` words accept one: no ticket is ever
+/// issued with the counter of `Open`, `HalfOpen` or `ForcedOpen`, so a
+/// release that matches one is a ticket that survived a full counter wrap,
+/// and must not act. The clock is read for a trip and in `Probing` only.
+#[inline(always)]
+fn release<W: Word>(
+    l: &Layout,
+    config: &ValidConfig<W>,
+    w: u64,
+    ticket: u32,
+    outcome: Outcome,
+    hint: Option<u64>,
+    now: impl FnOnce() -> u64,
+) -> (u64, Decision, u64) {
+    let tag = tag_of(w);
+    let counter = counter_of(l, w);
+    if ticket != counter || (tag != tag::CLOSED && tag != tag::PROBING) {
+        return (w, Decision::Stale, 0);
+    }
+    let next = l.next_counter(counter);
+    let trips = l.trips_of(w);
+    let word = if tag == tag::CLOSED {
+        match outcome {
+            Outcome::Success => l.closed(counter, 0),
+            Outcome::Ignored => w,
+            Outcome::Failure => {
+                let failures = (l.payload_of(w) as u32).saturating_add(1);
+                if failures >= config.failure_threshold() {
+                    trip(l, config, next, now(), 1, hint)
+                } else {
+                    l.closed(counter, failures)
                 }
-                // A trip: Open since now, or, with a hint, open until now + hint.
-                let open = |trips: u32| match hint {
-                    None => l.open(next, stamp, trips),
-                    Some(units) => l.open_until(next, stamp.wrapping_add(units), trips),
-                };
-                let word = match (tag, outcome) {
-                    (tag::CLOSED, Outcome::Success) => l.closed(counter, 0),
-                    (tag::CLOSED, Outcome::Ignored) => w,
-                    (tag::CLOSED, Outcome::Failure) => {
-                        let failures = (l.payload_of(w) as u32).saturating_add(1);
-                        if failures >= config.failure_threshold() {
-                            open(1)
-                        } else {
-                            l.closed(counter, failures)
-                        }
-                    }
-                    (tag::PROBING, Outcome::Success) => l.closed(next, 0),
-                    (tag::PROBING, Outcome::Failure) => open(trips.saturating_add(1)),
-                    (tag::PROBING, Outcome::Ignored) => l.half_open(next, trips),
-                    // No ticket is ever issued with the counter of Open, HalfOpen
-                    // or ForcedOpen: a release that matches one is a ticket that
-                    // survived a full counter wrap, and must not act.
-                    _ => return (w, Decision::Stale),
-                };
-                (word, Decision::Recorded)
             }
-            Event::ForceOpen => {
-                let word = if tag == tag::FORCED_OPEN {
-                    w
-                } else {
-                    l.forced_open(next)
-                };
-                (word, Decision::Done)
-            }
-            Event::ForceOpenFor { open_for } => {
-                // As after a trip: the trips so far (at least one) are kept for
-                // the backoff of the next open time.
-                let trips = if timed || tag == tag::HALF_OPEN {
-                    trips.max(1)
-                } else {
-                    1
-                };
-                let until = stamp.wrapping_add(config.hint_units(open_for));
-                (l.open_until(next, until, trips), Decision::Done)
-            }
-            Event::ForceClose => (l.closed(next, 0), Decision::Done),
         }
-    })();
-    let left = if decision == Decision::Rejected {
-        left
     } else {
-        0
+        // The probe's result counts only before its timeout.
+        let now = now();
+        if let Ok(lapsed) = lapse(l, config, w, now) {
+            return (lapsed, Decision::Stale, 0);
+        }
+        match outcome {
+            Outcome::Success => l.closed(next, 0),
+            Outcome::Failure => trip(l, config, next, now, trips.saturating_add(1), hint),
+            Outcome::Ignored => l.half_open(next, trips),
+        }
     };
-    (word, decision, left)
+    (word, Decision::Recorded, 0)
+}
+
+/// The word a trip at `now` stores: `Open` since now, or, with a hint (a
+/// `failure_for`), open until now + hint.
+#[inline(always)]
+fn trip<W: Word>(
+    l: &Layout,
+    config: &ValidConfig<W>,
+    next: u32,
+    now: u64,
+    trips: u32,
+    hint: Option<u64>,
+) -> u64 {
+    let stamp = l.units_of(now, config.time_shift());
+    match hint {
+        None => l.open(next, stamp, trips),
+        Some(ticks) => l.open_until(next, stamp.wrapping_add(config.hint_units(ticks)), trips),
+    }
 }
 
 /// The transitions from `old` to `new`, derived from the two words: every
