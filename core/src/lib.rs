@@ -67,6 +67,7 @@ mod breaker;
 pub mod cell;
 pub mod clock;
 pub mod config;
+pub mod future;
 pub mod guide;
 pub mod kit;
 #[cfg(feature = "heapless")]

@@ -12,16 +12,19 @@
 //! default; a failure if the thread is panicking).
 
 use core::future::{Future, IntoFuture};
+use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
 use tripword::Rejected;
-use tripword::kit::{CircuitBreaker, Reply};
+use tripword::future::{Guarded, Judge, Phase};
+use tripword::kit::{CircuitBreaker, Reply, TickVerdict};
 
 use crate::call::{CallError, Rejection};
 use crate::classify::{Classify, IntoVerdict};
-use crate::guard::{Pending, ReleasingOf, Unwinding};
+use crate::guard::Pending;
+pub use crate::guard::StdUnwind;
 use crate::policy::{AsPolicy, Timing};
 
 /// The clock of breaker (or handle) `H`.
@@ -30,41 +33,56 @@ type ClockOf<H> = <H as CircuitBreaker>::Clock;
 /// handle) `H`.
 type AcquiringOf<H> = <H as CircuitBreaker>::Acquiring;
 
-pin_project! {
-    /// Where a [`CallAsync`] is. For a local breaker only `Running`,
-    /// `Rejected` and `Done` occur: its admission and release are ready at
-    /// once (`Never` futures), so the other arms are dead code.
-    #[project = StateProj]
-    enum State<H, F, M, O, A, R>
-    where
-        H: CircuitBreaker,
-    {
-        // A remote admission in flight; `make` (the protected future,
-        // unpolled, or what makes it) waits.
-        Admitting {
-            #[pin]
-            acquiring: A,
-            breaker: Option<H>,
-            make: Option<M>,
-        },
-        // Admitted: the protected future runs (`None` once it completed:
-        // dropped in place, the state left as it is, so a local call's
-        // completion drops nothing else).
-        Running {
-            #[pin]
-            future: Option<F>,
-            pending: Pending<H>,
-        },
-        // A remote release in flight; `output` is handed out when it ends.
-        Releasing {
-            #[pin]
-            releasing: R,
-            output: Option<O>,
-        },
-        Rejected {
-            rejected: Option<Rejected>,
-        },
-        Done,
+/// A [`CallPolicy`](crate::CallPolicy) (by value, by reference or in an
+/// `Arc`) as the core's [`Judge`] of a `Result`, its durations in the
+/// ticks of clock `C`.
+pub struct ByPolicy<J, C> {
+    policy: J,
+    clock: PhantomData<fn() -> C>,
+}
+
+impl<J, C> ByPolicy<J, C> {
+    #[inline(always)]
+    fn new(policy: J) -> Self {
+        ByPolicy {
+            policy,
+            clock: PhantomData,
+        }
+    }
+}
+
+impl<J: AsPolicy, C> ByPolicy<J, C> {
+    /// The policy.
+    #[inline(always)]
+    pub fn policy(&self) -> &crate::CallPolicy<J::Classify, J::Timing> {
+        self.policy.policy()
+    }
+}
+
+impl<J, C, T, E> Judge<Result<T, E>> for ByPolicy<J, C>
+where
+    J: AsPolicy,
+    J::Classify: Classify<T, E>,
+    <J::Classify as Classify<T, E>>::Verdict: IntoVerdict<C>,
+    J::Timing: Timing<C>,
+{
+    #[inline(always)]
+    fn timed(&self) -> bool {
+        Timing::<C>::threshold(self.policy.policy().slow_threshold()).is_some()
+    }
+    #[inline(always)]
+    fn judge(&self, result: &Result<T, E>, elapsed: Option<u64>) -> TickVerdict {
+        self.policy.policy().judge::<T, E, C>(result, elapsed)
+    }
+    #[inline(always)]
+    fn cancel_outcome(&self) -> tripword::Outcome {
+        self.policy.policy().cancel_outcome()
+    }
+}
+
+impl<J, C> core::fmt::Debug for ByPolicy<J, C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ByPolicy").finish_non_exhaustive()
     }
 }
 
@@ -72,6 +90,10 @@ pin_project! {
     /// A future run through a breaker: see the [module](self) docs. Its
     /// output is `Ok` with the future's value, [`CallError::Inner`] with
     /// its error, or [`CallError::Open`] if the call was not admitted.
+    ///
+    /// The core's [`Guarded`] future, judged by the policy, with
+    /// [`StdUnwind`]'s panic handling; its output flattened into
+    /// [`CallError`].
     ///
     /// `H` is the breaker, or a handle on it (`&B` from
     /// [`call_async`](crate::BreakerExt::call_async), an `Arc` or a
@@ -91,8 +113,7 @@ pin_project! {
         F: Future,
     {
         #[pin]
-        state: State<H, F, M, F::Output, AcquiringOf<H>, ReleasingOf<H>>,
-        policy: J,
+        inner: Guarded<H, F, ByPolicy<J, ClockOf<H>>, StdUnwind, M>,
     }
 }
 
@@ -134,15 +155,13 @@ where
         J::Timing: Timing<ClockOf<H>>,
     {
         let p = policy.policy();
-        let timed = p.slow_threshold().threshold().is_some();
+        let timed = Timing::<ClockOf<H>>::threshold(p.slow_threshold()).is_some();
+        // Made before the future: if `make` panics, the drop of `pending`
+        // during the unwind records a failure.
         let pending = Pending::new(breaker, ticket, timed, p.cancel_outcome());
         let future = make();
         CallAsync {
-            state: State::Running {
-                future: Some(future),
-                pending,
-            },
-            policy,
+            inner: Guarded::running(pending, ByPolicy::new(policy), future),
         }
     }
 
@@ -151,10 +170,7 @@ where
     #[inline(always)]
     pub(crate) fn rejected_with(rejected: Rejected, policy: J) -> Self {
         CallAsync {
-            state: State::Rejected {
-                rejected: Some(rejected),
-            },
-            policy,
+            inner: Guarded::rejected(rejected, ByPolicy::new(policy)),
         }
     }
 
@@ -162,12 +178,7 @@ where
     /// the protected future.
     pub(crate) fn admitting(breaker: H, acquiring: AcquiringOf<H>, policy: J, make: M) -> Self {
         CallAsync {
-            state: State::Admitting {
-                acquiring,
-                breaker: Some(breaker),
-                make: Some(make),
-            },
-            policy,
+            inner: Guarded::admitting(breaker, acquiring, ByPolicy::new(policy), make),
         }
     }
 
@@ -175,16 +186,18 @@ where
     /// once with [`CallError::Open`]; one whose admission is still in
     /// flight is not admitted yet).
     pub fn is_admitted(&self) -> bool {
-        matches!(self.state, State::Running { .. } | State::Releasing { .. })
+        self.inner.is_admitted()
     }
 
     /// The rejection, if the call was not admitted (until the future is
     /// polled and hands it out).
     pub fn rejected(&self) -> Option<Rejected> {
-        match self.state {
-            State::Rejected { rejected } => rejected,
-            _ => None,
-        }
+        self.inner.rejection()
+    }
+
+    /// Where the call is.
+    pub fn phase(&self) -> Phase {
+        self.inner.phase()
     }
 }
 
@@ -202,84 +215,11 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
-        loop {
-            match this.state.as_mut().project() {
-                StateProj::Running {
-                    mut future,
-                    pending,
-                } => {
-                    let running = future
-                        .as_mut()
-                        .as_pin_mut()
-                        .expect("`CallAsync` polled after completion");
-                    // Armed while the protected future is polled and its
-                    // result classified: a panic in either records a
-                    // failure. Disarmed with `forget` on the paths that did
-                    // not unwind, so a completed or pending poll pays no
-                    // `thread::panicking()` check.
-                    let guard = Unwinding(pending);
-                    let result = match running.poll(cx) {
-                        Poll::Ready(result) => result,
-                        Poll::Pending => {
-                            core::mem::forget(guard);
-                            return Poll::Pending;
-                        }
-                    };
-                    let verdict = this
-                        .policy
-                        .policy()
-                        .judge::<T, E, ClockOf<H>>(&result, guard.0.elapsed());
-                    let settled = guard.0.settle_async(verdict);
-                    core::mem::forget(guard);
-                    match settled {
-                        Reply::Ready(_) => {
-                            future.set(None);
-                            return Poll::Ready(result.map_err(CallError::Inner));
-                        }
-                        Reply::Wait(releasing) => this.state.set(State::Releasing {
-                            releasing,
-                            output: Some(result),
-                        }),
-                    }
-                }
-                StateProj::Rejected { rejected } => {
-                    let rejected = rejected
-                        .take()
-                        .expect("`CallAsync` polled after completion");
-                    return Poll::Ready(Err(CallError::Open(rejected)));
-                }
-                StateProj::Admitting {
-                    acquiring,
-                    breaker,
-                    make,
-                } => match ready!(acquiring.poll(cx)) {
-                    Ok(ticket) => {
-                        let breaker = breaker.take().expect("admitted once");
-                        let future = make.take().expect("admitted once").into_future();
-                        let p = this.policy.policy();
-                        let timed = Timing::<ClockOf<H>>::threshold(p.slow_threshold()).is_some();
-                        let pending = Pending::new(breaker, ticket, timed, p.cancel_outcome());
-                        this.state.set(State::Running {
-                            future: Some(future),
-                            pending,
-                        });
-                    }
-                    Err(rejected) => {
-                        // The protected future is dropped unpolled.
-                        this.state.set(State::Done);
-                        return Poll::Ready(Err(CallError::Open(rejected)));
-                    }
-                },
-                StateProj::Releasing { releasing, output } => {
-                    ready!(releasing.poll(cx));
-                    let output = output.take().expect("released once");
-                    this.state.set(State::Done);
-                    return Poll::Ready(output.map_err(CallError::Inner));
-                }
-                StateProj::Done => panic!("`CallAsync` polled after completion"),
-            }
-        }
+        Poll::Ready(match ready!(self.project().inner.poll(cx)) {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(CallError::Inner(e)),
+            Err(rejected) => Err(CallError::Open(rejected)),
+        })
     }
 }
 
@@ -289,24 +229,10 @@ where
     F: Future,
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let state = match &self.state {
-            State::Admitting { .. } => "admitting",
-            State::Running {
-                future: Some(_), ..
-            } => "running",
-            State::Releasing { .. } => "releasing",
-            State::Rejected { rejected: Some(_) } => "rejected",
-            State::Running { future: None, .. }
-            | State::Rejected { rejected: None }
-            | State::Done => "done",
-        };
         let mut out = f.debug_struct("CallAsync");
-        out.field("state", &format_args!("{state}"));
-        if let State::Rejected {
-            rejected: Some(rejected),
-        } = &self.state
-        {
-            out.field("rejected", rejected);
+        out.field("state", &format_args!("{}", self.inner.phase().as_str()));
+        if let Some(rejected) = self.inner.rejection() {
+            out.field("rejected", &rejected);
         }
         out.finish_non_exhaustive()
     }
