@@ -1,6 +1,6 @@
 //! Example firmware: an embassy task guards a flaky peripheral with a
-//! `static` tripword breaker on embassy's clock, and `with_timeout` cancels
-//! reads that hang. Runs on QEMU's mps2-an386 (Cortex-M4F); the checks go
+//! `static` tripword breaker on embassy's clock (`tripword::future::guard`
+//! around each read), and `with_timeout` cancels reads that hang. Runs on QEMU's mps2-an386 (Cortex-M4F); the checks go
 //! out through semihosting and the exit code says whether all passed.
 //!
 //! `cargo run --release` from this directory builds it and runs it (the
@@ -20,9 +20,10 @@ use cortex_m_rt::{ExceptionFrame, exception};
 use cortex_m_semihosting::hprintln;
 use embassy_executor::Spawner;
 use embassy_futures::join::join;
-use embassy_time::{Duration, Instant, Timer, with_timeout};
+use embassy_time::{Duration, Instant, TimeoutError, Timer, with_timeout};
 use peripheral::{Flaky, Nak, Step};
 use tripword::clock::EmbassyClock;
+use tripword::future::{Classifier, guard, guard_with};
 use tripword::{
     Breaker, Cause, Config, Observer, Outcome, Rejected, Status, Transition, ValidConfig, W64,
 };
@@ -33,10 +34,7 @@ use tripword::{
 const CONFIG: Config = Config::new()
     .failure_threshold(3)
     .open_for(OPEN_FOR.as_ticks())
-    .probe_timeout(Duration::from_millis(2_000).as_ticks())
-    // A read cancelled by its timeout says nothing about the peripheral's
-    // health: a cancelled probe hands the election to the next caller.
-    .abandon_as(Outcome::Ignored);
+    .probe_timeout(Duration::from_millis(2_000).as_ticks());
 
 /// How long the breaker stays open after a trip.
 const OPEN_FOR: Duration = Duration::from_millis(100);
@@ -50,13 +48,19 @@ static SENSOR: Breaker<EmbassyClock, W64, Counts> =
     Breaker::from_parts(ValidConfig::new(CONFIG), EmbassyClock::new(), Counts::new());
 
 /// The peripheral's script: two answers, three NAKs (the trip), a hang
-/// (the first probe, cancelled), then answers.
+/// (the first probe, cancelled), two answers (the next probe, then
+/// closed), three hangs (judged failures: the second trip), then answers.
 static FLAKY: Flaky = Flaky::new(&[
     Step::Answer,
     Step::Answer,
     Step::Nak,
     Step::Nak,
     Step::Nak,
+    Step::Hang,
+    Step::Answer,
+    Step::Answer,
+    Step::Hang,
+    Step::Hang,
     Step::Hang,
 ]);
 
@@ -69,27 +73,35 @@ enum Read {
     TimedOut,
 }
 
-/// One read through the breaker: admitted (or rejected at once, the
-/// peripheral untouched), run under the timeout, its result recorded. A
-/// timeout drops the read future, and with it the permit, which records
-/// the config's abandon outcome (`Ignored`).
-async fn guarded_read() -> Read {
-    let read = async {
-        let permit = SENSOR.permit()?;
-        let sample = FLAKY.read().await;
-        let _ = permit.finish(if sample.is_ok() {
-            Outcome::Success
-        } else {
-            Outcome::Failure
-        });
-        Ok::<_, Rejected>(sample)
-    };
-    match with_timeout(READ_TIMEOUT, read).await {
-        Ok(Ok(Ok(sample))) => Read::Sample(sample),
-        Ok(Ok(Err(Nak))) => Read::Nak,
-        Ok(Err(rejected)) => Read::Rejected(rejected),
-        Err(_) => Read::TimedOut,
+impl Read {
+    /// Flattens `with_timeout(guard(..))`'s nested result.
+    fn from(result: Result<Result<Result<u16, Nak>, Rejected>, TimeoutError>) -> Read {
+        match result {
+            Ok(Ok(Ok(sample))) => Read::Sample(sample),
+            Ok(Ok(Err(Nak))) => Read::Nak,
+            Ok(Err(rejected)) => Read::Rejected(rejected),
+            Err(TimeoutError) => Read::TimedOut,
+        }
     }
+}
+
+/// One read through the breaker: `guard` asks the breaker now (a
+/// rejection is ready at once, the read never polled) and records the
+/// read's `Result` when it completes. A timeout drops the guarded future
+/// before that: it records `Ignored`, so a cancelled probe is given back.
+async fn guarded_read() -> Read {
+    Read::from(with_timeout(READ_TIMEOUT, guard(&SENSOR, FLAKY.read())).await)
+}
+
+/// The same read judged by a `Classifier`: a NAK is a failure, and so is a
+/// read the timeout cancelled (a hang is the peripheral's fault too).
+async fn read_hang_is_failure() -> Read {
+    let judge = Classifier::new(|read: &Result<u16, Nak>| match read {
+        Ok(_) => Outcome::Success,
+        Err(Nak) => Outcome::Failure,
+    })
+    .on_cancel(Outcome::Failure);
+    Read::from(with_timeout(READ_TIMEOUT, guard_with(&SENSOR, judge, FLAKY.read())).await)
 }
 
 #[embassy_executor::main]
@@ -210,10 +222,31 @@ async fn sensor_task() {
         "closed again: reads answer",
     );
 
+    // Judged by a classifier that counts a cancelled read as a failure,
+    // three hangs trip the breaker: each read is cut off by the timeout.
+    for n in 1..=3 {
+        check(
+            read_hang_is_failure().await == Read::TimedOut,
+            match n {
+                1 => "hang 1 timed out (judged a failure)",
+                2 => "hang 2 timed out (judged a failure)",
+                _ => "hang 3 timed out (judged a failure)",
+            },
+        );
+    }
+    check(
+        SENSOR.status() == Status::Open,
+        "three cancelled reads judged failures: open",
+    );
+    check(
+        counts.ignored() == 1,
+        "those cancellations were not recorded as ignored",
+    );
+
     // What the observer saw: the trip, two probe elections (each
     // Open/HalfOpen -> Probing), the cancelled probe back to half-open, the
-    // close; no stale release.
-    check(counts.transitions() == 6, "six transitions in all");
+    // close, the second trip; no stale release.
+    check(counts.transitions() == 7, "seven transitions in all");
     check(counts.closes() == 1, "closed once by the probe");
     check(counts.stale() == 0, "no stale release");
     hprintln!(

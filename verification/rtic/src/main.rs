@@ -1,9 +1,9 @@
 //! Example firmware: one `static` tripword breaker shared, without a lock,
 //! by an RTIC 2 async software task and a hardware task (the bus
 //! interrupt). The async task reads a flaky peripheral through the breaker
-//! with `Mono::timeout_after` cancelling reads that hang; the interrupt,
-//! pended while those reads are in flight, reports its own transfers to the
-//! same breaker. Runs on QEMU's lm3s6965evb (Cortex-M3); the checks go out
+//! (`tripword::future::guard`), with `Mono::timeout_after` cancelling reads
+//! that hang; the interrupt, pended while those reads are in flight,
+//! reports its own transfers to the same breaker. Runs on QEMU's lm3s6965evb (Cortex-M3); the checks go out
 //! through semihosting and the exit code says whether all passed.
 //!
 //! `cargo run --release` from this directory builds it and runs it (the
@@ -25,6 +25,7 @@ use rtic_monotonics::fugit::{ExtU32, TimerDurationU64};
 use rtic_monotonics::systick::prelude::*;
 use trace::Trace;
 use tripword::clock::FugitClock;
+use tripword::future::guard;
 use tripword::{Breaker32, Cause, Config, Outcome, Rejected, Release, ValidConfig};
 
 // SysTick as RTIC's monotonic: 1 kHz, 32-bit fugit instants.
@@ -42,10 +43,7 @@ type MonoInstant = <Mono as Timebase>::Instant;
 const CONFIG: Config = Config::new()
     .failure_threshold(3)
     .open_for(TimerDurationU64::<1_000>::from_ticks(200).as_ticks())
-    .probe_timeout(TimerDurationU64::<1_000>::from_ticks(2_000).as_ticks())
-    // A read cancelled by its timeout says nothing about the peripheral:
-    // a cancelled probe hands the election to the next caller.
-    .abandon_as(Outcome::Ignored);
+    .probe_timeout(TimerDurationU64::<1_000>::from_ticks(2_000).as_ticks());
 
 /// The breaker, shared by the task and the interrupt: a `W32` word, so
 /// lock-free on Cortex-M3 (no RTIC resource, no lock), on RTIC's monotonic.
@@ -129,21 +127,13 @@ enum Read {
     TimedOut,
 }
 
-/// One read through the breaker under the timeout. A timeout drops the read
-/// future, and with it the permit, which records the config's abandon
-/// outcome (`Ignored`).
+/// One read through the breaker under the timeout: `guard` asks the
+/// breaker now (a rejection is ready at once, the read never polled) and
+/// records the read's `Result` when it completes. A timeout drops the
+/// guarded future before that: it records `Ignored`, so a cancelled probe
+/// is given back.
 async fn guarded_read() -> Read {
-    let read = async {
-        let permit = BUS.permit()?;
-        let sample = FLAKY.read().await;
-        let _ = permit.finish(if sample.is_ok() {
-            Outcome::Success
-        } else {
-            Outcome::Failure
-        });
-        Ok::<_, Rejected>(sample)
-    };
-    match Mono::timeout_after(READ_TIMEOUT_MS.millis(), read).await {
+    match Mono::timeout_after(READ_TIMEOUT_MS.millis(), guard(&BUS, FLAKY.read())).await {
         Ok(Ok(Ok(sample))) => Read::Sample(sample),
         Ok(Ok(Err(Nak))) => Read::Nak,
         Ok(Err(rejected)) => Read::Rejected(rejected),
