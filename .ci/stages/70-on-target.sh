@@ -47,8 +47,11 @@ done
 for target in thumbv7em-none-eabihf riscv32imac-unknown-none-elf; do
   (cd "$root/verification/on-target" && cargo clippy --release --locked --target "$target" -- -D warnings)
 done
+# The two RTOS examples share one target directory: their common
+# dependencies (cortex-m, the proc-macro stack) are built once.
+rtos_target="$root/target/ci-rtos-examples"
 for crate in embassy rtic; do
-  (cd "$root/verification/$crate" && cargo clippy --release --locked -- -D warnings)
+  (cd "$root/verification/$crate" && CARGO_TARGET_DIR="$rtos_target" cargo clippy --release --locked -- -D warnings)
 done
 
 cd "$root/verification/on-target"
@@ -75,9 +78,9 @@ done
 rtos=()
 for crate in embassy rtic; do
   cd "$root/verification/$crate"
-  cargo build --release --locked
+  CARGO_TARGET_DIR="$rtos_target" cargo build --release --locked
   log="$logs/$crate.log"
-  if timeout 90 cargo run --release --locked >"$log" 2>&1; then
+  if CARGO_TARGET_DIR="$rtos_target" timeout 90 cargo run --release --locked >"$log" 2>&1; then
     status=ok
   else
     status="FAILED (exit $?)"
