@@ -7,7 +7,9 @@
 # breaker on the hardware clock, and a breaker shared with a timer interrupt
 # (SysTick on Cortex-M, the machine timer on RISC-V), and a `static` table of
 # named breakers tripped by that interrupt whose transition log (feature
-# heapless) the main loop drains.
+# heapless) the main loop drains. Then the two RTOS examples
+# (verification/embassy on mps2-an386, verification/rtic on lm3s6965evb),
+# each a firmware whose checks exit non-zero through semihosting on failure.
 # Output and exit code come through semihosting; every run is bounded by
 # `timeout`, so a failed check or a hang fails the stage. Then the footprint of
 # acquire + release + status on a 32-bit breaker on thumbv7em
@@ -34,13 +36,20 @@ mkdir -p "$logs"
 failed=0
 results=()
 
-# Lints for the two firmware crates (outside the workspace, so stage 20
-# does not see them).
-for crate in on-target footprint; do
+# Lints for the firmware crates (outside the workspace, so stage 20
+# does not see them); the RTOS examples build for the one target their
+# .cargo/config.toml names.
+for crate in on-target footprint embassy rtic; do
   (cd "$root/verification/$crate" && cargo fmt -- --check)
 done
 for target in thumbv7em-none-eabihf riscv32imac-unknown-none-elf; do
   (cd "$root/verification/on-target" && cargo clippy --release --locked --target "$target" -- -D warnings)
+done
+# The two RTOS examples share one target directory: their common
+# dependencies (cortex-m, the proc-macro stack) are built once.
+rtos_target="$root/target/ci-rtos-examples"
+for crate in embassy rtic; do
+  (cd "$root/verification/$crate" && CARGO_TARGET_DIR="$rtos_target" cargo clippy --release --locked -- -D warnings)
 done
 
 cd "$root/verification/on-target"
@@ -58,6 +67,26 @@ for target in thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv3
   cat "$log"
   counts=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 || true)
   results+=("${target%%-*} ${counts:-no summary} ${status}")
+done
+
+# The RTOS examples: an embassy task with a SysTick time driver (Cortex-M4F,
+# mps2-an386) and an RTIC 2 app whose async task and hardware task share one
+# breaker (Cortex-M3, lm3s6965evb). Each runner is `timeout 60 qemu-system-arm
+# ...`; the outer timeout also bounds cargo.
+rtos=()
+for crate in embassy rtic; do
+  cd "$root/verification/$crate"
+  CARGO_TARGET_DIR="$rtos_target" cargo build --release --locked
+  log="$logs/$crate.log"
+  if CARGO_TARGET_DIR="$rtos_target" timeout 90 cargo run --release --locked >"$log" 2>&1; then
+    status=ok
+  else
+    status="FAILED (exit $?)"
+    failed=1
+  fi
+  cat "$log"
+  counts=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 || true)
+  rtos+=("${crate}: ${status} (${counts:-no summary})")
 done
 
 # Footprint: the binary with the breaker minus the baseline binary, for the
@@ -88,6 +117,6 @@ done
 cd "$root"
 if [ "$failed" = 0 ]; then goal="1 KiB goal met"; else goal="see log"; fi
 
-joined=$(printf '%s; ' "${results[@]}")
+joined=$(printf '%s; ' "${results[@]}" "${rtos[@]}")
 note "${joined}${footprint} ($goal)"
 exit $failed
