@@ -39,6 +39,15 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   done
 done
 
+echo
+echo "| target | what one async call adds (\`tripword::future::guard\` polled to completion, beside the W32 static breaker) | code (.text) | .rodata |"
+echo "|---|---|---:|---:|"
+for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
+  read -r t0 r0 _ _ <<<"$(sections "$target" release w32-static)"
+  read -r t r _ _ <<<"$(sections "$target" release w32-static-future)"
+  echo "| $target | release (s) | $((t - t0)) B | $((r - r0)) B |"
+done
+
 if [ "${1:-}" = "--symbols" ]; then
   for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
     for word in w32-static w32-const w64-static; do

@@ -146,6 +146,37 @@ measured!(w32r, BREAKER_W32R: tripword::rate::RateBreaker<Ticks, W32, (), 8> =
     );
     w32r_acquire, w32r_release, w32r_status);
 
+/// One call through `tripword::future::guard` on the W32 static breaker: a
+/// future that is ready with an opaque result, polled once with a waker
+/// that does nothing (what an executor does, less the executor).
+#[cfg(feature = "w32-static-future")]
+mod w32s_future {
+    use core::future::Future;
+    use core::hint::black_box;
+    use core::pin::pin;
+    use core::task::{Context, Poll, Waker};
+
+    /// A read that completes at once, with a result the optimiser cannot see.
+    struct Read;
+    impl Future for Read {
+        type Output = Result<u8, ()>;
+        fn poll(self: core::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<u8, ()>> {
+            Poll::Ready(black_box(Ok(7)))
+        }
+    }
+
+    #[inline(never)]
+    #[unsafe(no_mangle)]
+    pub fn w32s_guarded() -> Poll<Result<Result<u8, ()>, tripword::Rejected>> {
+        let call = pin!(tripword::future::guard(&super::w32s::BREAKER_W32S, Read));
+        call.poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    pub fn run() {
+        let _ = black_box(w32s_guarded());
+    }
+}
+
 /// acquire, release if admitted, status.
 #[allow(unused_macros)]
 macro_rules! call {
@@ -168,6 +199,8 @@ fn main() -> ! {
         call!(w64, w64_acquire, w64_release, w64_status, outcome);
         #[cfg(feature = "w32-static")]
         call!(w32s, w32s_acquire, w32s_release, w32s_status, outcome);
+        #[cfg(feature = "w32-static-future")]
+        w32s_future::run();
         #[cfg(feature = "w64-static")]
         call!(w64s, w64s_acquire, w64s_release, w64s_status, outcome);
         #[cfg(feature = "w32-const")]
