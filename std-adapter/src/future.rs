@@ -36,7 +36,7 @@ type AcquiringOf<H> = <H as CircuitBreaker>::Acquiring;
 /// A [`CallPolicy`](crate::CallPolicy) (by value, by reference or in an
 /// `Arc`) as the core's [`Judge`] of a `Result`, its durations in the
 /// ticks of clock `C`.
-pub struct ByPolicy<J, C> {
+pub(crate) struct ByPolicy<J, C> {
     policy: J,
     clock: PhantomData<fn() -> C>,
 }
@@ -48,14 +48,6 @@ impl<J, C> ByPolicy<J, C> {
             policy,
             clock: PhantomData,
         }
-    }
-}
-
-impl<J: AsPolicy, C> ByPolicy<J, C> {
-    /// The policy.
-    #[inline(always)]
-    pub fn policy(&self) -> &crate::CallPolicy<J::Classify, J::Timing> {
-        self.policy.policy()
     }
 }
 
@@ -77,12 +69,6 @@ where
     #[inline(always)]
     fn cancel_outcome(&self) -> tripword::Outcome {
         self.policy.policy().cancel_outcome()
-    }
-}
-
-impl<J, C> core::fmt::Debug for ByPolicy<J, C> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("ByPolicy").finish_non_exhaustive()
     }
 }
 

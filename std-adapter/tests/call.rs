@@ -488,9 +488,32 @@ fn rejection_reads_in_durations_with_the_breakers_name() {
         at(Duration::from_micros(40)),
         "circuit open: call not admitted (retry after 41µs)"
     );
+    // To the nearest, not down: 1.26 s reads 1.3 s, 250.6 ms reads 251 ms.
+    assert_eq!(
+        at(Duration::from_millis(1_260)),
+        "circuit open: call not admitted (retry after 1.3s)"
+    );
+    assert_eq!(
+        at(Duration::from_micros(250_600)),
+        "circuit open: call not admitted (retry after 251ms)"
+    );
     // A tick under a microsecond, shown in nanoseconds; a zero tick is 1 ns.
     let nanos = Rejection::new(r.rejected()).with_tick(Some(Duration::from_nanos(1)));
     assert_eq!(nanos.retry_after(), Some(Duration::from_nanos(29_900_001)));
+    assert_eq!(
+        nanos.to_string(),
+        "circuit open: call not admitted (retry after 30ms)"
+    );
+    // Under a microsecond: nanoseconds (40 ticks of 1 ns left).
+    let ticks = ManualClock::new(0);
+    let short = Breaker::new(config(1).open_for(40), &ticks);
+    let _ = short.call(|| Err::<(), _>(()));
+    let left = short.call(|| Ok::<_, ()>(())).unwrap_err();
+    let left = Rejection::new(left.rejected().unwrap().rejected());
+    assert_eq!(
+        left.with_tick(Some(Duration::from_nanos(1))).to_string(),
+        "circuit open: call not admitted (retry after 40ns)"
+    );
     let zero = Rejection::new(r.rejected()).with_tick(Some(Duration::ZERO));
     assert_eq!(zero, nanos);
     let huge = Rejection::new(r.rejected()).with_tick(Some(Duration::MAX));

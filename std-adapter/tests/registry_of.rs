@@ -187,3 +187,25 @@ fn a_registry_from_settings_and_its_errors() {
         "default: failure_threshold = 0 is out of range 1..=65535 (64-bit word)"
     );
 }
+
+/// An entry answers with its breaker's name, so a registry of named
+/// breakers rejects with the name.
+#[test]
+fn an_entry_names_its_breaker() {
+    use tripword_std::NamedBreaker;
+    let r = RegistryOf::with_factory(|_: &String| {
+        NamedBreaker::<(), _, W64>::new("search", Settings::new().failure_threshold(1), &TIME, ())
+    });
+    let entry = r.get("eu");
+    assert_eq!(CircuitBreaker::name(&entry), Some("search"));
+    let _ = entry.call(|| Err::<(), _>("down"));
+    let err = entry.call(|| Ok::<_, &str>(())).unwrap_err();
+    assert_eq!(err.rejected().and_then(|r| r.name()), Some("search"));
+    assert!(
+        err.to_string()
+            .starts_with("circuit 'search' open: call not admitted (retry after ")
+    );
+    // A registry of unnamed breakers: no name.
+    let plain = RegistryOf::with_factory(|_: &String| Breaker::new(Config::new(), &CLOCK));
+    assert_eq!(CircuitBreaker::name(&plain.get("eu")), None);
+}

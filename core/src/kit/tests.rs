@@ -212,3 +212,42 @@ fn reply_get_awaits_only_a_wait() {
     let pending: Reply<u8, core::future::Pending<u8>> = Reply::Wait(core::future::pending());
     assert_eq!(poll_once(pending.get()), Poll::Pending);
 }
+
+/// A breaker has no name unless it says so; a handle answers with its
+/// breaker's.
+#[test]
+fn names_are_none_by_default_and_forwarded_by_handles() {
+    let clock = ManualClock::new(0);
+    let b = breaker(&clock, 1);
+    assert_eq!(CircuitBreaker::name(&b), None);
+    assert_eq!(CircuitBreaker::name(&&b), None);
+    let c = counting();
+    assert_eq!(c.name(), None);
+
+    struct Named(Counting);
+    impl CircuitBreaker for Named {
+        type Ticket = u8;
+        type Clock = ManualClock;
+        type Acquiring = Never<Result<u8, Rejected>>;
+        type Releasing = Never<Release>;
+        fn acquire(&self) -> Result<u8, Rejected> {
+            self.0.acquire()
+        }
+        fn release(&self, ticket: u8, outcome: Outcome) -> Release {
+            self.0.release(ticket, outcome)
+        }
+        fn status(&self) -> Status {
+            self.0.status()
+        }
+        fn clock(&self) -> &ManualClock {
+            self.0.clock()
+        }
+        fn name(&self) -> Option<&'static str> {
+            Some("modem")
+        }
+    }
+    let named = Named(counting());
+    assert_eq!(named.name(), Some("modem"));
+    assert_eq!((&named).name(), Some("modem"));
+    assert_eq!(<&&Named as CircuitBreaker>::name(&&&named), Some("modem"));
+}
