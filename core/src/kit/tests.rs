@@ -248,6 +248,6 @@ fn names_are_none_by_default_and_forwarded_by_handles() {
     }
     let named = Named(counting());
     assert_eq!(named.name(), Some("modem"));
-    assert_eq!((&named).name(), Some("modem"));
+    assert_eq!(<&Named as CircuitBreaker>::name(&&named), Some("modem"));
     assert_eq!(<&&Named as CircuitBreaker>::name(&&&named), Some("modem"));
 }
