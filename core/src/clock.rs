@@ -83,6 +83,22 @@ impl Clock for fn() -> u64 {
     }
 }
 
+/// `nom / denom` seconds, rounded to the nearest nanosecond (saturating):
+/// the tick period of a clock of `denom / nom` Hz, for
+/// [`Clock::TICK_PERIOD`]. `denom` is not zero.
+#[cfg_attr(
+    not(any(feature = "embassy-time", feature = "fugit")),
+    allow(dead_code)
+)]
+pub(crate) const fn tick_period(nom: u64, denom: u64) -> core::time::Duration {
+    let nanos = (nom as u128 * 1_000_000_000 + denom as u128 / 2) / denom as u128;
+    if nanos > u64::MAX as u128 {
+        core::time::Duration::from_nanos(u64::MAX)
+    } else {
+        core::time::Duration::from_nanos(nanos as u64)
+    }
+}
+
 /// A clock that moves only when told to; `const`-constructible so it can be a
 /// `static` next to a `static` breaker.
 ///

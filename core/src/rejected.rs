@@ -2,7 +2,7 @@
 
 use crate::config::ValidConfig;
 use crate::transition::units_left;
-use crate::word::{Layout, Word, is_timed, tag, tag_of};
+use crate::word::{Word, is_timed, tag, tag_of};
 
 /// Why a call was not admitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,9 +65,15 @@ impl Rejected {
     const CAUSE_BITS: u32 = 2;
     const MAX_WAIT: u64 = (usize::MAX >> Self::CAUSE_BITS) as u64;
 
-    const OPEN: usize = tag::OPEN as usize & 3;
-    const PROBING: usize = tag::PROBING as usize & 3;
-    const FORCED_OPEN: usize = tag::FORCED_OPEN as usize & 3;
+    const OPEN: usize = Self::code(tag::OPEN);
+    const PROBING: usize = Self::code(tag::PROBING);
+
+    /// The cause's code for a rejecting tag: its two low bits (`OpenUntil`
+    /// shares `Open`'s, `ForcedOpen`'s are 0).
+    #[inline(always)]
+    const fn code(tag: u64) -> usize {
+        tag as usize & 3
+    }
 
     #[inline(always)]
     const fn new(code: usize, wait: u64) -> Rejected {
@@ -83,7 +89,7 @@ impl Rejected {
     /// with `wait` ticks to wait: its cause is the tag's two low bits.
     #[inline(always)]
     pub(crate) const fn waiting(word: u64, wait: u64) -> Rejected {
-        Rejected::new(tag_of(word) as usize & 3, wait)
+        Rejected::new(Self::code(tag_of(word)), wait)
     }
 
     /// The wait, at `now` (ticks), when `left` units of `2^shift` ticks are
@@ -146,31 +152,11 @@ impl Rejected {
         let l = &W::LAYOUT;
         let t = tag_of(word);
         if !is_timed(t) {
-            return Self::from_word(l, word);
+            // The operator's hold: no timer, no wait.
+            return Rejected::waiting(word, 0);
         }
         let left = units_left(l, config, word, now);
         Rejected::waiting(word, Self::wait::<W>(left, config.time_shift(), now))
-    }
-
-    /// The rejection `word` makes when the wait is not known (no clock
-    /// reading at hand): a wait of 0 for `Open` and `Probing`.
-    #[inline(always)]
-    pub(crate) const fn from_word(_l: &Layout, word: u64) -> Rejected {
-        Rejected::new(Self::cause_of(tag_of(word)), 0)
-    }
-
-    /// The cause's code for a word of tag `t`, whatever the tag: what
-    /// [`waiting`](Self::waiting) takes from a rejecting word, and
-    /// `ForcedOpen` for every other.
-    #[inline(always)]
-    const fn cause_of(t: u64) -> usize {
-        if t == tag::OPEN || t == tag::OPEN_UNTIL {
-            Self::OPEN
-        } else if t == tag::PROBING {
-            Self::PROBING
-        } else {
-            Self::FORCED_OPEN
-        }
     }
 }
 

@@ -3147,3 +3147,25 @@ fn force_open_for_keeps_trips<W: Word>() {
     b.release(probe, Outcome::Failure); // trip 3: open 40
     assert_eq!(b.acquire().unwrap_err().retry_after(), Some(40));
 }
+
+/// `Clock::TICK_PERIOD` of a clock of a given rate: the nearest nanosecond,
+/// saturating.
+#[test]
+fn tick_periods_round_to_the_nearest_nanosecond() {
+    use crate::clock::tick_period;
+    use core::time::Duration;
+    assert_eq!(tick_period(1, 1_000_000), Duration::from_micros(1));
+    assert_eq!(tick_period(1, 1_000), Duration::from_millis(1));
+    // 32 768 Hz: 30 517.578 125 ns, up to 30 518; 3 GHz: 0.333 ns, down to 0.
+    assert_eq!(tick_period(1, 32_768), Duration::from_nanos(30_518));
+    assert_eq!(tick_period(1, 3_000_000_000), Duration::ZERO);
+    // 3 ticks of 1/7 s: 428 571 428.57 ns, up.
+    assert_eq!(tick_period(3, 7), Duration::from_nanos(428_571_429));
+    // Ticks of whole seconds, and past what a `u64` of nanoseconds holds.
+    assert_eq!(tick_period(5, 1), Duration::from_secs(5));
+    assert_eq!(tick_period(u64::MAX, 1), Duration::from_nanos(u64::MAX));
+    assert_eq!(
+        tick_period(u64::MAX / 1_000_000_000, 1),
+        Duration::from_secs(u64::MAX / 1_000_000_000)
+    );
+}

@@ -331,7 +331,7 @@ impl Decision {
                 counter: counter_of(l, word),
                 probe: tag_of(word) == tag::PROBING,
             },
-            Decision::Rejected => Verdict::Rejected(Rejected::from_word(l, word)),
+            Decision::Rejected => Verdict::Rejected(Rejected::waiting(word, 0)),
             Decision::Recorded => Verdict::Recorded,
             Decision::Stale => Verdict::Stale,
             Decision::Done => Verdict::Done,

@@ -107,9 +107,7 @@ impl EmbassyClock {
 
 impl Clock for EmbassyClock {
     /// `1 s / TICK_HZ`, rounded to a whole nanosecond.
-    const TICK_PERIOD: Option<core::time::Duration> = Some(core::time::Duration::from_nanos(
-        (1_000_000_000 + Self::TICK_HZ / 2) / Self::TICK_HZ,
-    ));
+    const TICK_PERIOD: Option<core::time::Duration> = Some(super::tick_period(1, Self::TICK_HZ));
 
     #[inline]
     fn now(&self) -> u64 {

@@ -29,7 +29,7 @@ pub trait FugitInstant: Copy + sealed::Sealed {
 impl<const NOM: u64, const DENOM: u64, K: Kind> sealed::Sealed for Instant<u32, NOM, DENOM, K> {}
 impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u32, NOM, DENOM, K> {
     const BITS: u32 = 32;
-    const TICK_PERIOD: core::time::Duration = tick_period(NOM, DENOM);
+    const TICK_PERIOD: core::time::Duration = super::tick_period(NOM, DENOM);
 
     #[inline]
     fn ticks_u64(&self) -> u64 {
@@ -40,21 +40,11 @@ impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u32, NO
 impl<const NOM: u64, const DENOM: u64, K: Kind> sealed::Sealed for Instant<u64, NOM, DENOM, K> {}
 impl<const NOM: u64, const DENOM: u64, K: Kind> FugitInstant for Instant<u64, NOM, DENOM, K> {
     const BITS: u32 = 64;
-    const TICK_PERIOD: core::time::Duration = tick_period(NOM, DENOM);
+    const TICK_PERIOD: core::time::Duration = super::tick_period(NOM, DENOM);
 
     #[inline]
     fn ticks_u64(&self) -> u64 {
         self.as_ticks()
-    }
-}
-
-/// `nom / denom` seconds, rounded to a whole nanosecond (saturating).
-const fn tick_period(nom: u64, denom: u64) -> core::time::Duration {
-    let nanos = (nom as u128 * 1_000_000_000 + denom as u128 / 2) / denom as u128;
-    if nanos > u64::MAX as u128 {
-        core::time::Duration::from_nanos(u64::MAX)
-    } else {
-        core::time::Duration::from_nanos(nanos as u64)
     }
 }
 
