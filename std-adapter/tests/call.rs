@@ -440,7 +440,7 @@ fn rejection_on_a_clock_of_unknown_tick_reads_in_ticks() {
 /// it is.
 #[test]
 fn rejection_reads_in_durations_with_the_breakers_name() {
-    use tripword_std::{NamedBreaker, Rejection};
+    use tripword_std::Rejection;
     let clock = ManualTime::new();
     let b: Breaker<&ManualTime> = Settings::new()
         .failure_threshold(1)
@@ -518,8 +518,14 @@ fn rejection_reads_in_durations_with_the_breakers_name() {
     assert_eq!(zero, nanos);
     let huge = Rejection::new(r.rejected()).with_tick(Some(Duration::MAX));
     assert_eq!(huge.tick_period(), Some(Duration::from_nanos(u64::MAX)));
+}
 
-    // A declared breaker's rejection names it; forced open, no wait.
+/// A declared breaker's rejection names it (`NamedBreaker`: feature
+/// `macros`); forced open, it has no wait.
+#[cfg(feature = "macros")]
+#[test]
+fn a_declared_breakers_rejection_names_it() {
+    use tripword_std::{NamedBreaker, Rejection};
     static PAYMENTS: NamedBreaker<(), ManualTime> = NamedBreaker::new(
         "payments",
         Settings::new().failure_threshold(1),

@@ -189,7 +189,8 @@ fn a_registry_from_settings_and_its_errors() {
 }
 
 /// An entry answers with its breaker's name, so a registry of named
-/// breakers rejects with the name.
+/// breakers rejects with the name (`NamedBreaker`: feature `macros`).
+#[cfg(feature = "macros")]
 #[test]
 fn an_entry_names_its_breaker() {
     use tripword_std::NamedBreaker;
