@@ -31,10 +31,24 @@ mapfile -t crates < <(cut -f1 target/ci-package-crates.tsv)
 args=()
 for crate in "${crates[@]}"; do args+=(-p "$crate"); done
 
-rm -f target/package/*.crate
 # --allow-dirty: CI packages a fresh clone; a developer's uncommitted edits
 # should not stop the stage from checking what the packages would hold.
-cargo package --locked --allow-dirty "${args[@]}"
+# `cargo package` asks crates.io's index once per package: a failed fetch is
+# tried again (three tries), and the stage's note carries the error, so that
+# the summary says why a failure happened.
+package_ok=0
+for try in 1 2 3; do
+  rm -f target/package/*.crate
+  if cargo package --locked --allow-dirty "${args[@]}" 2>&1 | tee target/ci-package.log; then
+    package_ok=1; break
+  fi
+  echo "cargo package failed (try $try of 3)" >&2
+  sleep $((try * 10))
+done
+if [ "$package_ok" != 1 ]; then
+  note "cargo package failed: $(grep -m1 -E '^(error|caused by)' target/ci-package.log || tail -n1 target/ci-package.log)"
+  exit 1
+fi
 
 problems=0
 summary=()
@@ -67,7 +81,7 @@ while IFS=$'\t' read -r crate version; do
   count=$(wc -l <"target/ci-package-$crate.files")
   summary+=("$crate $count files ${kib} KiB")
 done <target/ci-package-crates.tsv
-[ "$problems" = 0 ]
+[ "$problems" = 0 ] || { note "package contents: see the FAIL lines in the log"; exit 1; }
 note "packaged and built from their tarballs: $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g');"
 
 # The public API listings, with cargo-public-api at the version api/check.sh
@@ -80,12 +94,15 @@ if ! rustup run nightly rustc --version >/dev/null 2>&1; then
   exit 0
 fi
 tool_version=$(sed -n 's/^tool_version=//p' api/check.sh)
-cargo install --locked cargo-public-api --version "$tool_version"
-bash api/check.sh
+cargo install --locked cargo-public-api --version "$tool_version" ||
+  { sleep 10; cargo install --locked cargo-public-api --version "$tool_version"; } ||
+  { note "cargo install cargo-public-api $tool_version failed"; exit 1; }
+bash api/check.sh || { note "public API differs from the listings in api/ (the diff is in the log)"; exit 1; }
 note "public API of tripword, tripword-std, tripword-redis matches api/ (cargo-public-api $tool_version, $(rustc +nightly --version | cut -d' ' -f2-));"
 
 # docs.rs's build: nightly rustdoc, every feature, `--cfg docsrs` (the
 # feature badges). Shares api/check.sh's nightly target directory.
-RUSTDOCFLAGS="--cfg docsrs" CARGO_TARGET_DIR=target/api \
-  cargo +nightly doc --locked --no-deps --all-features -p tripword -p tripword-std -p tripword-redis
+RUSTDOCFLAGS="--cfg docsrs -D rustdoc::broken_intra_doc_links" CARGO_TARGET_DIR=target/api \
+  cargo +nightly doc --locked --no-deps --all-features -p tripword -p tripword-std -p tripword-redis ||
+  { note "docs.rs build (--cfg docsrs, all features) failed"; exit 1; }
 note "docs.rs build (--cfg docsrs, all features) ok"

@@ -23,9 +23,10 @@
 //!   `&Result<Response, Error>`), and a slow-call threshold with
 //!   [`slow_after`](BreakerLayer::slow_after).
 //! - **Rejection** is an error the caller can match:
-//!   [`BreakerError::Open`] (with the [`Rejected`]: its cause and wait)
-//!   apart from [`BreakerError::Inner`], the service's own error. The inner
-//!   service is not called. `BreakerError` converts into tower's `BoxError`.
+//!   [`BreakerError::Open`] (with the [`Rejection`](crate::Rejection): its
+//!   cause, wait and name) apart from [`BreakerError::Inner`], the
+//!   service's own error. The inner service is not called. `BreakerError`
+//!   converts into tower's `BoxError`.
 //! - **Readiness** is the inner service's: `poll_ready` never asks the
 //!   breaker, so a service made ready and then dropped, or never called,
 //!   holds no probe. The breaker is asked in `call`, and the response future
