@@ -1,26 +1,22 @@
 //! [`RedisBreaker`]: one breaker for a fleet, its word under a Redis key.
 
+use crate::hub::{CHANNEL_PREFIX, Hub};
 use crate::local::Local;
 use crate::mirror::{Mirror, NONE};
 use crate::observer::{Mode, Observer, Scope};
 use crate::remote::RemoteCell;
-use crate::time::{Estimate, LocalClock, LocalTicks, Monotonic};
+use crate::time::{LocalClock, LocalTicks, Monotonic};
 use crate::watch;
 use core::num::NonZeroUsize;
-use redis::{Connection, RedisError};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::Thread;
-use std::time::{Duration, Instant};
+use redis::RedisError;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 use tripword::cell::{self, Swap};
 use tripword::kit::{CircuitBreaker, Never};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::word::{Snapshot, State};
 use tripword::{Config, Outcome, Rejected, Status, ValidConfig, W64, Word};
-
-/// The most connections an instance keeps open for calls (more are opened
-/// when more threads go to Redis at once, and closed after).
-const POOL: usize = 16;
 
 /// Why a [`Builder`] could not build, or an operation that must reach Redis
 /// ([`RedisBreaker::sync`], [`RedisBreaker::force_open`]) failed.
@@ -140,6 +136,15 @@ pub(crate) struct Timing {
     pub(crate) pubsub: bool,
 }
 
+impl Timing {
+    pub(crate) const DEFAULT: Timing = Timing {
+        op_timeout: Duration::from_millis(100),
+        refresh: Duration::from_secs(1),
+        retry: Duration::from_millis(200),
+        pubsub: true,
+    };
+}
+
 /// Builds a [`RedisBreaker`].
 pub struct Builder {
     url: String,
@@ -222,7 +227,9 @@ impl Builder {
         self
     }
 
-    /// Builds the instance and starts its watcher thread. Reads the word once
+    /// Builds the instance and starts its watcher thread (a breaker built
+    /// alone has a connection pool and a watcher of its own; the breakers
+    /// of a [`Fleet`](crate::Fleet) share them). Reads the word once
     /// (within the operation timeout): if Redis answers the instance starts
     /// in [`Mode::Shared`], otherwise in [`Mode::Local`], and joins the
     /// shared word when Redis answers. Fails only for a bad URL or when the
@@ -231,31 +238,9 @@ impl Builder {
     /// # Errors
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<RedisBreaker, Error> {
-        let client = redis::Client::open(self.url.as_str()).map_err(Error::Url)?;
-        let channel = format!("tripword:{}", self.key);
-        let inner = Arc::new(Inner {
-            config: self.config,
-            key: self.key,
-            channel,
-            client,
-            pool: Mutex::new(Vec::new()),
-            mirror: Mirror::new(),
-            estimate: Estimate::new(),
-            local: Local::new(),
-            clock: self.clock,
-            observer: self.observer,
-            timing: self.timing,
-            stop: AtomicBool::new(false),
-            stats: AtomicStats::default(),
-        });
-        let _ = inner.refresh(false);
-        let watcher = watch::spawn(inner.clone()).map_err(Error::Thread)?;
-        let clock = LocalTicks(inner.clock.clone());
-        Ok(RedisBreaker {
-            inner,
-            watcher,
-            clock,
-        })
+        let hub = Arc::new(Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?);
+        watch::spawn(&hub).map_err(Error::Thread)?;
+        Ok(RedisBreaker::join(&hub, self.key, self.config, self.observer))
     }
 }
 
@@ -281,10 +266,11 @@ impl Builder {
 /// }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// A `RedisBreaker` is a handle: clones are the same breaker.
+#[derive(Clone)]
 pub struct RedisBreaker {
     inner: Arc<Inner>,
-    watcher: Thread,
-    clock: LocalTicks,
 }
 
 impl core::fmt::Debug for RedisBreaker {
@@ -318,6 +304,35 @@ impl<E: core::fmt::Display> core::fmt::Display for CallError<E> {
 impl<E: std::error::Error> std::error::Error for CallError<E> {}
 
 impl RedisBreaker {
+    /// A breaker on `hub` under `key`: joins the hub's watcher, then reads
+    /// the word once.
+    pub(crate) fn join(
+        hub: &Arc<Hub>,
+        key: String,
+        config: ValidConfig<W64>,
+        observer: Arc<dyn Observer>,
+    ) -> RedisBreaker {
+        let inner = Arc::new(Inner {
+            config,
+            channel: format!("{CHANNEL_PREFIX}{key}"),
+            key,
+            mirror: Mirror::new(),
+            local: Local::new(),
+            observer,
+            stats: AtomicStats::default(),
+            hub: hub.clone(),
+        });
+        hub.join(&inner);
+        let _ = inner.refresh(false);
+        RedisBreaker { inner }
+    }
+
+    /// Whether `a` and `b` are the same breaker (handles on one instance's
+    /// breaker for one key).
+    pub fn ptr_eq(a: &RedisBreaker, b: &RedisBreaker) -> bool {
+        Arc::ptr_eq(&a.inner, &b.inner)
+    }
+
     /// A builder for the breaker under `key` on the Redis at `url`
     /// (`redis://host:port/db`).
     pub fn builder(url: impl Into<String>, key: impl Into<String>) -> Builder {
@@ -325,12 +340,7 @@ impl RedisBreaker {
             url: url.into(),
             key: key.into(),
             config: ValidConfig::new(DEFAULT_CONFIG),
-            timing: Timing {
-                op_timeout: Duration::from_millis(100),
-                refresh: Duration::from_secs(1),
-                retry: Duration::from_millis(200),
-                pubsub: true,
-            },
+            timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
         }
@@ -573,7 +583,7 @@ impl RedisBreaker {
                 _ => status,
             }
         } else {
-            inner.local.status(&inner.config, &*inner.clock)
+            inner.local.status(&inner.config, &*inner.hub.clock)
         }
     }
 
@@ -594,7 +604,7 @@ impl RedisBreaker {
     /// The server's time now as this instance estimates it (microseconds),
     /// if it has a recent sample.
     pub fn fleet_now(&self) -> Option<u64> {
-        self.inner.estimate()
+        self.inner.hub.estimate()
     }
 
     /// Reads the word from Redis into the mirror now (repairing a corrupt
@@ -718,18 +728,11 @@ impl CircuitBreaker for RedisBreaker {
     /// The instance's local clock, in microseconds (the unit of the
     /// fleet's config and of a rejection's wait).
     fn clock(&self) -> &LocalTicks {
-        &self.clock
+        &self.inner.hub.ticks
     }
 
     fn abandon_outcome(&self) -> Outcome {
         self.inner.config.abandon()
-    }
-}
-
-impl Drop for RedisBreaker {
-    fn drop(&mut self) {
-        self.inner.stop.store(true, Ordering::Release);
-        self.watcher.unpark();
     }
 }
 
@@ -807,25 +810,25 @@ struct AtomicStats {
     published: AtomicU64,
 }
 
-/// What an instance and its watcher share.
+/// One key's breaker in one instance, shared by its handles and (weakly)
+/// its hub's watcher.
 pub(crate) struct Inner {
     config: ValidConfig<W64>,
-    key: String,
+    pub(crate) key: String,
     pub(crate) channel: String,
-    client: redis::Client,
-    /// Connections for calls and refreshes; the lock is held only to take or
-    /// return one, never across a round trip.
-    pool: Mutex<Vec<Connection>>,
     /// The shared word as last seen, and what the fast paths read.
     mirror: Mirror,
-    estimate: Estimate,
     /// The local breaker: used while Redis does not answer.
     local: Local,
-    clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
-    pub(crate) timing: Timing,
-    stop: AtomicBool,
     stats: AtomicStats,
+    pub(crate) hub: Arc<Hub>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.hub.prune(&self.channel);
+    }
 }
 
 impl Inner {
@@ -836,7 +839,7 @@ impl Inner {
 
     fn local_acquire(&self) -> Result<(u32, bool), Rejected> {
         self.local
-            .acquire(&self.config, &*self.clock, &*self.observer)
+            .acquire(&self.config, &*self.hub.clock, &*self.observer)
     }
 
     fn local_release(&self, counter: u32, outcome: Outcome) -> bool {
@@ -844,77 +847,51 @@ impl Inner {
             &self.config,
             counter,
             outcome,
-            &*self.clock,
+            &*self.hub.clock,
             &*self.observer,
         )
     }
 
     fn local_status(&self) -> Status {
-        self.local.status(&self.config, &*self.clock)
+        self.local.status(&self.config, &*self.hub.clock)
     }
 
-    pub(crate) fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Acquire)
-    }
-
-    /// The estimate of the server's time, trusted for a refresh period and
-    /// an operation timeout after its sample.
     fn estimate(&self) -> Option<u64> {
-        let max_age = self.timing.refresh + self.timing.op_timeout;
-        let max_age = u64::try_from(max_age.as_micros()).unwrap_or(u64::MAX);
-        self.estimate.at(|| self.clock.micros(), max_age)
+        self.hub.estimate()
     }
 
-    /// A connection, opened within what is left before `deadline`.
-    pub(crate) fn connect(&self, deadline: Instant) -> Result<Connection, RedisError> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left < Duration::from_micros(100) {
-            return Err(crate::remote::deadline_passed());
-        }
-        self.client.get_connection_with_timeout(left)
+    pub(crate) fn mirror_word(&self) -> u64 {
+        self.mirror.word()
     }
 
-    /// Runs `op` on the key with a pooled connection, every round trip
-    /// within the operation timeout. A connection that saw an error is
-    /// dropped (a late reply must not be read as the next one's).
+    /// Runs `op` on the key with one of the hub's connections, every round
+    /// trip within the operation timeout; counted in the stats when `call`.
     fn remote<T>(
         &self,
         call: bool,
         op: impl FnOnce(&RemoteCell<'_>) -> Result<T, RedisError>,
     ) -> Result<T, RedisError> {
-        let deadline = Instant::now() + self.timing.op_timeout;
-        let pooled = self
-            .pool
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        let mut con = match pooled {
-            Some(con) => con,
-            None => self.connect(deadline)?,
-        };
-        let cell = RemoteCell::new(&mut con, &self.key, &self.channel, deadline, &*self.clock);
-        let out = op(&cell).and_then(|v| match cell.take_failure() {
-            Some(e) => Err(e),
-            None => Ok(v),
-        });
-        if let Some((server, local)) = cell.latest() {
-            self.estimate.sample(server, local);
-        }
+        let (out, trips) = self.hub.remote(&self.key, &self.channel, op);
         if call {
-            let trips = u64::from(cell.round_trips());
             self.stats
                 .call_round_trips
-                .fetch_add(trips, Ordering::Relaxed);
+                .fetch_add(u64::from(trips), Ordering::Relaxed);
             self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
         }
-        drop(cell);
-        if out.is_ok() {
-            let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
-            if pool.len() < POOL {
-                pool.push(con);
-            }
-        }
         out
+    }
+
+    /// The word the watcher read for this breaker (in a batch begun when
+    /// the mirror held `base`): taken if it is a state, repaired with a
+    /// round trip of its own if it is corrupt.
+    pub(crate) fn refreshed(&self, base: u64, word: u64) -> Result<(), RedisError> {
+        if Snapshot::decode::<W64>(word).is_err() {
+            return self.refresh(false).map(drop);
+        }
+        self.mirror.offer(&self.config, Some(base), word);
+        self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
+        self.attach();
+        Ok(())
     }
 
     /// Reads the word into the mirror, repairing it first if it is corrupt
@@ -949,7 +926,7 @@ impl Inner {
     /// A change published by some instance's compare-and-set.
     pub(crate) fn published(&self, word: u64, server_time: u64) {
         self.mirror.offer(&self.config, None, word);
-        self.estimate.sample(server_time, self.clock.micros());
+        self.hub.estimate.sample(server_time, self.hub.clock.micros());
         self.stats.published.fetch_add(1, Ordering::Relaxed);
     }
 

@@ -44,6 +44,8 @@
 #![deny(missing_docs)]
 
 mod breaker;
+mod fleet;
+mod hub;
 mod local;
 mod mirror;
 mod observer;
@@ -55,5 +57,6 @@ mod watch;
 pub use breaker::{
     Builder, CallError, DEFAULT_CONFIG, Error, Permit, RedisBreaker, Release, Stats, Ticket,
 };
-pub use observer::{Mode, Observer, OnTransition, Scope};
+pub use fleet::{Fleet, FleetBuilder};
+pub use observer::{Mode, Observer, OnTransition, Scope, Transitions};
 pub use time::{LocalClock, LocalTicks, Monotonic};

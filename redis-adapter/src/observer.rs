@@ -68,6 +68,40 @@ impl<F: Fn(Transition, Scope) + Send + Sync + 'static> Observer for OnTransition
     }
 }
 
+/// A `tripword` [`Observer`](tripword::Observer) (`tripword-std`'s tracing
+/// and metrics observers, or one of your own) as an instance's
+/// [`Observer`]: it gets every transition the instance makes, in the shared
+/// word and in its local breaker, and every corrupt word it repairs. (A
+/// fleet breaker's closed path is one load with no observer call: the
+/// per-call events, `on_admitted` and the rest, come from the call layer
+/// that runs the calls, not from here.)
+///
+/// ```
+/// use tripword::{Status, Transition};
+/// use tripword_redis::Transitions;
+///
+/// struct Print;
+/// impl tripword::Observer for Print {
+///     fn on_transition(&self, t: Transition) {
+///         println!("{:?} -> {:?}", t.from, t.to);
+///     }
+/// }
+/// let observer = Transitions(Print);
+/// # let _ = (observer, Status::Open);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Transitions<O>(pub O);
+
+impl<O: tripword::Observer + Send + Sync + 'static> Observer for Transitions<O> {
+    fn on_transition(&self, transition: Transition, _scope: Scope) {
+        self.0.on_transition(transition);
+    }
+
+    fn on_corrupt_word(&self, raw: u64, counter: u32) {
+        self.0.on_corrupt_word(raw, counter);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,19 @@ return {{word(KEYS[1]), now()}}"
     ))
 });
 
+/// `{word1, word2, ..., now}`: the words under `KEYS`, then the server's
+/// time read after them (the watcher's refresh of many breakers in one
+/// round trip).
+static LOAD_MANY: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{PRELUDE}
+local out = {{}}
+for i, key in ipairs(KEYS) do out[i] = word(key) end
+out[#KEYS + 1] = now()
+return out"
+    ))
+});
+
 /// `{1, new, now}` when the key held `ARGV[1]` and now holds `ARGV[2]`
 /// (published on channel `ARGV[3]` as `"new now"` unless it is empty);
 /// `{0, word, now}` with the word it holds otherwise.
@@ -157,6 +170,27 @@ impl<'a> RemoteCell<'a> {
         let time = parse_time(&time)?;
         self.observed(time);
         Ok((parse_word(&word), time))
+    }
+
+    /// The words under `keys` and the server time read after them, in one
+    /// round trip.
+    pub(crate) fn fetch_many(&self, keys: &[&str]) -> Result<Vec<u64>, RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let mut invocation = LOAD_MANY.prepare_invoke();
+        for key in keys {
+            invocation.key(*key);
+        }
+        let mut reply: Vec<String> = invocation.invoke(&mut **con)?;
+        let time = parse_time(&reply.pop().unwrap_or_default())?;
+        if reply.len() != keys.len() {
+            return Err(RedisError::from(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "tripword-redis: a refresh's reply has the wrong length",
+            )));
+        }
+        self.observed(time);
+        Ok(reply.iter().map(|w| parse_word(w)).collect())
     }
 
     /// The clock of the CAS loop: the server time read with the word the

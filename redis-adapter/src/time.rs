@@ -69,6 +69,14 @@ impl tripword::Clock for LocalTicks {
     }
 }
 
+/// Microseconds: `tripword-std`'s `Settings` convert their durations to
+/// the fleet's config with it.
+#[cfg(feature = "tripword-std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tripword-std")))]
+impl tripword_std::clock::RealClock for LocalTicks {
+    const TICK: core::time::Duration = core::time::Duration::from_micros(1);
+}
+
 impl core::fmt::Debug for LocalTicks {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("LocalTicks")

@@ -1,95 +1,151 @@
-//! The watcher: one thread per instance that keeps the mirror fresh, so
-//! that calls never wait on the network to learn of a remote change.
+//! The watcher: one thread per hub (a [`Fleet`](crate::Fleet), or a
+//! breaker built alone) that keeps every breaker's mirror fresh, so that
+//! calls never wait on the network to learn of a remote change.
 //!
-//! - It subscribes to the key's channel (every compare-and-set publishes the
-//!   word it stored), then reads the word once, so nothing published before
-//!   the subscription is missed.
-//! - It reads the word again every refresh period whatever pub/sub
-//!   delivers: a message lost with a broken connection is made up for
-//!   within one period, and the server-time sample is renewed.
+//! - It subscribes to one pattern, `tripword:*`, on which every
+//!   compare-and-set of every breaker publishes the word it stored, and
+//!   hands each message to the breakers of its channel. Then it reads every
+//!   breaker's word once, so nothing published before the subscription is
+//!   missed (a breaker that joins later reads its word itself).
+//! - It reads every word again every refresh period whatever pub/sub
+//!   delivers, up to 256 keys a round trip: a message lost with a broken
+//!   connection is made up for within one period, and the server-time
+//!   sample is renewed.
 //! - Any error (Redis unreachable, slow past the operation timeout, paused)
-//!   switches the instance to its local breaker; the watcher retries every
-//!   retry period and switches back on the first read that succeeds.
+//!   switches every breaker to its local breaker; the watcher retries every
+//!   retry period and switches each back on the first read that succeeds.
+//! - It holds the hub weakly: when the last breaker and the fleet are
+//!   dropped, it ends within 100 ms.
 
-use crate::breaker::Inner;
+use crate::hub::{CHANNEL_PREFIX, Hub};
 use crate::remote::parse_published;
 use redis::RedisError;
-use std::sync::Arc;
-use std::thread::{self, Thread};
+use std::sync::{Arc, Weak};
+use std::thread;
 use std::time::{Duration, Instant};
 
-pub(crate) fn spawn(inner: Arc<Inner>) -> std::io::Result<Thread> {
-    let handle = thread::Builder::new()
+/// The longest the watcher blocks before it looks whether its hub is gone.
+const SLICE: Duration = Duration::from_millis(100);
+
+pub(crate) fn spawn(hub: &Arc<Hub>) -> std::io::Result<()> {
+    let hub = Arc::downgrade(hub);
+    thread::Builder::new()
         .name("tripword-redis watcher".into())
-        .spawn(move || run(&inner))?;
-    Ok(handle.thread().clone())
-}
-
-fn run(inner: &Inner) {
-    while !inner.stopped() {
-        let result = if inner.timing.pubsub {
-            subscribed(inner)
-        } else {
-            polled(inner)
-        };
-        if result.is_err() {
-            inner.detach();
-        }
-        nap(inner, inner.timing.retry);
-    }
-}
-
-/// Sleeps up to `d`, waking early when the instance is dropped.
-fn nap(inner: &Inner, d: Duration) {
-    let until = Instant::now() + d;
-    while !inner.stopped() {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
-        }
-        thread::park_timeout(left);
-    }
-}
-
-fn polled(inner: &Inner) -> Result<(), RedisError> {
-    while !inner.stopped() {
-        inner.refresh(false)?;
-        nap(inner, inner.timing.refresh);
-    }
+        .spawn(move || run(&hub))?;
     Ok(())
 }
 
-fn subscribed(inner: &Inner) -> Result<(), RedisError> {
-    let t = inner.timing;
-    let mut con = inner.connect(Instant::now() + t.op_timeout)?;
+/// Why a watch ended.
+enum End {
+    /// The hub is gone: the watcher ends.
+    Gone,
+    /// Redis failed: every breaker goes local, and the watcher retries.
+    Failed,
+}
+
+impl From<RedisError> for End {
+    fn from(_: RedisError) -> Self {
+        End::Failed
+    }
+}
+
+fn run(hub: &Weak<Hub>) {
+    loop {
+        let Some(pubsub) = hub.upgrade().map(|h| h.timing.pubsub) else {
+            return;
+        };
+        let end = if pubsub { subscribed(hub) } else { polled(hub) };
+        match end {
+            End::Gone => return,
+            End::Failed => match hub.upgrade() {
+                Some(h) => h.detach_all(),
+                None => return,
+            },
+        }
+        let Some(retry) = hub.upgrade().map(|h| h.timing.retry) else {
+            return;
+        };
+        if !nap(hub, retry) {
+            return;
+        }
+    }
+}
+
+/// Sleeps up to `d` in slices; `false` when the hub went meanwhile.
+fn nap(hub: &Weak<Hub>, d: Duration) -> bool {
+    let until = Instant::now() + d;
+    loop {
+        if hub.strong_count() == 0 {
+            return false;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        thread::sleep(left.min(SLICE));
+    }
+}
+
+fn polled(weak: &Weak<Hub>) -> End {
+    loop {
+        let Some(hub) = weak.upgrade() else {
+            return End::Gone;
+        };
+        if hub.refresh_all().is_err() {
+            return End::Failed;
+        }
+        let period = hub.timing.refresh;
+        drop(hub);
+        if !nap(weak, period) {
+            return End::Gone;
+        }
+    }
+}
+
+fn subscribed(weak: &Weak<Hub>) -> End {
+    match subscribe(weak) {
+        Ok(end) | Err(end) => end,
+    }
+}
+
+fn subscribe(weak: &Weak<Hub>) -> Result<End, End> {
+    let hub = weak.upgrade().ok_or(End::Gone)?;
+    let t = hub.timing;
+    let mut con = hub.connect(Instant::now() + t.op_timeout)?;
     con.set_read_timeout(Some(t.op_timeout))?;
     con.set_write_timeout(Some(t.op_timeout))?;
     let mut sub = con.as_pubsub();
-    sub.subscribe(&inner.channel)?;
-    // Subscribed: every change from now on is delivered. Read the word once
-    // for the changes made before.
-    inner.refresh(false)?;
+    sub.psubscribe(format!("{CHANNEL_PREFIX}*"))?;
+    // Subscribed: every change from now on is delivered. Read the words
+    // once for the changes made before.
+    hub.refresh_all()?;
+    drop(hub);
     let mut next = Instant::now() + t.refresh;
-    while !inner.stopped() {
+    loop {
+        let hub = weak.upgrade().ok_or(End::Gone)?;
         let now = Instant::now();
         if now >= next {
-            inner.refresh(false)?;
+            hub.refresh_all()?;
             next = Instant::now() + t.refresh;
             continue;
         }
-        // Wake for the next refresh, or every 100 ms to notice a drop.
-        let wait = (next - now).clamp(Duration::from_millis(1), Duration::from_millis(100));
+        drop(hub);
+        // Wake for the next refresh, or every slice to notice the hub went.
+        let wait = (next - now).clamp(Duration::from_millis(1), SLICE);
         sub.set_read_timeout(Some(wait))?;
         match sub.get_message() {
             Ok(msg) => {
                 let payload: Result<String, _> = msg.get_payload();
-                if let Some((word, time)) = payload.ok().as_deref().and_then(parse_published) {
+                let Some((word, time)) = payload.ok().as_deref().and_then(parse_published) else {
+                    continue;
+                };
+                let hub = weak.upgrade().ok_or(End::Gone)?;
+                for inner in hub.on_channel(msg.get_channel_name()) {
                     inner.published(word, time);
                 }
             }
             Err(e) if e.is_timeout() => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     }
-    Ok(())
 }

@@ -1,0 +1,212 @@
+//! What the breakers of one Redis deployment share in a process: the
+//! client, a bounded pool of connections, the estimate of the server's
+//! clock, the timeouts, and the list of live breakers that the one watcher
+//! thread keeps fresh (`docs/distributed.md`, "A fleet in one process").
+//!
+//! A [`Fleet`](crate::Fleet) owns one hub for all its keys; a
+//! [`RedisBreaker`](crate::RedisBreaker) built alone owns a hub of its own.
+//! The hub lives as long as a breaker on it (or the fleet) does; the
+//! watcher holds it weakly and ends when it is gone.
+
+use crate::breaker::{Inner, Timing};
+use crate::remote::{self, RemoteCell};
+use crate::time::{Estimate, LocalClock, LocalTicks};
+use redis::{Connection, IntoConnectionInfo, RedisError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+/// The most connections a hub keeps open for calls and refreshes (more are
+/// opened when more threads go to Redis at once, and closed after).
+pub(crate) const POOL: usize = 16;
+
+/// The most keys one refresh reads in one round trip.
+const BATCH: usize = 256;
+
+/// The channel prefix every breaker's changes are published under, and the
+/// watcher's one pattern subscription.
+pub(crate) const CHANNEL_PREFIX: &str = "tripword:";
+
+pub(crate) struct Hub {
+    client: redis::Client,
+    /// Replies the `redis` crate reads when it opens a connection (`AUTH`
+    /// or `HELLO`, `SELECT`), each with the whole timeout it is given.
+    setup_reads: u32,
+    /// Connections for calls and refreshes; the lock is held only to take
+    /// or return one, never across a round trip.
+    pool: Mutex<Vec<Connection>>,
+    pub(crate) estimate: Estimate,
+    pub(crate) clock: Arc<dyn LocalClock>,
+    pub(crate) ticks: LocalTicks,
+    pub(crate) timing: Timing,
+    /// The live breakers, by channel (more than one for a key only while an
+    /// evicted breaker is still held by a caller).
+    members: RwLock<HashMap<String, Vec<Weak<Inner>>>>,
+    #[cfg(feature = "tokio")]
+    pub(crate) aio: crate::aio::Multiplexed,
+}
+
+impl Hub {
+    /// A hub on the Redis at `url`. Connects to nothing yet.
+    pub(crate) fn new(
+        url: &str,
+        timing: Timing,
+        clock: Arc<dyn LocalClock>,
+    ) -> Result<Hub, RedisError> {
+        let info = url.into_connection_info()?;
+        // No `CLIENT SETINFO` on connect: two more replies to wait for, each
+        // with the whole timeout, on a server that may be mute.
+        let redis = info.redis_settings().clone().set_skip_set_lib_name();
+        let setup_reads = u32::from(
+            redis.password().is_some()
+                || redis.username().is_some()
+                || redis.protocol() != redis::ProtocolVersion::RESP2,
+        ) + u32::from(redis.db() != 0);
+        let info = info.set_redis_settings(redis);
+        let client = redis::Client::open(info)?;
+        Ok(Hub {
+            #[cfg(feature = "tokio")]
+            aio: crate::aio::Multiplexed::new(client.clone()),
+            client,
+            setup_reads,
+            pool: Mutex::new(Vec::new()),
+            estimate: Estimate::new(),
+            ticks: LocalTicks(clock.clone()),
+            clock,
+            timing,
+            members: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// The estimate of the server's time, trusted for a refresh period and
+    /// an operation timeout after its sample.
+    pub(crate) fn estimate(&self) -> Option<u64> {
+        let max_age = self.timing.refresh + self.timing.op_timeout;
+        let max_age = u64::try_from(max_age.as_micros()).unwrap_or(u64::MAX);
+        self.estimate.at(|| self.clock.micros(), max_age)
+    }
+
+    /// A connection, opened within what is left before `deadline`, setup
+    /// replies included: the `redis` crate gives the TCP connect and each
+    /// setup reply the whole timeout it is passed, so that timeout is what
+    /// is left divided by the number of replies.
+    pub(crate) fn connect(&self, deadline: Instant) -> Result<Connection, RedisError> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left < Duration::from_micros(100) {
+            return Err(remote::deadline_passed());
+        }
+        self.client
+            .get_connection_with_timeout(left / self.setup_reads.max(1))
+    }
+
+    /// Runs `op` on `key` with a pooled connection, every round trip within
+    /// the operation timeout. Returns its result and the round trips it
+    /// made. A connection that saw an error is dropped (a late reply must
+    /// not be read as the next one's).
+    pub(crate) fn remote<T>(
+        &self,
+        key: &str,
+        channel: &str,
+        op: impl FnOnce(&RemoteCell<'_>) -> Result<T, RedisError>,
+    ) -> (Result<T, RedisError>, u32) {
+        let deadline = Instant::now() + self.timing.op_timeout;
+        let pooled = self
+            .pool
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let mut con = match pooled {
+            Some(con) => con,
+            None => match self.connect(deadline) {
+                Ok(con) => con,
+                Err(e) => return (Err(e), 0),
+            },
+        };
+        let cell = RemoteCell::new(&mut con, key, channel, deadline, &*self.clock);
+        let out = op(&cell).and_then(|v| match cell.take_failure() {
+            Some(e) => Err(e),
+            None => Ok(v),
+        });
+        if let Some((server, local)) = cell.latest() {
+            self.estimate.sample(server, local);
+        }
+        let trips = cell.round_trips();
+        drop(cell);
+        if out.is_ok() {
+            self.give_back(con);
+        }
+        (out, trips)
+    }
+
+    fn give_back(&self, con: Connection) {
+        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        if pool.len() < POOL {
+            pool.push(con);
+        }
+    }
+
+    /// Adds a breaker to the ones the watcher keeps fresh.
+    pub(crate) fn join(&self, inner: &Arc<Inner>) {
+        let mut members = self.members.write().unwrap_or_else(PoisonError::into_inner);
+        members
+            .entry(inner.channel.clone())
+            .or_default()
+            .push(Arc::downgrade(inner));
+    }
+
+    /// Forgets the breakers of `channel` that are gone.
+    pub(crate) fn prune(&self, channel: &str) {
+        let mut members = self.members.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(list) = members.get_mut(channel) {
+            list.retain(|w| w.strong_count() > 0);
+            if list.is_empty() {
+                members.remove(channel);
+            }
+        }
+    }
+
+    /// The live breakers on `channel`.
+    pub(crate) fn on_channel(&self, channel: &str) -> Vec<Arc<Inner>> {
+        let members = self.members.read().unwrap_or_else(PoisonError::into_inner);
+        members
+            .get(channel)
+            .map(|list| list.iter().filter_map(Weak::upgrade).collect())
+            .unwrap_or_default()
+    }
+
+    /// Every live breaker.
+    pub(crate) fn live(&self) -> Vec<Arc<Inner>> {
+        let members = self.members.read().unwrap_or_else(PoisonError::into_inner);
+        members
+            .values()
+            .flat_map(|list| list.iter().filter_map(Weak::upgrade))
+            .collect()
+    }
+
+    /// Reads the word of every live breaker into its mirror, up to
+    /// [`BATCH`] keys a round trip, with the server's time; a corrupt word
+    /// is repaired by its breaker (one compare-and-set). Each batch is
+    /// bounded by the operation timeout.
+    pub(crate) fn refresh_all(&self) -> Result<(), RedisError> {
+        let live = self.live();
+        for batch in live.chunks(BATCH) {
+            // The mirrors before the read: a word older than its mirror is
+            // taken only if the mirror did not change meanwhile.
+            let bases: Vec<u64> = batch.iter().map(|b| b.mirror_word()).collect();
+            let keys: Vec<&str> = batch.iter().map(|b| b.key.as_str()).collect();
+            let (words, _) = self.remote("", "", |cell| cell.fetch_many(&keys));
+            let words = words?;
+            for ((inner, base), word) in batch.iter().zip(bases).zip(words) {
+                inner.refreshed(base, word)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every live breaker falls back to its local breaker.
+    pub(crate) fn detach_all(&self) {
+        for inner in self.live() {
+            inner.detach();
+        }
+    }
+}
