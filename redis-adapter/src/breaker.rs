@@ -13,7 +13,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tripword::cell::{self, Swap};
-use tripword::kit::{CircuitBreaker, Never};
+use tripword::kit::CircuitBreaker;
+#[cfg(not(feature = "tokio"))]
+use tripword::kit::Never;
+#[cfg(feature = "tokio")]
+use tripword::kit::{Reply, TickVerdict};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::word::{Snapshot, State};
 use tripword::{Config, Outcome, Rejected, Status, ValidConfig, W64, Word};
@@ -239,8 +243,10 @@ impl Builder {
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<RedisBreaker, Error> {
         let hub = Arc::new(Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?);
+        // Joined first: the watcher's first read is of this key too.
+        let breaker = RedisBreaker::join(&hub, self.key, self.config, self.observer);
         watch::spawn(&hub).map_err(Error::Thread)?;
-        Ok(RedisBreaker::join(&hub, self.key, self.config, self.observer))
+        Ok(breaker)
     }
 }
 
@@ -369,24 +375,9 @@ impl RedisBreaker {
 
     #[inline(never)]
     fn acquire_slow(&self) -> Result<Ticket, Rejected> {
-        let inner = &*self.inner;
-        if !inner.mirror.attached() {
-            return self.acquire_local();
-        }
-        let word = inner.mirror.word();
-        let mut estimated = true;
-        let step = transition::apply(&inner.config, word, Event::Admit, || {
-            inner.estimate().unwrap_or_else(|| {
-                estimated = false;
-                0
-            })
-        });
-        // A closed admission that stores nothing is the fast path's, from
-        // the mirror's derived word; here it can only be a race with a
-        // change of the mirror, and Redis decides it as any other.
-        match step.verdict {
-            Verdict::Rejected(why) if estimated => Err(why),
-            _ => self.acquire_remote(word),
+        match self.inner.acquire_prepare() {
+            Ok(answer) => answer,
+            Err(base) => self.acquire_remote(base),
         }
     }
 
@@ -410,40 +401,12 @@ impl RedisBreaker {
             Ok((applied, cell.latest().map_or(at, |(t, _)| t)))
         });
         match done {
-            Ok((applied, at)) => {
-                inner.mirror.offer(config, Some(base), applied.word);
-                match applied.decision {
-                    Decision::Admitted => {
-                        let probe = matches!(
-                            Snapshot::decode::<W64>(applied.word),
-                            Ok(Snapshot {
-                                state: State::Probing { .. },
-                                ..
-                            })
-                        );
-                        let counter = Snapshot::counter_bits::<W64>(applied.word);
-                        Ok(inner.ticket(counter, probe))
-                    }
-                    // The rejection (cause and wait) the word makes at the
-                    // server time the decision read: the pure layer again.
-                    _ => match transition::apply(config, applied.word, Event::Admit, || at).verdict
-                    {
-                        Verdict::Rejected(why) => Err(why),
-                        _ => self.acquire_local(),
-                    },
-                }
-            }
+            Ok((applied, at)) => inner.admission(base, applied, at),
             Err(_) => {
                 inner.detach();
-                self.acquire_local()
+                inner.acquire_local()
             }
         }
-    }
-
-    fn acquire_local(&self) -> Result<Ticket, Rejected> {
-        let inner = &*self.inner;
-        let (counter, probe) = inner.local_acquire()?;
-        Ok(Ticket::new(inner.local.address(), counter, probe, true))
     }
 
     /// Reports how an admitted call went. A release settles locally, with
@@ -453,56 +416,24 @@ impl RedisBreaker {
     /// to Redis.
     #[inline]
     pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
-        let inner = &*self.inner;
-        if ticket.origin.get() == inner.mirror.address() {
-            // Fast path: the mirror is `Closed` (with no failures, for a
-            // success) under the ticket's counter: the kit stores nothing.
-            let word = match outcome {
-                Outcome::Success => inner.mirror.quiet(),
-                Outcome::Ignored => inner.mirror.admit(),
-                Outcome::Failure => NONE,
-            };
-            if word != NONE && Snapshot::counter_bits::<W64>(word) == ticket.counter {
-                return Release::Recorded;
-            }
+        if self.inner.release_quietly(&ticket, outcome) {
+            return Release::Recorded;
         }
         self.release_slow(ticket, outcome)
     }
 
     #[inline(never)]
     fn release_slow(&self, ticket: Ticket, outcome: Outcome) -> Release {
-        let inner = &*self.inner;
-        let counter = ticket.counter;
-        if ticket.issuer() == inner.local.address() {
-            return if inner.local_release(counter, outcome) {
-                Release::Recorded
-            } else {
-                Release::Stale
-            };
+        match self.inner.release_prepare(&ticket, outcome) {
+            Ok(settled) => settled,
+            Err(word) => self.release_remote(word, ticket.counter, outcome),
         }
-        if ticket.issuer() != inner.mirror.address() {
-            return Release::Stale;
-        }
-        let word = inner.mirror.word();
-        // The ticket's state has passed in the mirror, so in Redis too (the
-        // word there is at least as new): stale, settled with no network,
-        // and whether Redis answers or not: a stale outcome is not counted
-        // in the local breaker either (spec I2). (A release the mirror
-        // records without a change is the fast path's; here it can only be
-        // a race, and goes to Redis.)
-        if mirror_ahead(word, counter) {
-            return Release::Stale;
-        }
-        if !inner.mirror.attached() {
-            return inner.unreported(outcome);
-        }
-        let event = Event::Release { counter, outcome };
-        self.release_remote(word, event, outcome)
     }
 
     #[inline(never)]
-    fn release_remote(&self, word: u64, event: Event, outcome: Outcome) -> Release {
+    fn release_remote(&self, word: u64, counter: u32, outcome: Outcome) -> Release {
         let inner = &*self.inner;
+        let event = Event::Release { counter, outcome };
         let done = inner.remote(true, |cell| {
             cell::update(
                 cell,
@@ -515,13 +446,7 @@ impl RedisBreaker {
             )
         });
         match done {
-            Ok(applied) => {
-                inner.mirror.offer(&inner.config, Some(word), applied.word);
-                match applied.decision {
-                    Decision::Recorded => Release::Recorded,
-                    _ => Release::Stale,
-                }
-            }
+            Ok(applied) => inner.recorded(word, &applied),
             Err(_) => {
                 inner.detach();
                 inner.unreported(outcome)
@@ -623,9 +548,14 @@ impl RedisBreaker {
     }
 
     /// Holds the whole fleet open until [`force_close`](Self::force_close).
+    /// A fleet held open stays open on an instance that loses Redis: its
+    /// local breaker is forced open too, with no open time to end it.
     ///
     /// # Errors
-    /// [`Error::Redis`] when Redis did not answer in time.
+    /// [`Error::Redis`] when Redis did not answer in time: the shared word
+    /// did not change. This instance, now local, is forced open all the
+    /// same (it rejects until a `force_close` or until it rejoins the
+    /// shared word); try again to hold the fleet.
     pub fn force_open(&self) -> Result<(), Error> {
         self.force(Event::ForceOpen)
     }
@@ -634,7 +564,9 @@ impl RedisBreaker {
     /// stale.
     ///
     /// # Errors
-    /// [`Error::Redis`] when Redis did not answer in time.
+    /// [`Error::Redis`] when Redis did not answer in time: the shared word
+    /// did not change. This instance, now local, closes its local breaker
+    /// all the same; try again to close the fleet.
     pub fn force_close(&self) -> Result<(), Error> {
         self.force(Event::ForceClose)
     }
@@ -660,7 +592,10 @@ impl RedisBreaker {
                 Ok(())
             }
             Err(e) => {
+                // Not silently local: the caller gets the error, and this
+                // instance, now local, obeys the force until it rejoins.
                 inner.detach();
+                inner.force_local(event);
                 Err(Error::Redis(e))
             }
         }
@@ -694,18 +629,37 @@ impl RedisBreaker {
 }
 
 /// The fleet's breaker is a [`CircuitBreaker`]: `tripword-std`'s `call`,
-/// `call_async`, tower layer and registry take it. This is the sync form:
-/// an answer that needs Redis (a probe election, a failure report) is made
-/// on the calling thread, bounded by the operation timeout, and its async
-/// path answers [`Reply::Ready`] after that round trip. A
-/// [`Release::Unreported`] (Redis did not answer; the outcome went to the
+/// `call_async`, tower layers and registries take it.
+///
+/// - **The sync methods** make an answer that needs Redis (a probe
+///   election, a failure report) on the calling thread, bounded by the
+///   operation timeout.
+/// - **The async path**, with the `tokio` feature: an answer the mirror or
+///   the local breaker gives is [`Reply::Ready`] (a closed admission stays
+///   one load); one that needs Redis is [`Reply::Wait`], a round trip on
+///   the fleet's multiplexed tokio connection that no executor thread waits
+///   on. The round trip runs as a task of its own, so a caller cancelled
+///   meanwhile leaves no probe elected for nobody: the task hands the
+///   ticket back as `Ignored`. [`release_detached`](CircuitBreaker::release_detached)
+///   (a cancelled call's release, from a `Drop`) spawns its round trip
+///   too. Outside a tokio runtime, and without the feature, the async path
+///   is the sync one.
+///
+/// A [`Release::Unreported`] (Redis did not answer; the outcome went to the
 /// local breaker) is [`tripword::Release::Recorded`] to the trait.
 ///
 /// [`Reply::Ready`]: tripword::kit::Reply::Ready
+/// [`Reply::Wait`]: tripword::kit::Reply::Wait
 impl CircuitBreaker for RedisBreaker {
     type Ticket = Ticket;
     type Clock = LocalTicks;
+    #[cfg(feature = "tokio")]
+    type Acquiring = crate::aio::Acquiring;
+    #[cfg(feature = "tokio")]
+    type Releasing = crate::aio::Releasing;
+    #[cfg(not(feature = "tokio"))]
     type Acquiring = Never<Result<Ticket, Rejected>>;
+    #[cfg(not(feature = "tokio"))]
     type Releasing = Never<tripword::Release>;
 
     #[inline]
@@ -715,10 +669,7 @@ impl CircuitBreaker for RedisBreaker {
 
     #[inline]
     fn release(&self, ticket: Ticket, outcome: Outcome) -> tripword::Release {
-        match RedisBreaker::release(self, ticket, outcome) {
-            Release::Recorded | Release::Unreported => tripword::Release::Recorded,
-            Release::Stale => tripword::Release::Stale,
-        }
+        to_core(RedisBreaker::release(self, ticket, outcome))
     }
 
     fn status(&self) -> Status {
@@ -733,6 +684,59 @@ impl CircuitBreaker for RedisBreaker {
 
     fn abandon_outcome(&self) -> Outcome {
         self.inner.config.abandon()
+    }
+
+    #[cfg(feature = "tokio")]
+    fn acquire_async(&self) -> Reply<Result<Ticket, Rejected>, Self::Acquiring> {
+        let inner = &*self.inner;
+        let word = inner.mirror.admit();
+        if word != NONE {
+            return Reply::Ready(Ok(inner.ticket(Snapshot::counter_bits::<W64>(word), false)));
+        }
+        match inner.acquire_prepare() {
+            Ok(answer) => Reply::Ready(answer),
+            Err(base) => match crate::aio::acquire(&self.inner, base) {
+                Some(future) => Reply::Wait(future),
+                None => Reply::Ready(self.acquire_remote(base)),
+            },
+        }
+    }
+
+    #[cfg(feature = "tokio")]
+    fn release_async(
+        &self,
+        ticket: Ticket,
+        verdict: TickVerdict,
+    ) -> Reply<tripword::Release, Self::Releasing> {
+        let inner = &*self.inner;
+        let outcome = verdict.outcome();
+        if inner.release_quietly(&ticket, outcome) {
+            return Reply::Ready(tripword::Release::Recorded);
+        }
+        let word = match inner.release_prepare(&ticket, outcome) {
+            Ok(settled) => return Reply::Ready(to_core(settled)),
+            Err(word) => word,
+        };
+        match crate::aio::release(&self.inner, word, ticket.counter, outcome) {
+            Some(future) => Reply::Wait(future),
+            None => Reply::Ready(to_core(self.release_remote(word, ticket.counter, outcome))),
+        }
+    }
+
+    /// With the `tokio` feature inside a runtime, a release that needs Redis
+    /// is spawned and not awaited; otherwise it is the sync release.
+    #[cfg(feature = "tokio")]
+    fn release_detached(&self, ticket: Ticket, verdict: TickVerdict) {
+        // A `Wait` is a spawned task's handle: dropping it detaches it.
+        let _ = self.release_async(ticket, verdict);
+    }
+}
+
+/// A release as the trait reports it.
+fn to_core(release: Release) -> tripword::Release {
+    match release {
+        Release::Recorded | Release::Unreported => tripword::Release::Recorded,
+        Release::Stale => tripword::Release::Stale,
     }
 }
 
@@ -813,7 +817,7 @@ struct AtomicStats {
 /// One key's breaker in one instance, shared by its handles and (weakly)
 /// its hub's watcher.
 pub(crate) struct Inner {
-    config: ValidConfig<W64>,
+    pub(crate) config: ValidConfig<W64>,
     pub(crate) key: String,
     pub(crate) channel: String,
     /// The shared word as last seen, and what the fast paths read.
@@ -835,6 +839,127 @@ impl Inner {
     #[inline(always)]
     fn ticket(&self, counter: u32, probe: bool) -> Ticket {
         Ticket::new(self.mirror.address(), counter, probe, false)
+    }
+
+    /// What an admission that did not take the fast path can decide with
+    /// no network: `Ok` with the answer (the local breaker's, in
+    /// [`Mode::Local`]; a rejection the mirror makes at the estimated
+    /// server time), or `Err` with the mirror's word when Redis must decide.
+    pub(crate) fn acquire_prepare(&self) -> Result<Result<Ticket, Rejected>, u64> {
+        if !self.mirror.attached() {
+            return Ok(self.acquire_local());
+        }
+        let word = self.mirror.word();
+        let mut estimated = true;
+        let step = transition::apply(&self.config, word, Event::Admit, || {
+            self.estimate().unwrap_or_else(|| {
+                estimated = false;
+                0
+            })
+        });
+        // A closed admission that stores nothing is the fast path's, from
+        // the mirror's derived word; here it can only be a race with a
+        // change of the mirror, and Redis decides it as any other.
+        match step.verdict {
+            Verdict::Rejected(why) if estimated => Ok(Err(why)),
+            _ => Err(word),
+        }
+    }
+
+    pub(crate) fn acquire_local(&self) -> Result<Ticket, Rejected> {
+        let (counter, probe) = self.local_acquire()?;
+        Ok(Ticket::new(self.local.address(), counter, probe, true))
+    }
+
+    /// The answer of an admission Redis decided (`applied`, at server time
+    /// `at`), from an operation begun when the mirror held `base`.
+    pub(crate) fn admission(
+        &self,
+        base: u64,
+        applied: cell::Applied<W64>,
+        at: u64,
+    ) -> Result<Ticket, Rejected> {
+        self.mirror.offer(&self.config, Some(base), applied.word);
+        match applied.decision {
+            Decision::Admitted => {
+                let probe = matches!(
+                    Snapshot::decode::<W64>(applied.word),
+                    Ok(Snapshot {
+                        state: State::Probing { .. },
+                        ..
+                    })
+                );
+                let counter = Snapshot::counter_bits::<W64>(applied.word);
+                Ok(self.ticket(counter, probe))
+            }
+            // The rejection (cause and wait) the word makes at the server
+            // time the decision read: the pure layer again.
+            _ => match transition::apply(&self.config, applied.word, Event::Admit, || at).verdict {
+                Verdict::Rejected(why) => Err(why),
+                _ => self.acquire_local(),
+            },
+        }
+    }
+
+    /// The release fast path: whether the mirror is `Closed` (with no
+    /// failures, for a success) under the ticket's counter, so that the kit
+    /// stores nothing and the release is recorded as it is.
+    #[inline(always)]
+    pub(crate) fn release_quietly(&self, ticket: &Ticket, outcome: Outcome) -> bool {
+        if ticket.origin.get() != self.mirror.address() {
+            return false;
+        }
+        let word = match outcome {
+            Outcome::Success => self.mirror.quiet(),
+            Outcome::Ignored => self.mirror.admit(),
+            Outcome::Failure => NONE,
+        };
+        word != NONE && Snapshot::counter_bits::<W64>(word) == ticket.counter
+    }
+
+    /// What a release that did not take the fast path can settle with no
+    /// network: `Ok` with the answer, or `Err` with the mirror's word when
+    /// Redis must record it.
+    pub(crate) fn release_prepare(
+        &self,
+        ticket: &Ticket,
+        outcome: Outcome,
+    ) -> Result<Release, u64> {
+        let counter = ticket.counter;
+        if ticket.issuer() == self.local.address() {
+            return Ok(if self.local_release(counter, outcome) {
+                Release::Recorded
+            } else {
+                Release::Stale
+            });
+        }
+        if ticket.issuer() != self.mirror.address() {
+            return Ok(Release::Stale);
+        }
+        let word = self.mirror.word();
+        // The ticket's state has passed in the mirror, so in Redis too (the
+        // word there is at least as new): stale, settled with no network,
+        // and whether Redis answers or not: a stale outcome is not counted
+        // in the local breaker either (spec I2). (A release the mirror
+        // records without a change is the fast path's; here it can only be
+        // a race, and goes to Redis.)
+        if mirror_ahead(word, counter) {
+            return Ok(Release::Stale);
+        }
+        if !self.mirror.attached() {
+            return Ok(self.unreported(outcome));
+        }
+        Err(word)
+    }
+
+    /// The answer of a release Redis applied, from an operation begun when
+    /// the mirror held `base`.
+    pub(crate) fn recorded(&self, base: u64, applied: &cell::Applied<W64>) -> Release {
+        self.mirror.offer(&self.config, Some(base), applied.word);
+        match applied.decision {
+            Decision::Recorded => Release::Recorded,
+            _ => Release::Stale,
+        }
     }
 
     fn local_acquire(&self) -> Result<(u32, bool), Rejected> {
@@ -873,12 +998,17 @@ impl Inner {
     ) -> Result<T, RedisError> {
         let (out, trips) = self.hub.remote(&self.key, &self.channel, op);
         if call {
-            self.stats
-                .call_round_trips
-                .fetch_add(u64::from(trips), Ordering::Relaxed);
-            self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+            self.count_call(trips);
         }
         out
+    }
+
+    /// Counts an operation of a call that went to Redis.
+    pub(crate) fn count_call(&self, round_trips: u32) {
+        self.stats
+            .call_round_trips
+            .fetch_add(u64::from(round_trips), Ordering::Relaxed);
+        self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The word the watcher read for this breaker (in a batch begun when
@@ -926,12 +1056,14 @@ impl Inner {
     /// A change published by some instance's compare-and-set.
     pub(crate) fn published(&self, word: u64, server_time: u64) {
         self.mirror.offer(&self.config, None, word);
-        self.hub.estimate.sample(server_time, self.hub.clock.micros());
+        self.hub
+            .estimate
+            .sample(server_time, self.hub.clock.micros());
         self.stats.published.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Reports a change this instance's compare-and-set made.
-    fn report(&self, swap: Swap<W64>) {
+    pub(crate) fn report(&self, swap: Swap<W64>) {
         if let Some(raw) = swap.repaired() {
             let counter = W64::LAYOUT.next_counter(Snapshot::counter_bits::<W64>(raw));
             self.observer.on_corrupt_word(raw, counter);
@@ -958,11 +1090,15 @@ impl Inner {
         if !self.mirror.attached() {
             return;
         }
-        let shared_down = matches!(
-            Snapshot::decode::<W64>(self.mirror.word()),
-            Ok(s) if s.state.status() != Status::Closed
-        );
-        if shared_down && self.local_status() == Status::Closed {
+        let shared = Snapshot::decode::<W64>(self.mirror.word());
+        let shared_down = matches!(shared, Ok(s) if s.state.status() != Status::Closed);
+        if matches!(shared, Ok(s) if s.state == State::ForcedOpen) {
+            // An operator's hold outlives the fallback: no open time ends
+            // it, only a force_close.
+            if !self.local.forced_open() {
+                self.force_local(Event::ForceOpen);
+            }
+        } else if shared_down && self.local_status() == Status::Closed {
             for _ in 0..self.config.failure_threshold() {
                 if let Ok((counter, _)) = self.local_acquire() {
                     self.local_release(counter, Outcome::Failure);
@@ -974,10 +1110,16 @@ impl Inner {
         }
     }
 
+    /// An operator's force applied to the local breaker.
+    fn force_local(&self, event: Event) {
+        self.local
+            .force(&self.config, event, &*self.hub.clock, &*self.observer);
+    }
+
     /// An outcome that could not reach Redis: recorded in the local breaker
     /// while that is closed (an outcome of a call it did not admit must not
     /// settle its probe).
-    fn unreported(&self, outcome: Outcome) -> Release {
+    pub(crate) fn unreported(&self, outcome: Outcome) -> Release {
         if self.local_status() == Status::Closed
             && let Ok((counter, probe)) = self.local_acquire()
         {

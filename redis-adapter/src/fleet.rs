@@ -240,10 +240,13 @@ impl Fleet {
     /// Returns how many keys were forgotten. Call it on a timer.
     pub fn evict_idle(&self) -> usize {
         let ended = self.epoch.fetch_add(1, Ordering::AcqRel);
-        let mut breakers = self.breakers.write().unwrap_or_else(PoisonError::into_inner);
+        let mut breakers = self
+            .breakers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         let before = breakers.len();
         breakers.retain(|_, m| {
-            m.seen.load(Ordering::Relaxed) > ended || m.breaker.status() != Status::Closed
+            m.seen.load(Ordering::Relaxed) >= ended || m.breaker.status() != Status::Closed
         });
         before - breakers.len()
     }
@@ -277,7 +280,10 @@ impl Fleet {
             config,
             observer,
         ));
-        let mut breakers = self.breakers.write().unwrap_or_else(PoisonError::into_inner);
+        let mut breakers = self
+            .breakers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         let epoch = self.epoch.load(Ordering::Acquire);
         // Another thread may have made it meanwhile: theirs stays.
         let member = breakers.entry(key.to_owned()).or_insert_with(|| Member {
@@ -294,10 +300,10 @@ impl Fleet {
 /// a fleet: made on first use, shared fleet-wide through Redis.
 #[cfg(feature = "tripword-std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tripword-std")))]
-impl tripword_std::registry::Lookup<str> for Fleet {
+impl<Q: AsRef<str> + ?Sized> tripword_std::registry::Lookup<Q> for Fleet {
     type Breaker = RedisBreaker;
 
-    fn lookup(&self, key: &str) -> Arc<RedisBreaker> {
-        self.lookup_arc(key, None)
+    fn lookup(&self, key: &Q) -> Arc<RedisBreaker> {
+        self.lookup_arc(key.as_ref(), None)
     }
 }

@@ -43,6 +43,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "tokio")]
+mod aio;
 mod breaker;
 mod fleet;
 mod hub;

@@ -108,6 +108,28 @@ impl Local {
         applied.decision == Decision::Recorded
     }
 
+    /// An operator's force (`Event::ForceOpen`, `Event::ForceClose`).
+    pub(crate) fn force(
+        &self,
+        config: &ValidConfig<W64>,
+        event: Event,
+        clock: &dyn LocalClock,
+        observer: &dyn Observer,
+    ) {
+        let _ = self.run(config, event, clock, observer);
+    }
+
+    /// Whether an operator holds it open.
+    pub(crate) fn forced_open(&self) -> bool {
+        matches!(
+            Snapshot::decode::<W64>(self.load()),
+            Ok(Snapshot {
+                state: State::ForcedOpen,
+                ..
+            })
+        )
+    }
+
     pub(crate) fn status(&self, config: &ValidConfig<W64>, clock: &dyn LocalClock) -> Status {
         transition::status_at(config, self.load(), || clock.micros())
     }

@@ -38,7 +38,7 @@ end
 ";
 
 /// `{word, now}`.
-static LOAD: LazyLock<Script> = LazyLock::new(|| {
+pub(crate) static LOAD: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{PRELUDE}
 return {{word(KEYS[1]), now()}}"
@@ -61,7 +61,7 @@ return out"
 /// `{1, new, now}` when the key held `ARGV[1]` and now holds `ARGV[2]`
 /// (published on channel `ARGV[3]` as `"new now"` unless it is empty);
 /// `{0, word, now}` with the word it holds otherwise.
-static CAS: LazyLock<Script> = LazyLock::new(|| {
+pub(crate) static CAS: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{PRELUDE}
 local cur = word(KEYS[1])
@@ -80,7 +80,7 @@ pub(crate) fn parse_word(s: &str) -> u64 {
 }
 
 /// Parses the server time the scripts send (microseconds, decimal).
-fn parse_time(s: &str) -> Result<u64, RedisError> {
+pub(crate) fn parse_time(s: &str) -> Result<u64, RedisError> {
     s.parse().map_err(|_| {
         RedisError::from(io::Error::new(
             io::ErrorKind::InvalidData,

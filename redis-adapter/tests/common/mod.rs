@@ -230,3 +230,11 @@ pub fn connections_received(server: &RedisServer) -> u64 {
         .and_then(|v| v.trim().parse().ok())
         .expect("INFO stats has total_connections_received")
 }
+
+/// The pattern subscriptions the server holds (`PUBSUB NUMPAT`).
+pub fn numpat(server: &RedisServer) -> i64 {
+    redis::cmd("PUBSUB")
+        .arg("NUMPAT")
+        .query(&mut raw(server))
+        .unwrap()
+}

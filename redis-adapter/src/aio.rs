@@ -1,0 +1,294 @@
+//! The async form (feature `tokio`): a fleet breaker's round trips on one
+//! multiplexed connection of the `redis` crate's tokio support, driven by
+//! the core's sans-IO [`Update`] (the same loop as the sync form's
+//! [`cell::update`](tripword::cell::update), with the same rules), each
+//! operation bounded by the operation timeout, connecting included.
+//!
+//! An admission or release that must reach Redis runs as a task of its own
+//! ([`tokio::spawn`]), and the future a caller awaits waits for that task:
+//! a caller cancelled while the round trip is in flight cannot leave a
+//! probe elected for nobody (the task hands the ticket back, `Ignored`),
+//! nor a failure half-reported. Outside a tokio runtime the async path
+//! answers at once with the sync form's answer.
+
+use crate::breaker::{Inner, Release, Ticket};
+use crate::remote::{self, CAS, LOAD, parse_time, parse_word};
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, RedisError};
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::time::Instant;
+use tripword::cell::{Applied, CasError, Next, Resolved, Swap, Update};
+use tripword::transition::Event;
+use tripword::{Outcome, Rejected, ValidConfig, W64};
+
+/// The future of an admission that needs Redis.
+pub type Acquiring = Pin<Box<dyn Future<Output = Result<Ticket, Rejected>> + Send>>;
+/// The future of a release that needs Redis.
+pub type Releasing = Pin<Box<dyn Future<Output = tripword::Release> + Send>>;
+
+/// The hub's one multiplexed connection, made on first use and made again
+/// after an error.
+pub(crate) struct Multiplexed {
+    client: redis::Client,
+    con: Mutex<Option<MultiplexedConnection>>,
+}
+
+impl Multiplexed {
+    pub(crate) fn new(client: redis::Client) -> Self {
+        Multiplexed {
+            client,
+            con: Mutex::new(None),
+        }
+    }
+
+    /// The connection (a cheap clone), connecting before `deadline` if
+    /// there is none. The caller bounds the whole by its deadline.
+    async fn get(&self) -> Result<MultiplexedConnection, RedisError> {
+        if let Some(con) = self
+            .con
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
+            return Ok(con);
+        }
+        // Bounded by the caller's timeout; none of the crate's own.
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(None)
+            .set_response_timeout(None);
+        let con = self
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await?;
+        *self.con.lock().unwrap_or_else(PoisonError::into_inner) = Some(con.clone());
+        Ok(con)
+    }
+
+    /// Forgets the connection after an error: the next operation connects
+    /// again.
+    fn failed(&self) {
+        *self.con.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+/// One async operation on a key: its round trips, and the server time of
+/// the latest reply with the local clock's reading when it arrived.
+struct Op<'a> {
+    inner: &'a Inner,
+    latest: Option<(u64, u64)>,
+    round_trips: u32,
+}
+
+impl Op<'_> {
+    fn observed(&mut self, time: u64) {
+        self.latest = Some((time, self.inner.hub.clock.micros()));
+        self.round_trips += 1;
+    }
+
+    /// The word under the key and the server time read after it.
+    async fn fetch(&mut self, con: &mut MultiplexedConnection) -> Result<(u64, u64), RedisError> {
+        let (word, time): (String, String) = LOAD.key(&self.inner.key).invoke_async(con).await?;
+        let time = parse_time(&time)?;
+        self.observed(time);
+        Ok((parse_word(&word), time))
+    }
+
+    /// The compare-and-set: whether it swapped, the word the key holds, and
+    /// the server time read with it.
+    async fn cas(
+        &mut self,
+        con: &mut MultiplexedConnection,
+        current: u64,
+        new: u64,
+    ) -> Result<(bool, u64, u64), RedisError> {
+        let (swapped, word, time): (i64, String, String) = CAS
+            .key(&self.inner.key)
+            .arg(current.to_string())
+            .arg(new.to_string())
+            .arg(&self.inner.channel)
+            .invoke_async(con)
+            .await?;
+        let time = parse_time(&time)?;
+        self.observed(time);
+        Ok((swapped == 1, parse_word(&word), time))
+    }
+
+    /// Applies `event` from `seen` (read at server time `seen_at`, if
+    /// known): the core's [`Update`] stepped here, one compare-and-set per
+    /// attempt. A step that needs the time of a word read without one
+    /// (the mirror's) starts again from a fresh read, which brings both.
+    async fn apply(
+        &mut self,
+        con: &mut MultiplexedConnection,
+        config: &ValidConfig<W64>,
+        seen: u64,
+        seen_at: Option<u64>,
+        event: Event,
+        on_swap: impl FnOnce(Swap<W64>),
+    ) -> Result<Applied<W64>, RedisError> {
+        let mut update = Update::new(config, seen, event, seen_at);
+        loop {
+            let mut untimed = false;
+            let next = update.step(|| {
+                untimed = true;
+                0
+            });
+            if untimed {
+                drop(next);
+                let (word, at) = self.fetch(con).await?;
+                update = Update::new(config, word, event, Some(at));
+                continue;
+            }
+            let exchange = match next {
+                Next::Done(applied) => return Ok(applied),
+                Next::Exchange(exchange) => exchange,
+            };
+            let (swapped, word, at) = self
+                .cas(con, exchange.current(), exchange.desired())
+                .await?;
+            let result = if swapped {
+                Ok(())
+            } else {
+                Err(CasError::<u64, Infallible>::Changed(word))
+            };
+            match exchange.resolve(result) {
+                Ok(Resolved::Won { applied, swap }) => {
+                    on_swap(swap);
+                    return Ok(applied);
+                }
+                // The CAS script read the time after the word it returns.
+                Ok(Resolved::Retry(again)) => {
+                    update = Update::new(config, again.current(), event, Some(at));
+                }
+                Err(never) => match never {},
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Runs `body` as one operation within the operation timeout; samples
+    /// the server's clock and counts the round trips either way.
+    async fn operation<T>(
+        &self,
+        body: impl AsyncFnOnce(&mut Op<'_>, &mut MultiplexedConnection) -> Result<T, RedisError>,
+    ) -> Result<T, RedisError> {
+        let deadline = Instant::now() + self.hub.timing.op_timeout;
+        let mut op = Op {
+            inner: self,
+            latest: None,
+            round_trips: 0,
+        };
+        let run = async {
+            let mut con = self.hub.aio.get().await?;
+            body(&mut op, &mut con).await
+        };
+        let out = match tokio::time::timeout_at(deadline, run).await {
+            Ok(out) => out,
+            Err(_) => Err(remote::deadline_passed()),
+        };
+        if let Some((server, local)) = op.latest {
+            self.hub.estimate.sample(server, local);
+        }
+        self.count_call(op.round_trips);
+        if out.is_err() {
+            self.hub.aio.failed();
+        }
+        out
+    }
+
+    /// An admission Redis decides, from the mirror's `base`.
+    async fn acquire_remote_async(&self, base: u64) -> Result<Ticket, Rejected> {
+        let done = self
+            .operation(async |op, con| {
+                let (seen, at) = op.fetch(con).await?;
+                let applied = op
+                    .apply(con, &self.config, seen, Some(at), Event::Admit, |swap| {
+                        self.report(swap);
+                    })
+                    .await?;
+                Ok((applied, op.latest.map_or(at, |(t, _)| t)))
+            })
+            .await;
+        match done {
+            Ok((applied, at)) => self.admission(base, applied, at),
+            Err(_) => {
+                self.detach();
+                self.acquire_local()
+            }
+        }
+    }
+
+    /// A release Redis records, from the mirror's `word`.
+    async fn release_remote_async(&self, word: u64, counter: u32, outcome: Outcome) -> Release {
+        let event = Event::Release { counter, outcome };
+        let done = self
+            .operation(async |op, con| {
+                op.apply(con, &self.config, word, None, event, |swap| {
+                    self.report(swap);
+                })
+                .await
+            })
+            .await;
+        match done {
+            Ok(applied) => self.recorded(word, &applied),
+            Err(_) => {
+                self.detach();
+                self.unreported(outcome)
+            }
+        }
+    }
+}
+
+/// The async admission: `None` when it must be awaited and no tokio
+/// runtime is current (the caller then takes the sync path).
+pub(crate) fn acquire(inner: &Arc<Inner>, base: u64) -> Option<Acquiring> {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let task = inner.clone();
+    runtime.spawn(async move {
+        let answer = task.acquire_remote_async(base).await;
+        if let Err(Ok(ticket)) = tx.send(answer) {
+            // The caller is gone: the admission went through for nobody.
+            // Hand it back, as a cancelled call is (spec: a cancelled probe
+            // never holds the breaker).
+            if let Err(word) = task.release_prepare(&ticket, Outcome::Ignored) {
+                task.release_remote_async(word, ticket.counter(), Outcome::Ignored)
+                    .await;
+            }
+        }
+    });
+    let fallback = inner.clone();
+    Some(Box::pin(async move {
+        match rx.await {
+            Ok(answer) => answer,
+            // The task did not finish (its runtime is shutting down).
+            Err(_) => fallback.acquire_local(),
+        }
+    }))
+}
+
+/// The async release of `ticket`, which Redis must record from `word`:
+/// `None` when no tokio runtime is current.
+pub(crate) fn release(
+    inner: &Arc<Inner>,
+    word: u64,
+    counter: u32,
+    outcome: Outcome,
+) -> Option<Releasing> {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    let task = inner.clone();
+    let handle =
+        runtime.spawn(async move { task.release_remote_async(word, counter, outcome).await });
+    Some(Box::pin(async move {
+        match handle.await {
+            Ok(Release::Stale) => tripword::Release::Stale,
+            Ok(_) => tripword::Release::Recorded,
+            // The task did not finish: nothing is known to have counted.
+            Err(_) => tripword::Release::Stale,
+        }
+    }))
+}

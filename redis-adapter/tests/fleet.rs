@@ -1,0 +1,244 @@
+//! `Fleet`: many breakers of one process on one Redis, on one watcher
+//! thread, one subscription and a bounded pool; the async form on tokio
+//! (no executor thread waits on Redis, a cancelled admission hands its
+//! probe back); tripword-std's settings, observers and per-key tower
+//! layer; an operator's force during an outage. Each test starts its own
+//! redis-server.
+
+mod common;
+
+use common::*;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Waker};
+use std::time::Duration;
+use tripword::kit::Reply;
+use tripword::{CircuitBreaker, Outcome, Status, Transition};
+use tripword_redis::{Error, Fleet, Mode, Transitions};
+
+fn fleet(server: &tripword_redis::server::RedisServer) -> tripword_redis::FleetBuilder {
+    Fleet::builder(server.url()).op_timeout(Duration::from_secs(5))
+}
+
+/// Idle keys are evicted as tripword-std's Registry evicts them: not asked
+/// for in a whole period, and only when closed.
+#[test]
+fn idle_closed_keys_are_evicted() {
+    let Some(server) = server() else { return };
+    let f = fleet(&server)
+        .config(config(1, 60_000_000, 1_000_000))
+        .build()
+        .unwrap();
+    let (a, b, c) = (f.breaker("a"), f.breaker("b"), f.breaker("c"));
+    let t = c.acquire().unwrap();
+    c.release(t, Outcome::Failure); // open: kept
+    assert_eq!(f.evict_idle(), 0, "all asked for in this period");
+    f.breaker("a");
+    assert_eq!(f.evict_idle(), 1, "b was idle for a whole period");
+    let mut keys = f.keys();
+    keys.sort();
+    assert_eq!(keys, ["a", "c"]);
+    // A held handle goes on working; the key's next lookup makes another.
+    assert!(b.acquire().is_ok());
+    assert!(!tripword_redis::RedisBreaker::ptr_eq(&f.breaker("b"), &b));
+    drop(a);
+}
+
+/// Dropping the fleet and its breakers ends the watcher: the subscription
+/// goes.
+#[test]
+fn dropping_the_fleet_ends_its_watcher() {
+    let Some(server) = server() else { return };
+    let f = fleet(&server).build().unwrap();
+    let b = f.breaker("k");
+    assert!(eventually(LONG, || numpat(&server) == 1));
+    drop(f);
+    assert!(b.acquire().is_ok(), "a held breaker still works");
+    drop(b);
+    assert!(
+        eventually(LONG, || numpat(&server) == 0),
+        "the watcher ended"
+    );
+}
+
+/// A call that needs Redis is a `Reply::Wait` on the async path, awaited
+/// on a current-thread runtime (an executor thread that would deadlock if
+/// anything blocked it on the round trip's reply... it does not, since the
+/// reply is read by the runtime's own connection task).
+#[tokio::test(flavor = "current_thread")]
+async fn the_async_path_awaits_redis_and_trips_the_fleet() {
+    let Some(server) = server() else { return };
+    let f = fleet(&server)
+        .config(config(2, 60_000_000, 1_000_000))
+        .pubsub(false)
+        .refresh(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let b = f.breaker("async");
+    // Closed: answered at once from the mirror.
+    let t = match b.acquire_async() {
+        Reply::Ready(t) => t.unwrap(),
+        Reply::Wait(_) => panic!("a closed admission is one load"),
+    };
+    // A failure must reach Redis: awaited.
+    let reply = b.release_async(t, Outcome::Failure.into());
+    assert!(
+        matches!(reply, Reply::Wait(_)),
+        "a failure report goes to Redis"
+    );
+    assert_eq!(reply.get().await, tripword::Release::Recorded);
+    let before = b.stats().remote_calls;
+    let t = b.acquire_async().get().await.unwrap();
+    assert_eq!(
+        b.release_async(t, Outcome::Failure.into()).get().await,
+        tripword::Release::Recorded
+    );
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(
+        b.stats().remote_calls,
+        before + 1,
+        "one operation: the tripping failure"
+    );
+    assert!(stored(&server, "async").is_some(), "the trip is in Redis");
+    // tripword-std's call_async on it.
+    use tripword_std::BreakerExt;
+    let rejected = b.call_async(async { Ok::<_, ()>(1) }).await.unwrap_err();
+    assert_eq!(rejected.cause(), Some(tripword::Cause::Open));
+}
+
+/// An admission cancelled while Redis elects it the probe hands the probe
+/// back: the next caller is elected at once, not after the probe timeout.
+#[tokio::test(flavor = "current_thread")]
+async fn a_cancelled_probe_election_hands_the_probe_back() {
+    let Some(server) = server() else { return };
+    // Open for 50 ms, probe timeout an hour: a leaked probe would block.
+    let f = fleet(&server)
+        .config(config(1, 50_000, 3_600_000_000))
+        .pubsub(false)
+        .refresh(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let b = f.breaker("cancel");
+    let t = b.acquire().unwrap();
+    b.release(t, Outcome::Failure);
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    // The election goes to Redis; the caller polls once and goes away.
+    let Reply::Wait(future) = b.acquire_async() else {
+        panic!("the election needs Redis")
+    };
+    {
+        let mut future = pin!(future);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(future.as_mut().poll(&mut cx).is_pending());
+    }
+    // The spawned round trip elects the probe for nobody and hands it back.
+    let mut elected = None;
+    for _ in 0..200 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        b.sync().unwrap();
+        if let Ok(t) = b.acquire() {
+            elected = Some(t);
+            break;
+        }
+    }
+    let t = elected.expect("a new probe is elected once the cancelled one is handed back");
+    assert!(t.is_probe());
+    b.release(t, Outcome::Success);
+    assert_eq!(b.status(), Status::Closed);
+}
+
+/// Settings in durations, and a tripword-std observer through
+/// `Transitions`.
+#[test]
+fn settings_and_std_observers() {
+    let Some(server) = server() else { return };
+    #[derive(Clone, Default)]
+    struct Count(Arc<AtomicUsize>);
+    impl tripword::Observer for Count {
+        fn on_transition(&self, _: Transition) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let count = Count::default();
+    let f = fleet(&server)
+        .observer(Transitions(count.clone()))
+        .build()
+        .unwrap();
+    let settings = tripword_std::Settings::new()
+        .failure_threshold(1)
+        .open_for(Duration::from_secs(30));
+    let b = f.breaker_with_settings("settings", &settings).unwrap();
+    // 30 s in the server's microseconds (plus the tick the rounding adds).
+    assert_eq!(b.config().open_for(), 30_000_001);
+    let t = b.acquire().unwrap();
+    b.release(t, Outcome::Failure);
+    assert_eq!(count.0.load(Ordering::SeqCst), 1, "closed -> open reported");
+    let err = tripword_std::Settings::new()
+        .open_for(Duration::ZERO)
+        .failure_threshold(1);
+    assert!(f.breaker_with_settings("bad", &err).is_err());
+}
+
+/// The per-key tower layer takes a fleet: each request's key picks its
+/// breaker, shared through Redis.
+#[tokio::test(flavor = "current_thread")]
+async fn the_per_key_tower_layer_takes_a_fleet() {
+    use tower::{Layer, Service, ServiceExt, service_fn};
+    use tripword_std::classify::OkOrFailure;
+    use tripword_std::tower::RegistryLayer;
+    let Some(server) = server() else { return };
+    let f = Arc::new(
+        fleet(&server)
+            .config(config(1, 60_000_000, 1_000_000))
+            .build()
+            .unwrap(),
+    );
+    let mut svc = RegistryLayer::new(f.clone(), |host: &&'static str| host.to_string())
+        .classify(OkOrFailure)
+        .layer(service_fn(|host: &'static str| async move {
+            if host == "down" {
+                Err("refused")
+            } else {
+                Ok(host)
+            }
+        }));
+    assert_eq!(svc.ready().await.unwrap().call("up").await.unwrap(), "up");
+    assert!(svc.ready().await.unwrap().call("down").await.is_err());
+    let rejected = svc.ready().await.unwrap().call("down").await.unwrap_err();
+    assert!(rejected.to_string().contains("open"), "{rejected}");
+    assert_eq!(f.breaker("down").status(), Status::Open);
+    assert_eq!(f.breaker("up").status(), Status::Closed);
+}
+
+/// An operator's force during an outage is not silently local: it returns
+/// the error, and the instance obeys it while local. A fleet held open
+/// stays open on an instance that loses Redis, past the open time.
+#[test]
+fn forces_during_an_outage_and_a_hold_that_outlives_the_fallback() {
+    let Some(mut server) = server() else { return };
+    let f = fleet(&server)
+        .config(config(5, 50_000, 1_000_000))
+        .op_timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let held = f.breaker("held");
+    held.force_open().unwrap();
+    let other = f.breaker("other");
+    server.stop();
+    // Lost Redis while held open: the local breaker holds too.
+    assert!(matches!(held.sync(), Err(Error::Redis(_))));
+    assert_eq!(held.mode(), Mode::Local);
+    std::thread::sleep(Duration::from_millis(120));
+    assert!(
+        held.acquire().is_err(),
+        "no open time ends an operator's hold"
+    );
+    // A force issued during the outage: an error, and obeyed locally.
+    assert!(matches!(other.force_open(), Err(Error::Redis(_))));
+    assert_eq!(other.mode(), Mode::Local);
+    assert!(other.acquire().is_err(), "forced open here while local");
+    assert!(matches!(other.force_close(), Err(Error::Redis(_))));
+    assert!(other.acquire().is_ok());
+}
