@@ -1501,6 +1501,10 @@ fn held_across<W: Word>(driver: Driver, n: u32) -> (Release, Status) {
 /// breaker). Reached without time by ignored probes and by forces, and by
 /// 510 probe timeouts. `W64` (4 194 304 changes) is not fooled by 1 024.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "thousands of transitions (minutes under Miri); stage 30 runs it natively"
+)]
 fn w32_ticket_held_across_exactly_1024_changes_is_misread_documented_limit() {
     for driver in [Driver::ProbeTimeouts, Driver::IgnoredProbes, Driver::Forces] {
         assert_eq!(
@@ -1519,6 +1523,10 @@ fn w32_ticket_held_across_exactly_1024_changes_is_misread_documented_limit() {
 /// The counter's period: one change short of it or past it, the
 /// ticket held is stale, in the state a current ticket could be in.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "thousands of transitions (minutes under Miri); stage 30 runs it natively"
+)]
 fn w32_ticket_held_across_1023_or_1025_changes_is_stale() {
     for driver in [Driver::ProbeTimeouts, Driver::IgnoredProbes, Driver::Forces] {
         for n in [1_023, 1_025] {
@@ -1870,6 +1878,10 @@ fn probe_failure_on_a_probing_word_with_time_near_zero_reopens() {
 /// of 2^14 (and its multiples), so the 16 385th failure at a threshold of
 /// 16 385 was counted in place without the trip.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "thousands of transitions (minutes under Miri); stage 30 runs it natively"
+)]
 fn the_16385th_failure_trips_at_a_threshold_of_16385() {
     let clock = ManualClock::new(0);
     let b = breaker::<W64>(&clock, seed_config().failure_threshold(16_385));

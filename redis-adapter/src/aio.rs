@@ -12,7 +12,7 @@
 //! answers at once with the sync form's answer.
 
 use crate::breaker::{Inner, Release, Ticket};
-use crate::remote::{self, CAS, LOAD, parse_time, parse_word};
+use crate::remote::{self, CAS, LOAD, parse_read, parse_time};
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, RedisError};
 use std::convert::Infallible;
@@ -90,10 +90,18 @@ impl Op<'_> {
 
     /// The word under the key and the server time read after it.
     async fn fetch(&mut self, con: &mut MultiplexedConnection) -> Result<(u64, u64), RedisError> {
-        let (word, time): (String, String) = LOAD.key(&self.inner.key).invoke_async(con).await?;
+        let (word, time): (String, String) = LOAD
+            .key(&self.inner.key)
+            .arg(self.inner.missing_word().to_string())
+            .invoke_async(con)
+            .await?;
         let time = parse_time(&time)?;
         self.observed(time);
-        Ok((parse_word(&word), time))
+        let (word, missing) = parse_read(&word);
+        if !missing {
+            self.inner.stored(word);
+        }
+        Ok((word, time))
     }
 
     /// The compare-and-set: whether it swapped, the word the key holds, and
@@ -109,11 +117,18 @@ impl Op<'_> {
             .arg(current.to_string())
             .arg(new.to_string())
             .arg(&self.inner.channel)
+            .arg(self.inner.missing_word().to_string())
             .invoke_async(con)
             .await?;
         let time = parse_time(&time)?;
         self.observed(time);
-        Ok((swapped == 1, parse_word(&word), time))
+        let (word, missing) = parse_read(&word);
+        if swapped == 1 {
+            self.inner.stored(new);
+        } else if !missing {
+            self.inner.stored(word);
+        }
+        Ok((swapped == 1, word, time))
     }
 
     /// Applies `event` from `seen` (read at server time `seen_at`, if

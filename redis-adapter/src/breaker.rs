@@ -323,6 +323,7 @@ impl RedisBreaker {
             channel: format!("{CHANNEL_PREFIX}{key}"),
             key,
             mirror: Mirror::new(),
+            stored: AtomicU64::new(0),
             local: Local::new(),
             observer,
             stats: AtomicStats::default(),
@@ -797,6 +798,26 @@ impl Drop for Permit<'_> {
     }
 }
 
+/// How far the counter moves on when a key that held a word is found
+/// missing (see `Inner::missing_word`): more changes than one instance's
+/// mirror misses, far less than half the counter period (so that every
+/// instance takes the resumed word as newer than its mirror).
+pub(crate) const RESUME: u32 = 1 << 12;
+
+/// The word a lost key reads as for a mirror holding `seen`.
+fn resumed(seen: u64) -> u64 {
+    if seen == 0 {
+        return 0;
+    }
+    let max = W64::LAYOUT.max_counter();
+    let counter = Snapshot::counter_bits::<W64>(seen).wrapping_add(RESUME) & max;
+    Snapshot {
+        state: State::Closed { failures: 0 },
+        counter,
+    }
+    .encode::<W64>()
+}
+
 /// Whether the mirror's counter is past `counter` (within half the counter
 /// period): then a ticket of `counter` is stale in Redis too, since the word
 /// there is at least as new as the mirror.
@@ -822,6 +843,11 @@ pub(crate) struct Inner {
     pub(crate) channel: String,
     /// The shared word as last seen, and what the fast paths read.
     mirror: Mirror,
+    /// The latest word found stored in Redis (0 until one is): what a
+    /// missing key reads as is derived from it (`missing_word`), never from
+    /// a missing key's stand-in, so that it stays put while the key is
+    /// missing.
+    stored: AtomicU64,
     /// The local breaker: used while Redis does not answer.
     local: Local,
     observer: Arc<dyn Observer>,
@@ -989,6 +1015,25 @@ impl Inner {
         self.mirror.word()
     }
 
+    /// The word a missing key reads as for this instance. The initial word
+    /// (`Closed`, counter 0) while the mirror holds it: a new fleet. Once
+    /// the mirror has seen a state change, the key can only be missing
+    /// because it was lost (Redis restarted empty, a failover lost it,
+    /// someone deleted it): then it reads as `Closed` with the mirror's
+    /// counter moved on by [`RESUME`], so that no ticket issued before the
+    /// loss matches a word after it (spec I2), as long as the fleet made
+    /// fewer than [`RESUME`] changes this instance's mirror had not seen.
+    /// The first compare-and-set from it stores it.
+    pub(crate) fn missing_word(&self) -> u64 {
+        resumed(self.stored.load(Ordering::Acquire))
+    }
+
+    /// Notes a word found stored in Redis under the key (read, swapped in,
+    /// or published): what a lost key resumes from.
+    pub(crate) fn stored(&self, word: u64) {
+        self.stored.store(word, Ordering::Release);
+    }
+
     /// Runs `op` on the key with one of the hub's connections, every round
     /// trip within the operation timeout; counted in the stats when `call`.
     fn remote<T>(
@@ -996,7 +1041,12 @@ impl Inner {
         call: bool,
         op: impl FnOnce(&RemoteCell<'_>) -> Result<T, RedisError>,
     ) -> Result<T, RedisError> {
-        let (out, trips) = self.hub.remote(&self.key, &self.channel, op);
+        let (out, trips, stored) =
+            self.hub
+                .remote(&self.key, &self.channel, self.missing_word(), op);
+        if let Some(word) = stored {
+            self.stored(word);
+        }
         if call {
             self.count_call(trips);
         }
@@ -1055,6 +1105,7 @@ impl Inner {
 
     /// A change published by some instance's compare-and-set.
     pub(crate) fn published(&self, word: u64, server_time: u64) {
+        self.stored(word);
         self.mirror.offer(&self.config, None, word);
         self.hub
             .estimate
@@ -1188,6 +1239,31 @@ mod tests {
         .encode::<W64>();
         assert!(mirror_ahead(open, 8));
         assert!(!mirror_ahead(open, 9));
+    }
+
+    #[test]
+    fn a_lost_key_resumes_the_counter_past_every_ticket_of_its_word() {
+        assert_eq!(resumed(0), 0, "a new fleet starts at the initial word");
+        let max = W64::LAYOUT.max_counter();
+        for counter in [1, 7, max / 2, max - 1, max] {
+            let seen = Snapshot {
+                state: State::Open {
+                    since: 1 << 20,
+                    trips: 2,
+                },
+                counter,
+            }
+            .encode::<W64>();
+            let word = resumed(seen);
+            let snap = Snapshot::decode::<W64>(word).unwrap();
+            assert_eq!(snap.state, State::Closed { failures: 0 });
+            assert_eq!(snap.counter, counter.wrapping_add(RESUME) & max);
+            // Every ticket of the counters up to the one seen is stale
+            // against it, and the mirrors take it as newer.
+            for back in [0, 1, RESUME - 1] {
+                assert!(mirror_ahead(word, counter.wrapping_sub(back) & max));
+            }
+        }
     }
 
     #[test]

@@ -101,14 +101,16 @@ impl Hub {
 
     /// Runs `op` on `key` with a pooled connection, every round trip within
     /// the operation timeout. Returns its result and the round trips it
-    /// made. A connection that saw an error is dropped (a late reply must
-    /// not be read as the next one's).
+    /// made, and the latest word it found stored in Redis. A connection
+    /// that saw an error is dropped (a late reply must not be read as the
+    /// next one's).
     pub(crate) fn remote<T>(
         &self,
         key: &str,
         channel: &str,
+        missing: u64,
         op: impl FnOnce(&RemoteCell<'_>) -> Result<T, RedisError>,
-    ) -> (Result<T, RedisError>, u32) {
+    ) -> (Result<T, RedisError>, u32, Option<u64>) {
         let deadline = Instant::now() + self.timing.op_timeout;
         let pooled = self
             .pool
@@ -119,10 +121,10 @@ impl Hub {
             Some(con) => con,
             None => match self.connect(deadline) {
                 Ok(con) => con,
-                Err(e) => return (Err(e), 0),
+                Err(e) => return (Err(e), 0, None),
             },
         };
-        let cell = RemoteCell::new(&mut con, key, channel, deadline, &*self.clock);
+        let cell = RemoteCell::new(&mut con, key, channel, missing, deadline, &*self.clock);
         let out = op(&cell).and_then(|v| match cell.take_failure() {
             Some(e) => Err(e),
             None => Ok(v),
@@ -131,11 +133,12 @@ impl Hub {
             self.estimate.sample(server, local);
         }
         let trips = cell.round_trips();
+        let stored = cell.stored();
         drop(cell);
         if out.is_ok() {
             self.give_back(con);
         }
-        (out, trips)
+        (out, trips, stored)
     }
 
     fn give_back(&self, con: Connection) {
@@ -193,10 +196,16 @@ impl Hub {
             // The mirrors before the read: a word older than its mirror is
             // taken only if the mirror did not change meanwhile.
             let bases: Vec<u64> = batch.iter().map(|b| b.mirror_word()).collect();
-            let keys: Vec<&str> = batch.iter().map(|b| b.key.as_str()).collect();
-            let (words, _) = self.remote("", "", |cell| cell.fetch_many(&keys));
+            let keys: Vec<(&str, u64)> = batch
+                .iter()
+                .map(|b| (b.key.as_str(), b.missing_word()))
+                .collect();
+            let (words, _, _) = self.remote("", "", 0, |cell| cell.fetch_many(&keys));
             let words = words?;
-            for ((inner, base), word) in batch.iter().zip(bases).zip(words) {
+            for ((inner, base), (word, missing)) in batch.iter().zip(bases).zip(words) {
+                if !missing {
+                    inner.stored(word);
+                }
                 inner.refreshed(base, word)?;
             }
         }

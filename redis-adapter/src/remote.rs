@@ -16,15 +16,16 @@ use tripword::cell::{CasError, Cell};
 /// (spec I8) with the compare-and-set below replacing whatever is there.
 pub(crate) const CORRUPT: u64 = u64::MAX;
 
-/// Shared by both scripts: the word under `KEYS[1]` as a canonical decimal
-/// string ("0" for a missing key, the initial word; `CORRUPT` for anything
-/// that is not a canonical `u64`), and the server's time in microseconds,
-/// read after the `GET`.
+/// Shared by the scripts: the word under a key as a canonical decimal
+/// string (`missing` for a missing key, the word the caller reads a lost
+/// key as: see `Inner::missing_word`; `CORRUPT` for anything that is not
+/// a canonical `u64`), and the server's time in microseconds, read after
+/// the `GET`.
 const PRELUDE: &str = r"
-local function word(key)
+local function word(key, missing)
   local cur = redis.pcall('GET', key)
   if type(cur) == 'table' then return '18446744073709551615' end
-  if not cur then return '0' end
+  if not cur then return missing, true end
   if cur == '0' then return cur end
   if string.find(cur, '^[1-9]%d*$') and (#cur < 20 or (#cur == 20 and cur <= '18446744073709551615')) then
     return cur
@@ -37,22 +38,28 @@ local function now()
 end
 ";
 
-/// `{word, now}`.
+/// `{word, now}`; a missing key reads as `ARGV[1]`.
 pub(crate) static LOAD: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{PRELUDE}
-return {{word(KEYS[1]), now()}}"
+local w, gone = word(KEYS[1], ARGV[1])
+if gone then w = 'm' .. w end
+return {{w, now()}}"
     ))
 });
 
 /// `{word1, word2, ..., now}`: the words under `KEYS`, then the server's
 /// time read after them (the watcher's refresh of many breakers in one
-/// round trip).
+/// round trip); a missing `KEYS[i]` reads as `ARGV[i]`.
 static LOAD_MANY: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{PRELUDE}
 local out = {{}}
-for i, key in ipairs(KEYS) do out[i] = word(key) end
+for i, key in ipairs(KEYS) do
+  local w, gone = word(key, ARGV[i])
+  if gone then w = 'm' .. w end
+  out[i] = w
+end
 out[#KEYS + 1] = now()
 return out"
     ))
@@ -60,13 +67,17 @@ return out"
 
 /// `{1, new, now}` when the key held `ARGV[1]` and now holds `ARGV[2]`
 /// (published on channel `ARGV[3]` as `"new now"` unless it is empty);
-/// `{0, word, now}` with the word it holds otherwise.
+/// `{0, word, now}` with the word it holds otherwise; a missing key holds
+/// `ARGV[4]`.
 pub(crate) static CAS: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{PRELUDE}
-local cur = word(KEYS[1])
+local cur, gone = word(KEYS[1], ARGV[4])
 local t = now()
-if cur ~= ARGV[1] then return {{0, cur, t}} end
+if cur ~= ARGV[1] then
+  if gone then cur = 'm' .. cur end
+  return {{0, cur, t}}
+end
 redis.call('SET', KEYS[1], ARGV[2])
 if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2] .. ' ' .. t) end
 return {{1, ARGV[2], t}}"
@@ -77,6 +88,16 @@ return {{1, ARGV[2], t}}"
 /// send) reads as corrupt.
 pub(crate) fn parse_word(s: &str) -> u64 {
     s.parse().unwrap_or(CORRUPT)
+}
+
+/// Parses a word the scripts read: the word, and whether the key was
+/// missing (then the word is the one the caller said a missing key reads
+/// as, sent back with an `m` before it).
+pub(crate) fn parse_read(s: &str) -> (u64, bool) {
+    match s.strip_prefix('m') {
+        Some(missing) => (parse_word(missing), true),
+        None => (parse_word(s), false),
+    }
 }
 
 /// Parses the server time the scripts send (microseconds, decimal).
@@ -109,6 +130,10 @@ pub(crate) struct RemoteCell<'a> {
     con: RefCell<&'a mut Connection>,
     key: &'a str,
     channel: &'a str,
+    /// What a missing key reads as, in decimal.
+    missing: String,
+    /// The latest word read that was stored in Redis (not a missing key's).
+    stored: Slot<Option<u64>>,
     deadline: Instant,
     /// The server time that came with the word last observed (a load or a
     /// lost compare-and-set), for the next clock read of the CAS loop.
@@ -129,6 +154,7 @@ impl<'a> RemoteCell<'a> {
         con: &'a mut Connection,
         key: &'a str,
         channel: &'a str,
+        missing: u64,
         deadline: Instant,
         clock: &'a dyn LocalClock,
     ) -> Self {
@@ -136,6 +162,8 @@ impl<'a> RemoteCell<'a> {
             con: RefCell::new(con),
             key,
             channel,
+            missing: missing.to_string(),
+            stored: Slot::new(None),
             deadline,
             clock,
             pending_time: Slot::new(None),
@@ -166,20 +194,31 @@ impl<'a> RemoteCell<'a> {
     pub(crate) fn fetch(&self) -> Result<(u64, u64), RedisError> {
         let mut con = self.con.borrow_mut();
         self.arm(&con)?;
-        let (word, time): (String, String) = LOAD.key(self.key).invoke(&mut **con)?;
+        let (word, time): (String, String) =
+            LOAD.key(self.key).arg(&self.missing).invoke(&mut **con)?;
         let time = parse_time(&time)?;
         self.observed(time);
-        Ok((parse_word(&word), time))
+        let (word, missing) = parse_read(&word);
+        if !missing {
+            self.stored.set(Some(word));
+        }
+        Ok((word, time))
     }
 
-    /// The words under `keys` and the server time read after them, in one
-    /// round trip.
-    pub(crate) fn fetch_many(&self, keys: &[&str]) -> Result<Vec<u64>, RedisError> {
+    /// The latest word the operation read or stored that is in Redis (not
+    /// a missing key's stand-in).
+    pub(crate) fn stored(&self) -> Option<u64> {
+        self.stored.get()
+    }
+
+    /// The words under `keys` (a missing one read as its `missing`) and the
+    /// server time read after them, in one round trip.
+    pub(crate) fn fetch_many(&self, keys: &[(&str, u64)]) -> Result<Vec<(u64, bool)>, RedisError> {
         let mut con = self.con.borrow_mut();
         self.arm(&con)?;
         let mut invocation = LOAD_MANY.prepare_invoke();
-        for key in keys {
-            invocation.key(*key);
+        for (key, missing) in keys {
+            invocation.key(*key).arg(missing.to_string());
         }
         let mut reply: Vec<String> = invocation.invoke(&mut **con)?;
         let time = parse_time(&reply.pop().unwrap_or_default())?;
@@ -190,7 +229,7 @@ impl<'a> RemoteCell<'a> {
             )));
         }
         self.observed(time);
-        Ok(reply.iter().map(|w| parse_word(w)).collect())
+        Ok(reply.iter().map(|w| parse_read(w)).collect())
     }
 
     /// The clock of the CAS loop: the server time read with the word the
@@ -256,6 +295,7 @@ impl Cell<W64> for RemoteCell<'_> {
             .arg(current.to_string())
             .arg(new.to_string())
             .arg(self.channel)
+            .arg(&self.missing)
             .invoke(&mut **con)
             .map_err(CasError::Cell)?;
         let time = parse_time(&time).map_err(CasError::Cell)?;
@@ -264,9 +304,14 @@ impl Cell<W64> for RemoteCell<'_> {
         if swapped == 1 {
             // The loop stops here; the time is not needed again.
             self.pending_time.set(None);
+            self.stored.set(Some(new));
             Ok(())
         } else {
-            Err(CasError::Changed(parse_word(&word)))
+            let (word, missing) = parse_read(&word);
+            if !missing {
+                self.stored.set(Some(word));
+            }
+            Err(CasError::Changed(word))
         }
     }
 }
@@ -300,7 +345,7 @@ mod tests {
             .query(&mut con)
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
-        let cell = RemoteCell::new(&mut con, "k", "", deadline, &crate::time::Monotonic);
+        let cell = RemoteCell::new(&mut con, "k", "", 0, deadline, &crate::time::Monotonic);
         assert_eq!(cell.round_trips(), 0);
         assert_eq!(cell.load().unwrap(), 12_345);
         assert_eq!(cell.round_trips(), 1);
@@ -318,6 +363,13 @@ mod tests {
         ));
         assert_eq!(cell.round_trips(), 4);
         assert_eq!(cell.fetch().unwrap().0, 12_346);
+    }
+
+    #[test]
+    fn a_missing_keys_stand_in_is_marked() {
+        assert_eq!(parse_read("42"), (42, false));
+        assert_eq!(parse_read("m42"), (42, true));
+        assert_eq!(parse_read("mx"), (CORRUPT, true));
     }
 
     #[test]

@@ -16,7 +16,8 @@ use std::net::{Ipv4Addr, TcpListener};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tripword::{Outcome, Status};
+use tripword::word::Snapshot;
+use tripword::{Outcome, Status, W64, Word};
 use tripword_redis::server::RedisServer;
 use tripword_redis::{Mode, RedisBreaker, Release, Scope};
 
@@ -272,4 +273,59 @@ fn a_stale_ticket_does_not_trip_the_local_fallback() {
     );
     assert_eq!(status, Status::Closed, "the local breaker did not trip");
     assert!(admitted.is_ok(), "the local breaker admits");
+}
+
+/// After Redis restarts empty, the counter goes on from where the
+/// instances saw it (moved on by 4 096), so a probe ticket from before
+/// the restart is stale after it: it cannot settle the new fleet's probe,
+/// though the new fleet goes through the same states.
+#[test]
+fn a_probe_ticket_from_before_an_empty_restart_is_stale_after_it() {
+    let Some(mut server) = server() else { return };
+    let make = || {
+        RedisBreaker::builder(server.url(), "k")
+            .config(config(1, 50_000, 60_000_000))
+            .op_timeout(OP_TIMEOUT)
+            .refresh(Duration::from_millis(100))
+            .retry(Duration::from_millis(50))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (make(), make());
+    let elect = |x: &RedisBreaker| {
+        let t = x.acquire().unwrap();
+        x.release(t, Outcome::Failure);
+        let mut probe = None;
+        assert!(eventually(LONG, || {
+            probe = x.acquire().ok();
+            probe.is_some()
+        }));
+        let probe = probe.unwrap();
+        assert!(probe.is_probe());
+        probe
+    };
+    let old = elect(&a);
+    let held = old.counter();
+    assert!(eventually(LONG, || Snapshot::counter_bits::<W64>(b.word()) == held));
+    server.restart().unwrap();
+    assert!(eventually(LONG, || a.mode() == Mode::Shared
+        && b.mode() == Mode::Shared));
+    assert!(eventually(LONG, || Snapshot::counter_bits::<W64>(b.word()) != held));
+    let new = elect(&b);
+    assert_ne!(new.counter(), held, "the counter went on");
+    // The same path from the resumed counter: `held` steps from 0 before,
+    // the same steps from `held + 4 096` after.
+    assert_eq!(
+        new.counter().wrapping_sub(held) & W64::LAYOUT.max_counter(),
+        4_096 + held
+    );
+    assert_eq!(a.release(old, Outcome::Success), Release::Stale);
+    b.sync().unwrap();
+    assert_eq!(
+        b.status(),
+        Status::Probing,
+        "the old ticket did not close the new fleet"
+    );
+    assert_eq!(b.release(new, Outcome::Success), Release::Recorded);
+    assert_eq!(b.status(), Status::Closed);
 }
