@@ -9,8 +9,8 @@ use crate::time::{LocalClock, LocalTicks, Monotonic};
 use crate::watch;
 use core::num::NonZeroUsize;
 use redis::RedisError;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tripword::cell::{self, Swap};
 use tripword::kit::CircuitBreaker;
@@ -33,6 +33,14 @@ pub enum Error {
     Redis(RedisError),
     /// The watcher thread could not be started.
     Thread(std::io::Error),
+    /// The fleet uses another config for this key: this instance does not
+    /// write the shared word (see [`RedisBreaker::config_mismatch`]).
+    ConfigMismatch {
+        /// This instance's config fingerprint.
+        ours: String,
+        /// The fleet's, stored beside the word.
+        fleet: String,
+    },
 }
 
 impl core::fmt::Display for Error {
@@ -41,6 +49,10 @@ impl core::fmt::Display for Error {
             Error::Url(e) => write!(f, "tripword-redis: bad connection URL: {e}"),
             Error::Redis(e) => write!(f, "tripword-redis: Redis did not answer: {e}"),
             Error::Thread(e) => write!(f, "tripword-redis: cannot start the watcher: {e}"),
+            Error::ConfigMismatch { ours, fleet } => write!(
+                f,
+                "tripword-redis: this instance's config ({ours}) is not the fleet's ({fleet})"
+            ),
         }
     }
 }
@@ -321,12 +333,15 @@ impl RedisBreaker {
         let inner = Arc::new(Inner {
             config,
             channel: format!("{CHANNEL_PREFIX}{key}"),
+            fingerprint_key: format!("{key}:config"),
             key,
             mirror: Mirror::new(),
             stored: AtomicU64::new(0),
             local: Local::new(),
             observer,
             stats: AtomicStats::default(),
+            fingerprint: fingerprint(&config),
+            mismatch: Mutex::new(None),
             hub: hub.clone(),
         });
         hub.join(&inner);
@@ -574,6 +589,15 @@ impl RedisBreaker {
 
     fn force(&self, event: Event) -> Result<(), Error> {
         let inner = &*self.inner;
+        if let Some(fleet) = inner.config_mismatch() {
+            // Its config reads the fleet's word otherwise: it must not
+            // write it.
+            inner.force_local(event);
+            return Err(Error::ConfigMismatch {
+                ours: inner.fingerprint.clone(),
+                fleet,
+            });
+        }
         let base = inner.mirror.word();
         let done = inner.remote(true, |cell| {
             let (seen, at) = cell.fetch()?;
@@ -605,6 +629,33 @@ impl RedisBreaker {
     /// The validated config (microseconds of the server's clock).
     pub fn config(&self) -> &ValidConfig<W64> {
         &self.inner.config
+    }
+
+    /// The fleet's config fingerprint for this key when it is not this
+    /// instance's; `None` when they agree (or Redis was not reached yet).
+    ///
+    /// Every instance of a fleet must read the word with the same config: a
+    /// threshold of 3 reads another instance's `Closed` with 5 failures as a
+    /// corrupt word, and would "repair" it. So the first instance to join a
+    /// key stores its config's fingerprint beside the word, under
+    /// `<key>:config` ([`config_fingerprint`](Self::config_fingerprint)); an
+    /// instance whose fingerprint differs reports it
+    /// ([`Observer::on_config_mismatch`]), stays in [`Mode::Local`] on its
+    /// local breaker, and never writes the shared word (its `force_*` return
+    /// [`Error::ConfigMismatch`]). It checks again at each refresh, and
+    /// joins once the two agree (after the fleet's fingerprint key is
+    /// deleted and claimed again, say, when the whole fleet moved to a new
+    /// config).
+    pub fn config_mismatch(&self) -> Option<String> {
+        self.inner.config_mismatch()
+    }
+
+    /// This instance's config fingerprint, as stored beside the word: the
+    /// fields that change how a word reads (the failure threshold, the open
+    /// time and backoff cap, the probe timeout, the time horizon), in the
+    /// server clock's microseconds.
+    pub fn config_fingerprint(&self) -> &str {
+        &self.inner.fingerprint
     }
 
     /// The key the word lives under.
@@ -798,6 +849,23 @@ impl Drop for Permit<'_> {
     }
 }
 
+/// The fields of `config` that change how a word reads, as stored beside
+/// the word (see [`RedisBreaker::config_mismatch`]).
+fn fingerprint(config: &ValidConfig<W64>) -> String {
+    let backoff = match config.backoff_cap() {
+        Some(cap) => cap.to_string(),
+        None => "none".to_owned(),
+    };
+    format!(
+        "v1 failure_threshold={} open_for={} backoff_cap={} probe_timeout={} horizon={}",
+        config.failure_threshold(),
+        config.open_for(),
+        backoff,
+        config.probe_timeout(),
+        config.horizon()
+    )
+}
+
 /// How far the counter moves on when a key that held a word is found
 /// missing (see `Inner::missing_word`): more changes than one instance's
 /// mirror misses, far less than half the counter period (so that every
@@ -853,6 +921,11 @@ pub(crate) struct Inner {
     observer: Arc<dyn Observer>,
     stats: AtomicStats,
     pub(crate) hub: Arc<Hub>,
+    /// This instance's config fingerprint, and the key it is kept under.
+    fingerprint: String,
+    fingerprint_key: String,
+    /// The fleet's fingerprint, when it is not ours.
+    mismatch: Mutex<Option<String>>,
 }
 
 impl Drop for Inner {
@@ -1124,10 +1197,36 @@ impl Inner {
         }
     }
 
+    /// Joins the shared word, once this instance's config is the fleet's
+    /// (one round trip, made only when the instance is not attached).
     fn attach(&self) {
+        if self.mirror.attached() {
+            return;
+        }
+        let (claimed, _, _) = self.hub.remote("", "", 0, |cell| {
+            cell.claim(&self.fingerprint_key, &self.fingerprint)
+        });
+        let Ok(fleet) = claimed else { return };
+        let mut mismatch = self.mismatch.lock().unwrap_or_else(PoisonError::into_inner);
+        if fleet != self.fingerprint {
+            if mismatch.as_deref() != Some(fleet.as_str()) {
+                self.observer.on_config_mismatch(&self.fingerprint, &fleet);
+                *mismatch = Some(fleet);
+            }
+            return;
+        }
+        *mismatch = None;
+        drop(mismatch);
         if self.mirror.set_attached(&self.config, true) {
             self.observer.on_mode(Mode::Shared);
         }
+    }
+
+    fn config_mismatch(&self) -> Option<String> {
+        self.mismatch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Falls back to the local breaker. If the shared word said the

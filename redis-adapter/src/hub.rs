@@ -219,3 +219,27 @@ impl Hub {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Monotonic;
+
+    #[test]
+    fn the_setup_replies_a_connection_waits_for_are_counted() {
+        let reads = |url: &str| {
+            Hub::new(url, Timing::DEFAULT, Arc::new(Monotonic))
+                .unwrap()
+                .setup_reads
+        };
+        assert_eq!(reads("redis://127.0.0.1:6379/"), 0, "no CLIENT SETINFO");
+        assert_eq!(reads("redis://:secret@127.0.0.1:6379/"), 1, "AUTH");
+        assert_eq!(reads("redis://127.0.0.1:6379/2"), 1, "SELECT");
+        assert_eq!(
+            reads("redis://user:secret@127.0.0.1:6379/3"),
+            2,
+            "AUTH, SELECT"
+        );
+        assert_eq!(reads("redis://127.0.0.1:6379/?protocol=resp3"), 1, "HELLO");
+    }
+}

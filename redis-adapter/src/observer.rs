@@ -54,6 +54,16 @@ pub trait Observer: Send + Sync + 'static {
     fn on_mode(&self, mode: Mode) {
         let _ = mode;
     }
+
+    /// The fleet's config for this key (its fingerprint `fleet`, stored
+    /// beside the word by the first instance to join) is not this
+    /// instance's (`ours`): the instance stays on its local breaker and
+    /// never writes the shared word, until the two agree (see
+    /// [`RedisBreaker::config_mismatch`](crate::RedisBreaker::config_mismatch)).
+    /// Reported once per fingerprint seen.
+    fn on_config_mismatch(&self, ours: &str, fleet: &str) {
+        let _ = (ours, fleet);
+    }
 }
 
 impl Observer for () {}

@@ -65,6 +65,20 @@ return out"
     ))
 });
 
+/// The fleet's config fingerprint under `KEYS[1]`: stored as `ARGV[1]` if
+/// there is none (the first instance to join claims it), returned as it
+/// is.
+pub(crate) static CLAIM: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local cur = redis.call('GET', KEYS[1])
+if not cur then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return ARGV[1]
+end
+return cur",
+    )
+});
+
 /// `{1, new, now}` when the key held `ARGV[1]` and now holds `ARGV[2]`
 /// (published on channel `ARGV[3]` as `"new now"` unless it is empty);
 /// `{0, word, now}` with the word it holds otherwise; a missing key holds
@@ -257,6 +271,16 @@ impl<'a> RemoteCell<'a> {
         self.latest.set(Some((t, self.clock.micros())));
         self.round_trips.set(self.round_trips.get() + 1);
         Ok(t)
+    }
+
+    /// The fingerprint stored under `key`, claimed with `ours` if there is
+    /// none.
+    pub(crate) fn claim(&self, key: &str, ours: &str) -> Result<String, RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let fleet: String = CLAIM.key(key).arg(ours).invoke(&mut **con)?;
+        self.round_trips.set(self.round_trips.get() + 1);
+        Ok(fleet)
     }
 
     /// The failure of a clock read during the operation, if any.

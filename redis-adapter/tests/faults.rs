@@ -329,3 +329,54 @@ fn a_probe_ticket_from_before_an_empty_restart_is_stale_after_it() {
     assert_eq!(b.release(new, Outcome::Success), Release::Recorded);
     assert_eq!(b.status(), Status::Closed);
 }
+
+/// A mute Redis (it accepts connections and never answers): `build` waits
+/// one operation timeout, not one per setup reply, because a connection
+/// sends nothing before the operation's own command (no `CLIENT SETINFO`
+/// to wait on). Checked on the wire; the time is printed, and only its
+/// lower bound asserted (a descheduled thread can only lengthen it).
+#[test]
+fn a_mute_redis_costs_build_one_operation_timeout() {
+    use std::io::Read;
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let received = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = received.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    log.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            });
+        }
+    });
+    let op_timeout = Duration::from_millis(400);
+    let start = Instant::now();
+    let b = RedisBreaker::builder(format!("redis://127.0.0.1:{port}/"), "k")
+        .op_timeout(op_timeout)
+        .pubsub(false)
+        .refresh(Duration::from_secs(3600))
+        .retry(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let took = start.elapsed();
+    eprintln!("build on a mute Redis: {took:?} with op_timeout {op_timeout:?}");
+    assert_eq!(b.mode(), Mode::Local);
+    assert!(took >= op_timeout, "the read waited for its timeout");
+    let wire = String::from_utf8_lossy(&received.lock().unwrap()).into_owned();
+    assert!(
+        !wire.contains("SETINFO"),
+        "no setup command to wait on: {wire}"
+    );
+    assert!(
+        wire.contains("EVALSHA") || wire.contains("EVAL"),
+        "the operation's own command: {wire}"
+    );
+}

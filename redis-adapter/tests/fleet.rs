@@ -242,3 +242,76 @@ fn forces_during_an_outage_and_a_hold_that_outlives_the_fallback() {
     assert!(matches!(other.force_close(), Err(Error::Redis(_))));
     assert!(other.acquire().is_ok());
 }
+
+/// Two instances with different configs on one key: the second finds the
+/// fleet's fingerprint beside the word, reports the mismatch once, stays
+/// local and never writes the word, so the fleet's failure run is not
+/// reset; once the fingerprints agree it joins.
+#[test]
+fn a_config_mismatch_is_reported_and_never_writes_the_shared_word() {
+    use std::sync::Mutex;
+    #[derive(Clone, Default)]
+    struct Mismatches(Arc<Mutex<Vec<(String, String)>>>);
+    impl tripword_redis::Observer for Mismatches {
+        fn on_config_mismatch(&self, ours: &str, fleet: &str) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((ours.to_owned(), fleet.to_owned()));
+        }
+    }
+    let Some(server) = server() else { return };
+    let five = builder(&server, "k", config(5, 60_000_000, 1_000_000))
+        .build()
+        .unwrap();
+    let seen = Mismatches::default();
+    let three = builder(&server, "k", config(3, 60_000_000, 1_000_000))
+        .observer(seen.clone())
+        .refresh(Duration::from_millis(20))
+        .build()
+        .unwrap();
+    assert_eq!(
+        stored(&server, "k:config").as_deref(),
+        Some(five.config_fingerprint())
+    );
+    assert_eq!(three.mode(), Mode::Local);
+    assert_eq!(
+        three.config_mismatch().as_deref(),
+        Some(five.config_fingerprint())
+    );
+    assert!(five.config_mismatch().is_none());
+    for _ in 0..4 {
+        let t = five.acquire().unwrap();
+        five.release(t, Outcome::Failure);
+    }
+    let run = stored(&server, "k");
+    // The other config's instance: calls, failures, a force, a sync.
+    for _ in 0..2 {
+        if let Ok(t) = three.acquire() {
+            three.release(t, Outcome::Failure);
+        }
+    }
+    assert!(matches!(
+        three.force_close(),
+        Err(Error::ConfigMismatch { .. })
+    ));
+    assert!(three.sync().is_ok());
+    std::thread::sleep(Duration::from_millis(100)); // its watcher's refreshes
+    assert_eq!(three.mode(), Mode::Local);
+    assert_eq!(stored(&server, "k"), run, "the word is untouched");
+    let t = five.acquire().unwrap();
+    five.release(t, Outcome::Failure);
+    assert_eq!(
+        five.status(),
+        Status::Open,
+        "the fifth failure trips: the run was not reset"
+    );
+    assert_eq!(seen.0.lock().unwrap().len(), 1, "reported once");
+    // The fleet moves to the other config: the fingerprint claimed anew.
+    let _: () = redis::cmd("DEL")
+        .arg("k:config")
+        .query(&mut raw(&server))
+        .unwrap();
+    assert!(eventually(LONG, || three.mode() == Mode::Shared));
+    assert!(three.config_mismatch().is_none());
+}

@@ -115,6 +115,9 @@ fn a_stale_mirror_learns_the_word_from_its_failure_report() {
         .refresh(Duration::from_secs(3600))
         .build()
         .unwrap();
+    // The build's read, then the watcher's first: none after, within the
+    // test.
+    assert!(eventually(LONG, || b.stats().refreshes >= 2));
     let t = a.acquire().unwrap();
     assert_eq!(a.release(t, Outcome::Failure), Release::Recorded);
     // b still admits from its mirror (the staleness the refresh bounds)...
