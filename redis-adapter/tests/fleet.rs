@@ -315,3 +315,37 @@ fn a_config_mismatch_is_reported_and_never_writes_the_shared_word() {
     assert!(eventually(LONG, || three.mode() == Mode::Shared));
     assert!(three.config_mismatch().is_none());
 }
+
+/// tripword-std's defaults on a fleet breaker: a `call_async` dropped
+/// before it completes records `Ignored` (it says nothing about the
+/// dependency), so a cancelled call never trips the fleet; a `Permit`
+/// dropped without a report records the config's abandon outcome, a
+/// failure, as tripword-std's `Permit` does.
+#[tokio::test(flavor = "current_thread")]
+async fn a_cancelled_call_is_ignored_and_a_dropped_permit_is_a_failure() {
+    use tripword_std::BreakerExt;
+    let Some(server) = server() else { return };
+    let f = fleet(&server)
+        .config(config(1, 60_000_000, 1_000_000))
+        .build()
+        .unwrap();
+    let b = f.breaker("cancel-defaults");
+    {
+        let call = b.call_async(std::future::pending::<Result<(), ()>>());
+        let mut call = pin!(call);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(
+            call.as_mut().poll(&mut cx).is_pending(),
+            "admitted, running"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    b.sync().unwrap();
+    assert_eq!(
+        b.status(),
+        Status::Closed,
+        "a cancelled call is not a failure"
+    );
+    drop(b.permit().unwrap());
+    assert_eq!(b.status(), Status::Open, "a dropped permit is");
+}
