@@ -27,6 +27,13 @@ const BATCH: usize = 256;
 /// watcher's one pattern subscription.
 pub(crate) const CHANNEL_PREFIX: &str = "tripword:";
 
+/// The timeout to give the `redis` crate's connect when `left` remains of
+/// the operation and the connection's setup waits for `setup_reads`
+/// replies: it gives the TCP connect and each reply the whole of it.
+fn connect_timeout(left: Duration, setup_reads: u32) -> Duration {
+    left / setup_reads.max(1)
+}
+
 pub(crate) struct Hub {
     client: redis::Client,
     /// Replies the `redis` crate reads when it opens a connection (`AUTH`
@@ -96,7 +103,15 @@ impl Hub {
             return Err(remote::deadline_passed());
         }
         self.client
-            .get_connection_with_timeout(left / self.setup_reads.max(1))
+            .get_connection_with_timeout(connect_timeout(left, self.setup_reads))
+    }
+
+    /// How many breakers the watcher keeps fresh (the dead ones not yet
+    /// pruned included).
+    #[cfg(test)]
+    fn members(&self) -> usize {
+        let members = self.members.read().unwrap_or_else(PoisonError::into_inner);
+        members.values().map(Vec::len).sum()
     }
 
     /// Runs `op` on `key` with a pooled connection, every round trip within
@@ -224,6 +239,39 @@ impl Hub {
 mod tests {
     use super::*;
     use crate::time::Monotonic;
+
+    #[test]
+    fn a_connect_splits_what_is_left_between_its_setup_replies() {
+        let left = Duration::from_millis(600);
+        assert_eq!(connect_timeout(left, 0), left, "the TCP connect alone");
+        assert_eq!(connect_timeout(left, 1), left);
+        assert_eq!(connect_timeout(left, 2), Duration::from_millis(300));
+        assert_eq!(connect_timeout(left, 3), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn breakers_that_are_gone_leave_the_watchers_list() {
+        // Nothing listens there: each breaker's first read fails at once.
+        let hub = Arc::new(
+            Hub::new("redis://127.0.0.1:1/", Timing::DEFAULT, Arc::new(Monotonic)).unwrap(),
+        );
+        let config = tripword::ValidConfig::new(crate::DEFAULT_CONFIG);
+        let join =
+            |key: &str| crate::RedisBreaker::join(&hub, key.to_owned(), config, Arc::new(()));
+        let (a, a2, b) = (join("a"), join("a"), join("b"));
+        assert_eq!(hub.members(), 3);
+        assert_eq!(hub.on_channel("tripword:a").len(), 2);
+        assert_eq!(hub.live().len(), 3);
+        drop(a);
+        assert_eq!(hub.members(), 2, "pruned when dropped");
+        assert_eq!(hub.on_channel("tripword:a").len(), 1);
+        drop((a2, b));
+        assert_eq!(hub.members(), 0);
+        assert!(
+            hub.members.read().unwrap().is_empty(),
+            "empty channels go too"
+        );
+    }
 
     #[test]
     fn the_setup_replies_a_connection_waits_for_are_counted() {

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Waker};
 use std::time::Duration;
 use tripword::kit::Reply;
-use tripword::{CircuitBreaker, Outcome, Status, Transition};
+use tripword::word::Snapshot;
+use tripword::{CircuitBreaker, Outcome, Status, Transition, W64, Word};
 use tripword_redis::{Error, Fleet, Mode, Transitions};
 
 fn fleet(server: &tripword_redis::server::RedisServer) -> tripword_redis::FleetBuilder {
@@ -31,11 +32,35 @@ fn idle_closed_keys_are_evicted() {
         .config(config(1, 60_000_000, 1_000_000))
         .build()
         .unwrap();
+    assert!(f.is_empty());
+    assert!(f.get("a").is_none(), "get makes nothing");
     let (a, b, c) = (f.breaker("a"), f.breaker("b"), f.breaker("c"));
+    assert_eq!((f.len(), f.is_empty()), (3, false));
+    assert!(tripword_redis::RedisBreaker::ptr_eq(
+        &f.get("a").unwrap(),
+        &a
+    ));
+    let debug = format!("{f:?}");
+    assert!(
+        debug.starts_with("Fleet {") && debug.contains("breakers: 3"),
+        "{debug}"
+    );
+    let debug = format!(
+        "{:?}",
+        Fleet::builder("redis://127.0.0.1:7/").op_timeout(Duration::from_millis(9))
+    );
+    for part in [
+        "FleetBuilder {",
+        "url: \"redis://127.0.0.1:7/\"",
+        "op_timeout: 9ms",
+        "..",
+    ] {
+        assert!(debug.contains(part), "{part} in {debug}");
+    }
     let t = c.acquire().unwrap();
     c.release(t, Outcome::Failure); // open: kept
     assert_eq!(f.evict_idle(), 0, "all asked for in this period");
-    f.breaker("a");
+    assert!(f.get("a").is_some(), "a lookup by get marks too");
     assert_eq!(f.evict_idle(), 1, "b was idle for a whole period");
     let mut keys = f.keys();
     keys.sort();
@@ -90,12 +115,18 @@ async fn the_async_path_awaits_redis_and_trips_the_fleet() {
     );
     assert_eq!(reply.get().await, tripword::Release::Recorded);
     let before = b.stats().remote_calls;
+    let trips_before = b.stats().call_round_trips;
     let t = b.acquire_async().get().await.unwrap();
     assert_eq!(
         b.release_async(t, Outcome::Failure.into()).get().await,
         tripword::Release::Recorded
     );
     assert_eq!(b.status(), Status::Open);
+    assert_eq!(
+        b.stats().call_round_trips,
+        trips_before + 2,
+        "a load for the time, then the compare-and-set, as the sync form"
+    );
     assert_eq!(
         b.stats().remote_calls,
         before + 1,
@@ -348,4 +379,55 @@ async fn a_cancelled_call_is_ignored_and_a_dropped_permit_is_a_failure() {
     );
     drop(b.permit().unwrap());
     assert_eq!(b.status(), Status::Open, "a dropped permit is");
+}
+
+/// The async form after Redis restarts empty: the multiplexed connection
+/// died with the server, so it is made again (an operation on the dead one
+/// fails and drops it), and the lost key resumes its counter as in the
+/// sync form: the report that trips the new fleet is stored with the
+/// counter moved on by 4 096.
+#[tokio::test(flavor = "current_thread")]
+async fn the_async_form_reconnects_after_a_restart_and_resumes_the_counter() {
+    let Some(mut server) = server() else { return };
+    let f = fleet(&server)
+        .config(config(1, 60_000_000, 60_000_000))
+        .op_timeout(Duration::from_millis(500))
+        .refresh(Duration::from_millis(50))
+        .retry(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let b = f.breaker("restart");
+    let t = b.acquire_async().get().await.unwrap();
+    let reply = b.release_async(t, Outcome::Failure.into());
+    assert!(matches!(reply, Reply::Wait(_)));
+    assert_eq!(reply.get().await, tripword::Release::Recorded);
+    let held = Snapshot::counter_bits::<W64>(b.word());
+    assert!(stored(&server, "restart").is_some());
+    server.restart().unwrap();
+    let resumed = (held + 4_096) & W64::LAYOUT.max_counter();
+    assert!(
+        eventually(LONG, || b.mode() == Mode::Shared
+            && Snapshot::counter_bits::<W64>(b.word()) == resumed),
+        "the watcher read the lost key as the counter moved on"
+    );
+    // Until a report reaches the new server: the first operation on the
+    // dead connection may fail (and send the instance local for a retry
+    // period).
+    let deadline = std::time::Instant::now() + LONG;
+    while stored(&server, "restart").is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no async report reached the restarted Redis"
+        );
+        if b.mode() == Mode::Shared
+            && let Ok(t) = b.acquire_async().get().await
+        {
+            let _ = b.release_async(t, Outcome::Failure.into()).get().await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let word: u64 = stored(&server, "restart").unwrap().parse().unwrap();
+    let snap = Snapshot::decode::<W64>(word).unwrap();
+    assert_eq!(snap.state.status(), Status::Open);
+    assert_eq!(snap.counter, (resumed + 1) & W64::LAYOUT.max_counter());
 }
