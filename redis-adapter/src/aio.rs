@@ -97,11 +97,17 @@ impl Op<'_> {
             .await?;
         let time = parse_time(&time)?;
         self.observed(time);
-        let (word, missing) = parse_read(&word);
+        Ok((self.read(&word), time))
+    }
+
+    /// A word a script replied with; noted as stored unless it is a
+    /// missing key's stand-in (a swap's reply is the word it stored).
+    fn read(&self, reply: &str) -> u64 {
+        let (word, missing) = parse_read(reply);
         if !missing {
             self.inner.stored(word);
         }
-        Ok((word, time))
+        word
     }
 
     /// The compare-and-set: whether it swapped, the word the key holds, and
@@ -122,13 +128,7 @@ impl Op<'_> {
             .await?;
         let time = parse_time(&time)?;
         self.observed(time);
-        let (word, missing) = parse_read(&word);
-        if swapped == 1 {
-            self.inner.stored(new);
-        } else if !missing {
-            self.inner.stored(word);
-        }
-        Ok((swapped == 1, word, time))
+        Ok((swapped == 1, self.read(&word), time))
     }
 
     /// Applies `event` from `seen` (read at server time `seen_at`, if

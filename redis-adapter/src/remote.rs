@@ -212,11 +212,17 @@ impl<'a> RemoteCell<'a> {
             LOAD.key(self.key).arg(&self.missing).invoke(&mut **con)?;
         let time = parse_time(&time)?;
         self.observed(time);
-        let (word, missing) = parse_read(&word);
+        Ok((self.read(&word), time))
+    }
+
+    /// A word a script replied with; noted as stored unless it is a
+    /// missing key's stand-in (a swap's reply is the word it stored).
+    fn read(&self, reply: &str) -> u64 {
+        let (word, missing) = parse_read(reply);
         if !missing {
             self.stored.set(Some(word));
         }
-        Ok((word, time))
+        word
     }
 
     /// The latest word the operation read or stored that is in Redis (not
@@ -325,16 +331,12 @@ impl Cell<W64> for RemoteCell<'_> {
         let time = parse_time(&time).map_err(CasError::Cell)?;
         drop(con);
         self.observed(time);
+        let word = self.read(&word);
         if swapped == 1 {
             // The loop stops here; the time is not needed again.
             self.pending_time.set(None);
-            self.stored.set(Some(new));
             Ok(())
         } else {
-            let (word, missing) = parse_read(&word);
-            if !missing {
-                self.stored.set(Some(word));
-            }
             Err(CasError::Changed(word))
         }
     }
