@@ -11,7 +11,7 @@
 //! nor a failure half-reported. Outside a tokio runtime the async path
 //! answers at once with the sync form's answer.
 
-use crate::breaker::{Inner, Release, Ticket};
+use crate::breaker::{Inner, RedisBreaker, Release, Ticket};
 use crate::remote::{self, CAS, LOAD, parse_read, parse_time};
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, RedisError};
@@ -19,6 +19,8 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tripword::cell::{Applied, CasError, Next, Resolved, Swap, Update};
 use tripword::transition::Event;
@@ -262,28 +264,84 @@ impl Inner {
 /// runtime is current (the caller then takes the sync path).
 pub(crate) fn acquire(inner: &Arc<Inner>, base: u64) -> Option<Acquiring> {
     let runtime = tokio::runtime::Handle::try_current().ok()?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (tx, rx) = oneshot::channel();
     let task = inner.clone();
     runtime.spawn(async move {
         let answer = task.acquire_remote_async(base).await;
         if let Err(Ok(ticket)) = tx.send(answer) {
             // The caller is gone: the admission went through for nobody.
-            // Hand it back, as a cancelled call is (spec: a cancelled probe
-            // never holds the breaker).
-            if let Err(word) = task.release_prepare(&ticket, Outcome::Ignored) {
-                task.release_remote_async(word, ticket.counter(), Outcome::Ignored)
-                    .await;
-            }
+            hand_back(&task, ticket);
         }
     });
-    let fallback = inner.clone();
-    Some(Box::pin(async move {
-        match rx.await {
-            Ok(answer) => answer,
-            // The task did not finish (its runtime is shutting down).
-            Err(_) => fallback.acquire_local(),
-        }
+    Some(Box::pin(Admission {
+        answer: Some(rx),
+        inner: inner.clone(),
     }))
+}
+
+/// What the caller of an async admission awaits: the answer of the task
+/// that went to Redis. Dropped before it took the answer, it hands back a
+/// ticket the task had already delivered (the task hands back one it could
+/// not deliver): no admission is left held by nobody.
+struct Admission {
+    answer: Option<oneshot::Receiver<Result<Ticket, Rejected>>>,
+    inner: Arc<Inner>,
+}
+
+impl Future for Admission {
+    type Output = Result<Ticket, Rejected>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let answer = this
+            .answer
+            .as_mut()
+            .expect("an admission polled after it completed");
+        let out = match Pin::new(answer).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(answer)) => answer,
+            // The task did not finish (its runtime is shutting down).
+            Poll::Ready(Err(_)) => this.inner.acquire_local(),
+        };
+        this.answer = None;
+        Poll::Ready(out)
+    }
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        if let Some(mut answer) = self.answer.take() {
+            // From here the task cannot deliver: it hands back what it
+            // holds; what it delivered before is taken and handed back here.
+            answer.close();
+            if let Ok(Ok(ticket)) = answer.try_recv() {
+                hand_back(&self.inner, ticket);
+            }
+        }
+    }
+}
+
+/// Releases a ticket admitted for a caller that is gone, as a cancelled
+/// call is (`Ignored`: spec, a cancelled probe never holds the breaker): a
+/// release that needs Redis is spawned when a runtime is current, and made
+/// on this thread otherwise.
+fn hand_back(inner: &Arc<Inner>, ticket: Ticket) {
+    let counter = ticket.counter();
+    let Err(word) = inner.release_prepare(&ticket, Outcome::Ignored) else {
+        return;
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            let task = inner.clone();
+            runtime.spawn(async move {
+                task.release_remote_async(word, counter, Outcome::Ignored)
+                    .await
+            });
+        }
+        Err(_) => {
+            RedisBreaker::from_inner(inner.clone()).release(ticket, Outcome::Ignored);
+        }
+    }
 }
 
 /// The async release of `ticket`, which Redis must record from `word`:

@@ -349,6 +349,12 @@ impl RedisBreaker {
         RedisBreaker { inner }
     }
 
+    /// A handle on `inner`.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> RedisBreaker {
+        RedisBreaker { inner }
+    }
+
     /// Whether `a` and `b` are the same breaker (handles on one instance's
     /// breaker for one key).
     pub fn ptr_eq(a: &RedisBreaker, b: &RedisBreaker) -> bool {

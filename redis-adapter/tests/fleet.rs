@@ -431,3 +431,65 @@ async fn the_async_form_reconnects_after_a_restart_and_resumes_the_counter() {
     assert_eq!(snap.state.status(), Status::Open);
     assert_eq!(snap.counter, (resumed + 1) & W64::LAYOUT.max_counter());
 }
+
+/// A `call_async` cancelled while it runs as the fleet's probe hands the
+/// probe back from its drop, whether its election's answer had reached it
+/// (`release_detached`, a spawned release) or still waited in the
+/// admission's channel (the admission's own drop): the next caller is
+/// elected at once, not after the probe timeout.
+#[tokio::test(flavor = "current_thread")]
+async fn a_cancelled_probe_call_gives_the_probe_back() {
+    use tripword_std::BreakerExt;
+    let Some(server) = server() else { return };
+    let f = fleet(&server)
+        .config(config(1, 50_000, 3_600_000_000))
+        .pubsub(false)
+        .refresh(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let b = f.breaker("probe-call");
+    let mut cx = Context::from_waker(Waker::noop());
+    // Polled again after the election (the answer taken: the call runs),
+    // or not (the answer left in the admission's channel).
+    for poll_after_election in [true, false] {
+        let t = b.acquire().unwrap();
+        b.release(t, Outcome::Failure);
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        let mut call = Box::pin(b.call_async(std::future::pending::<Result<(), ()>>()));
+        // The election's round trip runs as a task: poll until it has made
+        // this call the probe.
+        for _ in 0..500 {
+            assert!(call.as_mut().poll(&mut cx).is_pending());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            b.sync().unwrap();
+            if b.status() == Status::Probing {
+                break;
+            }
+        }
+        assert_eq!(b.status(), Status::Probing, "the call is the probe");
+        if poll_after_election {
+            assert!(call.as_mut().poll(&mut cx).is_pending(), "running");
+        }
+        drop(call);
+        let mut elected = None;
+        for _ in 0..500 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            b.sync().unwrap();
+            if let Ok(t) = b.acquire() {
+                elected = Some(t);
+                break;
+            }
+        }
+        let t = elected.unwrap_or_else(|| {
+            panic!(
+                "polled after the election: {poll_after_election}: the probe was not handed back"
+            )
+        });
+        assert!(t.is_probe());
+        assert_eq!(
+            b.release(t, Outcome::Success),
+            tripword_redis::Release::Recorded
+        );
+        assert_eq!(b.status(), Status::Closed);
+    }
+}
