@@ -1250,10 +1250,9 @@ impl Inner {
         let shared_down = matches!(shared, Ok(s) if s.state.status() != Status::Closed);
         if matches!(shared, Ok(s) if s.state == State::ForcedOpen) {
             // An operator's hold outlives the fallback: no open time ends
-            // it, only a force_close.
-            if !self.local.forced_open() {
-                self.force_local(Event::ForceOpen);
-            }
+            // it, only a force_close. (A local breaker held already stays
+            // as it is: forcing open a forced word changes nothing.)
+            self.force_local(Event::ForceOpen);
         } else if shared_down && self.local_status() == Status::Closed {
             for _ in 0..self.config.failure_threshold() {
                 if let Ok((counter, _)) = self.local_acquire() {

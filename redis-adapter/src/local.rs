@@ -119,17 +119,6 @@ impl Local {
         let _ = self.run(config, event, clock, observer);
     }
 
-    /// Whether an operator holds it open.
-    pub(crate) fn forced_open(&self) -> bool {
-        matches!(
-            Snapshot::decode::<W64>(self.load()),
-            Ok(Snapshot {
-                state: State::ForcedOpen,
-                ..
-            })
-        )
-    }
-
     pub(crate) fn status(&self, config: &ValidConfig<W64>, clock: &dyn LocalClock) -> Status {
         transition::status_at(config, self.load(), || clock.micros())
     }

@@ -186,10 +186,13 @@ async fn a_cancelled_probe_election_hands_the_probe_back() {
 fn settings_and_std_observers() {
     let Some(server) = server() else { return };
     #[derive(Clone, Default)]
-    struct Count(Arc<AtomicUsize>);
+    struct Count(Arc<AtomicUsize>, Arc<AtomicUsize>);
     impl tripword::Observer for Count {
         fn on_transition(&self, _: Transition) {
             self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        fn on_corrupt_word(&self, _: u64, _: u32) {
+            self.1.fetch_add(1, Ordering::SeqCst);
         }
     }
     let count = Count::default();
@@ -206,6 +209,14 @@ fn settings_and_std_observers() {
     let t = b.acquire().unwrap();
     b.release(t, Outcome::Failure);
     assert_eq!(count.0.load(Ordering::SeqCst), 1, "closed -> open reported");
+    // A corrupt word, repaired by this instance: reported too.
+    let _: () = redis::cmd("SET")
+        .arg("settings")
+        .arg("garbage")
+        .query(&mut raw(&server))
+        .unwrap();
+    b.sync().unwrap();
+    assert_eq!(count.1.load(Ordering::SeqCst), 1, "the repair reported");
     let err = tripword_std::Settings::new()
         .open_for(Duration::ZERO)
         .failure_threshold(1);
