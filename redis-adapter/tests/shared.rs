@@ -252,3 +252,34 @@ fn corrupt_values_are_repaired() {
     }
     assert_eq!(b.status(), Status::Open);
 }
+
+/// A word older than the mirror (as a failover to a replica that missed the
+/// last writes leaves) is taken by the watcher's refresh when the mirror
+/// did not change during it: the mirror follows Redis, not its own past.
+#[test]
+fn the_watcher_takes_an_older_word_when_nothing_changed_meanwhile() {
+    let Some(server) = server() else { return };
+    let b = builder(&server, "k", config(1, 60_000_000, 1_000_000))
+        .pubsub(false)
+        .refresh(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let t = b.acquire().unwrap();
+    b.release(t, Outcome::Failure);
+    b.force_close().unwrap();
+    assert_eq!(Snapshot::counter_bits::<W64>(b.word()), 2);
+    let older = Snapshot {
+        state: State::Closed { failures: 0 },
+        counter: 1,
+    }
+    .encode::<W64>();
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg(older)
+        .query(&mut raw(&server))
+        .unwrap();
+    assert!(
+        eventually(LONG, || b.word() == older),
+        "the refresh took the older word"
+    );
+}
