@@ -7,6 +7,7 @@
 # tests and doctests, clippy, and a warning-free build for each embedded
 # target, with the portable-atomic backend a firmware binary would pick).
 # Stage 35 runs every tripword-std target with --all-features as well.
+# tripword-redis's library with no feature and with each alone.
 set -euo pipefail
 source .ci/lib.sh
 mkdir -p target
@@ -20,6 +21,14 @@ cargo test -p tripword-std --features tracing,metrics,serde --lib --test tracing
 cargo test -p tripword-std --features tracing,metrics,serde --doc 2>&1 | tee -a "$log"
 std_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
 note "tripword-std: tracing, metrics, serde, macros each alone and together, clippy clean alone ($std_passed tests);"
+
+# tripword-redis's library with no feature and with each alone (its tests
+# turn every feature on; stage 85 runs them against redis-server).
+cargo clippy -p tripword-redis --lib -- -D warnings
+for feature in tokio tripword-std; do
+  cargo clippy -p tripword-redis --lib --features "$feature" -- -D warnings
+done
+note "tripword-redis: no feature, tokio, tripword-std each alone clippy clean;"
 
 : >target/ci-features-core.log
 cargo test -p tripword --features heapless --lib -- table log 2>&1 | tee -a target/ci-features-core.log
