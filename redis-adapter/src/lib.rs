@@ -18,6 +18,13 @@
 //! - **Fail-local**: when Redis does not answer within the operation
 //!   timeout, the instance falls back to a local [`tripword::Breaker`] and
 //!   rejoins the shared word when Redis answers again ([`Mode`]).
+//! - **A [`Fleet`] per process**: every key's breaker on one connection
+//!   pool, one pattern subscription and one watcher thread.
+//! - **Async** (feature `tokio`): what needs Redis is awaited on one
+//!   multiplexed tokio connection, never blocking an executor thread; a
+//!   cancelled call never leaves a probe held. With the feature
+//!   `tripword-std`: settings in durations, its observers
+//!   ([`Transitions`]), the per-key tower layer.
 //!
 //! ```no_run
 //! use tripword::{Config, Outcome};
