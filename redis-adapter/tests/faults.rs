@@ -380,3 +380,28 @@ fn a_mute_redis_costs_build_one_operation_timeout() {
         "the operation's own command: {wire}"
     );
 }
+
+/// What a lost key resumes from is the last word an operation of this
+/// instance found stored (here its own tripping report, with no watcher
+/// read since): the first read after an empty restart shows the counter
+/// moved on from it.
+#[test]
+fn a_lost_key_resumes_from_the_last_word_an_operation_stored() {
+    let Some(mut server) = server() else { return };
+    let b = RedisBreaker::builder(server.url(), "k")
+        .config(config(1, 60_000_000, 60_000_000))
+        .op_timeout(OP_TIMEOUT)
+        .pubsub(false)
+        .refresh(Duration::from_secs(3600))
+        .retry(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    let held = Snapshot::counter_bits::<W64>(b.word());
+    assert_eq!(held, 1);
+    server.restart().unwrap();
+    assert!(eventually(LONG, || b.sync().is_ok()));
+    assert_eq!(Snapshot::counter_bits::<W64>(b.word()), held + 4_096);
+    assert_eq!(b.status(), Status::Closed);
+}
