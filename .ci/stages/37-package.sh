@@ -36,10 +36,25 @@ for crate in "${crates[@]}"; do args+=(-p "$crate"); done
 # `cargo package` asks crates.io's index once per package: a failed fetch is
 # tried again (three tries), and the stage's note carries the error, so that
 # the summary says why a failure happened.
+# cargo extracts the packages it verifies against each other (the local
+# registry overlay) under $CARGO_HOME/registry/src/<hash of the registry's
+# path>/<crate>-<version>, and reuses a directory left there by an earlier
+# run from the same checkout path: tripword-std was then verified against
+# an old tripword. Our crates are not on crates.io, so those directories
+# are only ever such leftovers: removed first.
+# Likewise the verification builds: cargo takes a registry crate's build
+# as final for its name and version, so a `tripword` built by an earlier
+# run from its package was reused whatever the sources said now. The
+# packages are made and verified in a target directory of their own, made
+# afresh.
+while IFS=$'\t' read -r crate version; do
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
+done <target/ci-package-crates.tsv
+pkg_target=target/ci-package-build
+rm -rf "$pkg_target" target/package
 package_ok=0
 for try in 1 2 3; do
-  rm -f target/package/*.crate
-  if cargo package --locked --allow-dirty "${args[@]}" 2>&1 | tee target/ci-package.log; then
+  if CARGO_TARGET_DIR="$pkg_target" cargo package --locked --allow-dirty "${args[@]}" 2>&1 | tee target/ci-package.log; then
     package_ok=1; break
   fi
   echo "cargo package failed (try $try of 3)" >&2
@@ -53,7 +68,7 @@ fi
 problems=0
 summary=()
 while IFS=$'\t' read -r crate version; do
-  file="target/package/$crate-$version.crate"
+  file="$pkg_target/package/$crate-$version.crate"
   [ -f "$file" ] || { echo "missing $file" >&2; problems=1; continue; }
   echo "== $crate $version: files"
   # size<TAB>path, the path without the `crate-version/` prefix.
