@@ -5,4 +5,12 @@ source .ci/lib.sh
 rm -rf target/ci-notes
 rustup component add rustfmt clippy
 ensure_targets thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf thumbv7m-none-eabi
-note "$(rustc --version)"
+# redis-server for tripword-redis's tests (stage 30 runs them with the
+# README's test command; with TRIPWORD_REDIS_REQUIRE, set in .ci/lib.sh, a
+# missing binary fails them instead of skipping them), and redis-cli for the
+# cluster test's `--cluster create`.
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null
+fi
+note "$(rustc --version); $(redis-server --version | grep -Eo 'v=[0-9.]+' || true)"

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# The benchmarks, checked but never judged: criterion benches in test mode
-# (each benchmark body runs once, nothing is timed) and the contention sweep
-# in --quick mode (60 ms cells on five schedulers: about 30 s on 2 cores). The goals it prints
-# are reported in the summary line for information only; timings on a shared
-# CI machine never fail the build. The sweep is built with the `bench`
-# profile so it reuses what `cargo bench` just compiled.
+# The benchmarks, checked but never judged: the criterion benches in test
+# mode (`cargo test --benches`: each benchmark body runs once, nothing is
+# timed) and the contention sweep in --quick mode (60 ms cells on five
+# schedulers). Both are built with the test profile, whose dependencies
+# stage 30 already compiled: this stage checks that every benchmark and the
+# sweep run, not how fast (an unoptimised build on a shared CI machine
+# measures nothing). The figures in docs/performance come from the release
+# commands written next to them.
 set -euo pipefail
 source .ci/lib.sh
 mkdir -p target
-cargo bench -p tripword-benches -- --test 2>&1 | tee target/ci-bench.log
+cargo test -p tripword-benches --benches 2>&1 | tee target/ci-bench.log
 benches=$(grep -c '^Success$' target/ci-bench.log || true)
-cargo run --profile bench -p tripword-benches --bin contention -- --quick --out target/contention \
+cargo run -p tripword-benches --bin contention -- --quick --out target/contention \
   | tee target/ci-contention.log
-goals=$(sed -n 's/^GOALS: //p' target/ci-contention.log)
-note "$benches criterion benches ran once (--test); sweep --quick wrote target/contention/; goals (informational): ${goals:-none}"
+cells=$(find target/contention -type f | wc -l)
+note "$benches criterion benches ran once (test mode); sweep --quick (unoptimised, not judged) wrote $cells files to target/contention/"

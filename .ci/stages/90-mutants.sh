@@ -23,12 +23,12 @@ if ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
   note "no base commit ($base): skipped"
   exit 0
 fi
-MUTANTS_MAX=${MUTANTS_MAX:-12} timeout 1200 bash verification/mutants.sh diff "$base" -j 2
+MUTANTS_MAX=${MUTANTS_MAX:-8} timeout 1200 bash verification/mutants.sh diff "$base" -j 2
 note "since $base: $(cat target/mutants/summary)"
 # The adapters, judged by their own tests (the Redis adapter's start
-# redis-server, which stage 85 installed): at most 5 mutants each.
+# redis-server, which stage 10 installed): at most 3 mutants each.
 for adapter in std redis; do
-  MUTANTS_OUT="target/mutants-$adapter" MUTANTS_MAX=${MUTANTS_ADAPTER_MAX:-5} \
+  MUTANTS_OUT="target/mutants-$adapter" MUTANTS_MAX=${MUTANTS_ADAPTER_MAX:-3} \
     timeout 900 bash verification/mutants.sh "$adapter-diff" "$base" -j 2
   note "$(cat "target/mutants-$adapter/summary")"
 done
