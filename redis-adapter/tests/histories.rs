@@ -57,7 +57,7 @@
 //! back, and a round trip to a counter would widen every interval by a
 //! round trip.
 //!
-//! `TRIPWORD_REDIS_HISTORIES` sets the number of histories (default 30).
+//! `TRIPWORD_REDIS_HISTORIES` sets the number of histories (default 100).
 
 mod common;
 
@@ -88,7 +88,7 @@ fn histories() -> usize {
     std::env::var("TRIPWORD_REDIS_HISTORIES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(30)
+        .unwrap_or(100)
 }
 
 /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process.
@@ -294,20 +294,20 @@ fn run_worker(proc: usize, plan: &Plan, b: &RedisBreaker, log: &Recorder) -> Vec
         let r = rng.below(100);
         let op = if i >= plan.ops {
             Op::Release(holding[0], OUTCOMES[rng.below(3) as usize])
-        } else if r < 35 && free.is_some() {
+        } else if r < 40 && free.is_some() {
             Op::Acquire(free.unwrap_or(0))
-        } else if r < 70 && !holding.is_empty() {
+        } else if r < 75 && !holding.is_empty() {
             let o = match rng.below(20) {
-                0..=7 => Outcome::Success,
-                8..=16 => Outcome::Failure,
+                0..=6 => Outcome::Success,
+                7..=16 => Outcome::Failure,
                 _ => Outcome::Ignored,
             };
             Op::Release(holding[rng.below(holding.len() as u64) as usize], o)
-        } else if r < 80 {
+        } else if r < 84 {
             Op::Status
-        } else if r < 90 {
+        } else if r < 94 {
             Op::Sync
-        } else if r < 95 {
+        } else if r < 96 {
             Op::ForceClose
         } else if r < 97 {
             Op::ForceOpen
@@ -784,13 +784,16 @@ fn histories_across_processes_are_linearizable() {
     let mut workers = Workers::spawn(PROCS, &server.url());
     let mut rng = XorShift::new(0x7219_5EED);
     let mut totals = Totals::default();
+    let mut kinds = BTreeMap::new();
     for h in 0..histories() {
         let plan = Plan {
             history: h,
             seed: rng.next_u64(),
-            threshold: 1 + rng.below(3) as u32,
-            open_for: [1, 200, 2_000][rng.below(3) as usize],
-            ops: 6 + rng.below(5) as usize,
+            threshold: 1 + rng.below(2) as u32,
+            open_for: [1, 1, 200, 2_000][rng.below(4) as usize],
+            // At most 4 x (12 + 2 releases at the end) + the final word:
+            // under the checker's 64.
+            ops: 6 + rng.below(7) as usize,
         };
         workers.send_all(&format!(
             "hist {} {} {} {} {}",
@@ -848,6 +851,17 @@ fn histories_across_processes_are_linearizable() {
             totals.doctored_rejected += 1;
         }
         let ops = &history[..history.len() - 1];
+        for e in ops {
+            // The kind of operation and result, numbers left out.
+            let k = format!(
+                "{:?} -> {:?}{}",
+                e.op,
+                e.res,
+                if e.remote { "" } else { " (mirror)" }
+            );
+            let k: String = k.split(|c: char| c.is_ascii_digit()).collect();
+            *kinds.entry(k).or_insert(0usize) += 1;
+        }
         totals.histories += 1;
         totals.ops += ops.len();
         totals.remote += ops.iter().filter(|e| e.remote).count();
@@ -867,6 +881,9 @@ fn histories_across_processes_are_linearizable() {
             .flat_map(|(i, a)| ops[i + 1..].iter().map(move |b| (a, b)))
             .filter(|(a, b)| a.proc != b.proc && b.invoke < a.ret)
             .count();
+    }
+    for (k, n) in &kinds {
+        println!("{n:6} {k}");
     }
     workers.send_all("quit");
     for (i, c) in workers.procs.iter_mut().enumerate() {
