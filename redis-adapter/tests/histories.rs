@@ -613,11 +613,11 @@ fn step(s: &mut Search, e: &Entry) -> bool {
                     // The mirror shows that it changes nothing.
                     Release::Recorded => s.read_past(p, |st, c| {
                         c == ticket
-                            && match (st, outcome) {
-                                (ModelState::Closed { failures: 0 }, Outcome::Success) => true,
-                                (ModelState::Closed { .. }, Outcome::Ignored) => true,
-                                _ => false,
-                            }
+                            && matches!(
+                                (st, outcome),
+                                (ModelState::Closed { failures: 0 }, Outcome::Success)
+                                    | (ModelState::Closed { .. }, Outcome::Ignored)
+                            )
                     }),
                     // The mirror shows the ticket's state passed.
                     Release::Stale => s.read_past(p, |_, c| c != ticket),
@@ -691,12 +691,7 @@ fn step(s: &mut Search, e: &Entry) -> bool {
 }
 
 fn check(config: &ValidConfig<W64>, history: &[Entry]) -> bool {
-    linearizable(
-        Search::new(config),
-        history,
-        |e| (e.invoke, e.ret),
-        |s, e| step(s, e),
-    )
+    linearizable(Search::new(config), history, |e| (e.invoke, e.ret), step)
 }
 
 /// The history with the final word appended (after every operation).
