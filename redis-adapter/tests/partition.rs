@@ -282,17 +282,26 @@ fn a_cut_instance_goes_local_and_the_rest_keep_the_shared_word() {
     assert!(a.force_open().is_err(), "Redis is out of reach");
     assert_eq!(a.acquire().unwrap_err().cause(), Cause::ForcedOpen);
     assert_eq!(word(&server), before, "the shared word did not move");
-    let local_transitions = cut_log
+    let local: Vec<(Status, Status, bool)> = cut_log
         .0
         .transitions
         .lock()
         .unwrap()
         .iter()
         .filter(|(_, s)| *s == Scope::Local)
-        .count();
-    assert!(
-        local_transitions >= 4,
-        "trip, half-open, probe, trip, force"
+        .map(|(t, _)| (t.from, t.to, t.forced))
+        .collect();
+    use Status::{Closed, HalfOpen, Open, Probing};
+    assert_eq!(
+        local,
+        [
+            (Closed, Open, false),
+            (Open, HalfOpen, false),
+            (HalfOpen, Probing, false),
+            (Probing, Open, false),
+            (Open, Open, true),
+        ],
+        "the local trip, probe, trip and hold, reported as local"
     );
     assert_eq!(cut_log.0.shared().len(), 0);
 
