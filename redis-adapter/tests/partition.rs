@@ -43,7 +43,8 @@ struct Control {
     /// Requests (client to Redis) wait while set.
     hold_requests: AtomicBool,
     /// Replies (Redis to client) still let through before the rest wait;
-    /// negative: no limit.
+    /// negative: no limit. A pattern subscription's connection (pub/sub
+    /// messages) is never held by it.
     reply_budget: AtomicI64,
     /// Chunks waiting in the proxy now.
     held: AtomicU64,
@@ -54,9 +55,12 @@ struct Control {
 }
 
 impl Control {
-    fn pass(&self, request: bool) -> bool {
+    fn pass(&self, request: bool, subscriber: bool) -> bool {
         if request {
             return !self.hold_requests.load(Ordering::SeqCst);
+        }
+        if subscriber {
+            return true;
         }
         self.reply_budget
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| match b {
@@ -104,8 +108,10 @@ impl CutProxy {
                 let (c_read, c_write) = (client.try_clone().unwrap(), client);
                 let (u_read, u_write) = (upstream.try_clone().unwrap(), upstream);
                 let (up, down) = (c.clone(), c.clone());
-                std::thread::spawn(move || pump(c_read, u_write, true, &up));
-                std::thread::spawn(move || pump(u_read, c_write, false, &down));
+                let sub = Arc::new(AtomicBool::new(false));
+                let sub2 = sub.clone();
+                std::thread::spawn(move || pump(c_read, u_write, true, &up, &sub));
+                std::thread::spawn(move || pump(u_read, c_write, false, &down, &sub2));
             }
         });
         CutProxy { port, ctl }
@@ -152,16 +158,27 @@ impl Drop for CutProxy {
 }
 
 /// Forwards `from` to `to` chunk by chunk, each chunk waiting while the
-/// control holds its direction; ends both on a cut or an end.
-fn pump(mut from: TcpStream, mut to: TcpStream, request: bool, ctl: &Control) {
+/// control holds its direction; ends both on a cut or an end. `subscriber`
+/// is set (by the request side) once the connection asked for a pattern
+/// subscription.
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    request: bool,
+    ctl: &Control,
+    subscriber: &AtomicBool,
+) {
     let mut buf = [0u8; 64 * 1024];
     'chunks: loop {
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        if request && buf[..n].windows(10).any(|w| w == b"PSUBSCRIBE") {
+            subscriber.store(true, Ordering::SeqCst);
+        }
         let mut waiting = false;
-        while !ctl.pass(request) {
+        while !ctl.pass(request, subscriber.load(Ordering::SeqCst)) {
             if !waiting {
                 ctl.held.fetch_add(1, Ordering::SeqCst);
                 waiting = true;
@@ -563,4 +580,52 @@ fn a_probe_elected_for_a_lost_reply_holds_the_fleet_until_the_probe_timeout() {
     assert_eq!(a.mode(), Mode::Shared);
     assert_eq!(a.word(), word(&server));
     assert!(a.acquire().is_ok(), "closed again, for every instance");
+}
+
+/// A reply that was read from the server before a change was published, and
+/// arrives after it, brings an older server time than the published
+/// change's: the instance's estimate of the server's time goes back below
+/// the timestamp of the word its mirror holds. A status read must not take
+/// that for the probe's time being up (the probe timeout is an hour): the
+/// server's time is at least the stamp of any word it stored.
+#[test]
+fn a_late_reply_does_not_read_a_running_probe_as_timed_out() {
+    let Some(server) = server() else { return };
+    let cfg = config(1, 1, 3_600_000_000);
+    let proxy = CutProxy::start(&server);
+    // A frozen local clock: the estimate is the last sample, for as long as
+    // the test needs.
+    let a = RedisBreaker::builder(proxy.url(), KEY)
+        .config(cfg)
+        .op_timeout(Duration::from_secs(30))
+        .local_clock(ManualLocal::new(1_000_000))
+        .build()
+        .unwrap();
+    let b = builder(&server, KEY, cfg).build().unwrap();
+    // The watcher is subscribed (it read the word after subscribing).
+    assert!(eventually(LONG, || a.stats().refreshes >= 2));
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    assert!(eventually(LONG, || snapshot(a.word()).counter == 1));
+    // a's sync reads the open word; its reply waits in the proxy.
+    proxy.ctl.reply_budget.store(0, Ordering::SeqCst);
+    std::thread::scope(|s| {
+        let sync = s.spawn(|| a.sync());
+        assert!(eventually(LONG, || proxy.held() > 0));
+        // Meanwhile b is elected probe; the change reaches a by pub/sub,
+        // with the server's time of the election.
+        let probe = b.acquire().unwrap();
+        assert!(probe.is_probe());
+        assert!(eventually(LONG, || matches!(
+            snapshot(a.word()).state,
+            State::Probing { .. }
+        )));
+        assert_eq!(a.status(), Status::Probing);
+        // The reply comes, with the server's time of the read before.
+        proxy.ctl.reply_budget.store(-1, Ordering::SeqCst);
+        assert_eq!(sync.join().unwrap().unwrap(), Status::Probing);
+        assert!(matches!(snapshot(a.word()).state, State::Probing { .. }));
+        assert_eq!(a.status(), Status::Probing, "the probe runs for an hour");
+        assert_eq!(b.release(probe, Outcome::Success), Release::Recorded);
+    });
 }
