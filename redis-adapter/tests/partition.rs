@@ -16,6 +16,9 @@
 //!   longer), while the instance, which cannot know, falls back as for any
 //!   error. The transitions such a compare-and-set made are reported by no
 //!   instance.
+//! - A reply held past a published change: the instance's estimate of the
+//!   server's time goes back behind the word its mirror holds, and a status
+//!   read must not take that for a running probe's time being up.
 //!
 //! No wait here is a measurement: each is a generous bound on something
 //! that must happen.
