@@ -10,10 +10,14 @@
 //! Operations: `acquire` (a worker holds up to two tickets, so that some
 //! are released after their state has passed: stale releases), `release`
 //! of one of its own tickets with a success, a failure or an ignored
-//! outcome, `status`, `sync`, `force_open`, `force_close`. A rejection's
-//! result is its cause and wait; an admission's, its counter and whether it
-//! is the probe; a release's, `Recorded` or `Stale`. Each result also holds
-//! the transitions the worker's observer reported during the operation.
+//! outcome, `status`, `sync`, `force_open`, `force_close`. Half the
+//! admissions and releases take the async path (the kit's
+//! `CircuitBreaker::acquire_async`/`release_async`, whose round trips run
+//! as tasks on a tokio runtime, with their own compare-and-set loop). A
+//! rejection's result is its cause and wait; an admission's, its counter
+//! and whether it is the probe; a release's, `Recorded` or `Stale`. Each
+//! result also holds the transitions the worker's observer reported during
+//! the operation.
 //!
 //! **What is checked.** An instance answers some operations from its
 //! mirror of the word, with no round trip: admissions in `Closed`,
@@ -67,6 +71,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+use tripword::kit::{CircuitBreaker, TickVerdict};
 use tripword::word::{Snapshot, State};
 use tripword::{Cause, Outcome, Status, Transition, ValidConfig, W64};
 use tripword_redis::{Mode, RedisBreaker, Release, Scope};
@@ -103,6 +108,11 @@ enum Op {
     Acquire(usize),
     /// `release` of the ticket in this slot.
     Release(usize, Outcome),
+    /// `acquire_async` (the kit's trait, on a tokio runtime), the ticket
+    /// kept in this slot if admitted.
+    AcquireAsync(usize),
+    /// `release_async` of the ticket in this slot.
+    ReleaseAsync(usize, Outcome),
     Status,
     Sync,
     ForceOpen,
@@ -161,6 +171,8 @@ impl Entry {
         let op = match self.op {
             Op::Acquire(s) => format!("acq {s}"),
             Op::Release(s, o) => format!("rel {s} {}", index(&OUTCOMES, &o)),
+            Op::AcquireAsync(s) => format!("aacq {s}"),
+            Op::ReleaseAsync(s, o) => format!("arel {s} {}", index(&OUTCOMES, &o)),
             Op::Status => "status".into(),
             Op::Sync => "sync".into(),
             Op::ForceOpen => "fopen".into(),
@@ -207,6 +219,8 @@ impl Entry {
         let op = match op[0] {
             "acq" => Op::Acquire(n(op[1]) as usize),
             "rel" => Op::Release(n(op[1]) as usize, OUTCOMES[n(op[2]) as usize]),
+            "aacq" => Op::AcquireAsync(n(op[1]) as usize),
+            "arel" => Op::ReleaseAsync(n(op[1]) as usize, OUTCOMES[n(op[2]) as usize]),
             "status" => Op::Status,
             "sync" => Op::Sync,
             "fopen" => Op::ForceOpen,
@@ -273,7 +287,13 @@ impl Plan {
 
 /// One worker's run of a history: `plan.ops` random operations, then the
 /// release of every ticket still held.
-fn run_worker(proc: usize, plan: &Plan, b: &RedisBreaker, log: &Recorder) -> Vec<Entry> {
+fn run_worker(
+    proc: usize,
+    plan: &Plan,
+    b: &RedisBreaker,
+    log: &Recorder,
+    rt: &tokio::runtime::Runtime,
+) -> Vec<Entry> {
     let mut rng = XorShift::new(plan.seed ^ (proc as u64 + 1).wrapping_mul(0x9E37_79B9));
     let mut held: [Option<tripword_redis::Ticket>; SLOTS] = [None, None];
     let mut out = Vec::new();
@@ -316,11 +336,21 @@ fn run_worker(proc: usize, plan: &Plan, b: &RedisBreaker, log: &Recorder) -> Vec
         } else {
             Op::Status
         };
+        // Half the admissions and releases take the async path.
+        let op = match op {
+            Op::Acquire(s) if rng.below(2) == 0 => Op::AcquireAsync(s),
+            Op::Release(s, o) if rng.below(2) == 0 => Op::ReleaseAsync(s, o),
+            op => op,
+        };
         i += 1;
         let trips = b.stats().call_round_trips;
         let invoke = stamp();
         let res = match op {
-            Op::Acquire(s) => match b.acquire() {
+            Op::Acquire(s) | Op::AcquireAsync(s) => match if matches!(op, Op::Acquire(_)) {
+                b.acquire()
+            } else {
+                rt.block_on(CircuitBreaker::acquire_async(b).get())
+            } {
                 Ok(t) => {
                     let res = Res::Admitted {
                         counter: t.counter(),
@@ -335,6 +365,22 @@ fn run_worker(proc: usize, plan: &Plan, b: &RedisBreaker, log: &Recorder) -> Vec
                 },
             },
             Op::Release(s, o) => Res::Released(b.release(held[s].take().expect("a held slot"), o)),
+            Op::ReleaseAsync(s, o) => {
+                let verdict = match o {
+                    Outcome::Success => TickVerdict::Success,
+                    Outcome::Failure => TickVerdict::Failure,
+                    Outcome::Ignored => TickVerdict::Ignored,
+                };
+                let ticket = held[s].take().expect("a held slot");
+                // The trait's release has no `Unreported`: it reads as
+                // `Recorded`, and the worker checks it stayed shared.
+                Res::Released(
+                    match rt.block_on(CircuitBreaker::release_async(b, ticket, verdict).get()) {
+                        tripword::Release::Recorded => Release::Recorded,
+                        tripword::Release::Stale => Release::Stale,
+                    },
+                )
+            }
             Op::Status => Res::Status(b.status()),
             Op::Sync => b.sync().map_or(Res::Failed, Res::Status),
             Op::ForceOpen => b.force_open().map_or(Res::Failed, |()| Res::Done),
@@ -373,6 +419,11 @@ fn history_worker() {
     };
     let proc: usize = proc.parse().expect("a worker number");
     let url = std::env::var(URL).expect("the parent passes the URL");
+    // The async path's round trips run as tasks of this runtime.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
     let mut lines = std::io::stdin().lock().lines();
     let mut next = || lines.next().map(|l| l.expect("stdin"));
     while let Some(line) = next() {
@@ -405,7 +456,7 @@ fn history_worker() {
         println!("@@ ready {}", plan.history);
         let go = next().expect("the parent says go");
         assert_eq!(go, format!("go {}", plan.history));
-        let entries = run_worker(proc, &plan, &b, &log);
+        let entries = run_worker(proc, &plan, &b, &log, &rt);
         assert_eq!(b.mode(), Mode::Shared, "worker {proc} stayed shared");
         for e in &entries {
             println!("@@ {}", e.encode());
@@ -588,7 +639,7 @@ fn step(s: &mut Search, e: &Entry) -> bool {
         }
         return match (e.op, e.res) {
             (
-                Op::Acquire(slot),
+                Op::Acquire(slot) | Op::AcquireAsync(slot),
                 Res::Admitted {
                     counter,
                     probe: false,
@@ -602,10 +653,10 @@ fn step(s: &mut Search, e: &Entry) -> bool {
                 }
                 ok
             }
-            (Op::Acquire(_), Res::Rejected { cause, wait }) => {
+            (Op::Acquire(_) | Op::AcquireAsync(_), Res::Rejected { cause, wait }) => {
                 s.read_past(p, |st, _| rejection_fits(&cfg, st, cause, wait))
             }
-            (Op::Release(slot, outcome), Res::Released(r)) => {
+            (Op::Release(slot, outcome) | Op::ReleaseAsync(slot, outcome), Res::Released(r)) => {
                 let Some(ticket) = s.held[p][slot].take() else {
                     return false;
                 };
@@ -632,7 +683,7 @@ fn step(s: &mut Search, e: &Entry) -> bool {
     // A round trip: the operation takes effect now, in the total order.
     let before = s.model.state();
     let same = match (e.op, e.res) {
-        (Op::Acquire(slot), res) => {
+        (Op::Acquire(slot) | Op::AcquireAsync(slot), res) => {
             // The server's time the decision read: before the open time's
             // deadline when it rejected, at it when it elected a probe; a
             // probe never lapses in the test.
@@ -658,7 +709,7 @@ fn step(s: &mut Search, e: &Entry) -> bool {
                 _ => false,
             }
         }
-        (Op::Release(slot, outcome), Res::Released(r)) => {
+        (Op::Release(slot, outcome) | Op::ReleaseAsync(slot, outcome), Res::Released(r)) => {
             let Some(ticket) = s.held[p][slot].take() else {
                 return false;
             };
