@@ -601,6 +601,9 @@ fn a_late_reply_does_not_read_a_running_probe_as_timed_out() {
     let a = RedisBreaker::builder(proxy.url(), KEY)
         .config(cfg)
         .op_timeout(Duration::from_secs(30))
+        // No refresh within the test: only the call's reply is held (the
+        // watcher, waiting on a held refresh, would not read pub/sub).
+        .refresh(Duration::from_secs(3600))
         .local_clock(ManualLocal::new(1_000_000))
         .build()
         .unwrap();
