@@ -1397,6 +1397,37 @@ mod tests {
     }
 
     #[test]
+    fn an_estimate_before_the_words_stamp_is_before_it_across_the_wrap() {
+        let config = Config::new()
+            .failure_threshold(1)
+            .open_for(1)
+            .probe_timeout(3_600_000_000)
+            .check::<W64>()
+            .unwrap();
+        let s = config.time_shift();
+        let probing = |since| {
+            Ok(Snapshot {
+                state: State::Probing { since, trips: 1 },
+                counter: 3,
+            })
+        };
+        assert!(!before_stamp(&config, probing(1000), 1000 << s));
+        assert!(!before_stamp(&config, probing(1000), 1005 << s));
+        assert!(before_stamp(&config, probing(1000), 999 << s));
+        // Across the wrap of the time field: one unit after the top is 2
+        // units after it, not before it.
+        let top = W64::LAYOUT.time_mask();
+        assert!(!before_stamp(&config, probing(top), 1 << s));
+        assert!(before_stamp(&config, probing(1), top << s));
+        // Only `Open` and `Probing` keep a stamp.
+        let closed = Ok(Snapshot {
+            state: State::Closed { failures: 0 },
+            counter: 0,
+        });
+        assert!(!before_stamp(&config, closed, 0));
+    }
+
+    #[test]
     fn builder_and_errors_print() {
         let b = RedisBreaker::builder("redis://127.0.0.1:1/", "payments")
             .op_timeout(Duration::from_millis(7));
