@@ -16,6 +16,8 @@
 //!   longer), while the instance, which cannot know, falls back as for any
 //!   error. The transitions such a compare-and-set made are reported by no
 //!   instance.
+//! - The fleet's probe cut off with its ticket: its result is
+//!   `Unreported`, the fleet waits for the probe timeout and no longer.
 //! - A reply held past a published change: the instance's estimate of the
 //!   server's time goes back behind the word its mirror holds, and a status
 //!   read must not take that for a running probe's time being up.
@@ -634,4 +636,72 @@ fn a_late_reply_does_not_read_a_running_probe_as_timed_out() {
         assert_eq!(a.status(), Status::Probing, "the probe runs for an hour");
         assert_eq!(b.release(probe, Outcome::Success), Release::Recorded);
     });
+}
+
+/// The fleet's probe is cut off with its ticket: its result cannot reach
+/// Redis (`Unreported`, not counted locally either: the local breaker,
+/// tripped on the way since the shared word was not closed, did not admit
+/// that call). The rest of the fleet waits for the probe timeout, no
+/// longer, then elects one of its own; after the heal the instance reads
+/// the closed word.
+#[test]
+fn a_probe_cut_off_with_its_ticket_holds_the_fleet_until_the_probe_timeout() {
+    let Some(server) = server() else { return };
+    // Open for 1 µs (over at once), probe timeout 1 s.
+    let cfg = config(1, 1, 1_000_000);
+    let proxy = CutProxy::start(&server);
+    let log = Recorder::default();
+    let a = RedisBreaker::builder(proxy.url(), KEY)
+        .config(cfg)
+        .op_timeout(Duration::from_millis(300))
+        .refresh(Duration::from_millis(100))
+        .retry(Duration::from_millis(50))
+        .observer(log.clone())
+        .build()
+        .unwrap();
+    let b = builder(&server, KEY, cfg).build().unwrap();
+    let t = b.acquire().unwrap();
+    assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
+    a.sync().unwrap();
+    let probe = a.acquire().expect("the open time is over");
+    assert!(probe.is_probe());
+    assert_eq!(probe.scope(), Scope::Shared);
+    let elected = snapshot(word(&server));
+    proxy.cut();
+    assert!(eventually(LONG, || a.mode() == Mode::Local));
+    assert_eq!(a.release(probe, Outcome::Success), Release::Unreported);
+    assert_eq!(
+        word(&server),
+        elected.encode::<W64>(),
+        "nothing reached Redis"
+    );
+    let local: Vec<_> = log
+        .0
+        .transitions
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, s)| *s == Scope::Local)
+        .map(|(t, _)| (t.from, t.to))
+        .collect();
+    assert_eq!(
+        local,
+        [(Status::Closed, Status::Open)],
+        "the local breaker tripped on the way (the fleet was probing), and the probe's success was not counted in it"
+    );
+    // b is rejected until the probe timeout, then elected.
+    b.sync().unwrap();
+    assert_eq!(b.acquire().unwrap_err().cause(), Cause::Probing);
+    let mut second = None;
+    assert!(eventually(LONG, || {
+        second = b.acquire().ok();
+        second.is_some()
+    }));
+    let second = second.unwrap();
+    assert!(second.is_probe());
+    assert_eq!(b.release(second, Outcome::Success), Release::Recorded);
+    proxy.heal();
+    assert!(eventually(LONG, || a.mode() == Mode::Shared));
+    assert!(eventually(LONG, || a.word() == word(&server)));
+    assert_eq!(a.status(), Status::Closed);
 }
