@@ -511,21 +511,24 @@ impl RedisBreaker {
     /// The status: of the mirror (at the estimated server time) in
     /// [`Mode::Shared`], of the local breaker in [`Mode::Local`]. A read: no
     /// network, stores nothing. Without a valid estimate of the server's
-    /// time (no recent sample, or the instance's clock went back), a timed
-    /// state is reported as the mirror holds it (`Open`, `Probing`): whether
-    /// its time is up is Redis's to say, at the next admission.
+    /// time (no recent sample, the instance's clock went back, or the
+    /// estimate is before the timestamp of the word the mirror holds), a
+    /// timed state is reported as the mirror holds it (`Open`, `Probing`):
+    /// whether its time is up is Redis's to say, at the next admission.
     pub fn status(&self) -> Status {
         let inner = &*self.inner;
         if inner.mirror.attached() {
             let word = inner.mirror.word();
+            let held = Snapshot::decode::<W64>(word);
             let mut void = false;
-            let status = transition::status_at(&inner.config, word, || {
-                inner.estimate().unwrap_or_else(|| {
+            let status = transition::status_at(&inner.config, word, || match inner.estimate() {
+                Some(now) if !before_stamp(&inner.config, held, now) => now,
+                _ => {
                     void = true;
                     0
-                })
+                }
             });
-            match Snapshot::decode::<W64>(word) {
+            match held {
                 Ok(held) if void => held.state.status(),
                 _ => status,
             }
@@ -890,6 +893,29 @@ fn resumed(seen: u64) -> u64 {
         counter,
     }
     .encode::<W64>()
+}
+
+/// Whether `now`, an estimate of the server's time, is before the timestamp
+/// of the `Open` or `Probing` word `held`. The server's clock read that
+/// stamp before the word was stored, so such an estimate is behind the
+/// server: a reply read from the server before a change was published, and
+/// sampled after the published change, set it back. Read with it, the word
+/// would look lapsed (a clock gone back fails towards probing, spec I6),
+/// and a running probe would read as timed out.
+fn before_stamp(
+    config: &ValidConfig<W64>,
+    held: Result<Snapshot, tripword::word::Corruption>,
+    now: u64,
+) -> bool {
+    let since = match held {
+        Ok(Snapshot {
+            state: State::Open { since, .. } | State::Probing { since, .. },
+            ..
+        }) => since,
+        _ => return false,
+    };
+    let l = W64::LAYOUT;
+    l.elapsed(since, now >> config.time_shift()) >= l.max_units()
 }
 
 /// Whether the mirror's counter is past `counter` (within half the counter
@@ -1368,6 +1394,37 @@ mod tests {
                 assert!(mirror_ahead(word, counter.wrapping_sub(back) & max));
             }
         }
+    }
+
+    #[test]
+    fn an_estimate_before_the_words_stamp_is_before_it_across_the_wrap() {
+        let config = Config::new()
+            .failure_threshold(1)
+            .open_for(1)
+            .probe_timeout(3_600_000_000)
+            .check::<W64>()
+            .unwrap();
+        let s = config.time_shift();
+        let probing = |since| {
+            Ok(Snapshot {
+                state: State::Probing { since, trips: 1 },
+                counter: 3,
+            })
+        };
+        assert!(!before_stamp(&config, probing(1000), 1000 << s));
+        assert!(!before_stamp(&config, probing(1000), 1005 << s));
+        assert!(before_stamp(&config, probing(1000), 999 << s));
+        // Across the wrap of the time field: one unit after the top is 2
+        // units after it, not before it.
+        let top = W64::LAYOUT.time_mask();
+        assert!(!before_stamp(&config, probing(top), 1 << s));
+        assert!(before_stamp(&config, probing(1), top << s));
+        // Only `Open` and `Probing` keep a stamp.
+        let closed = Ok(Snapshot {
+            state: State::Closed { failures: 0 },
+            counter: 0,
+        });
+        assert!(!before_stamp(&config, closed, 0));
     }
 
     #[test]
