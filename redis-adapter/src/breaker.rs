@@ -2,14 +2,14 @@
 
 use crate::hub::{CHANNEL_PREFIX, Hub};
 use crate::local::Local;
-use crate::mirror::{Mirror, NONE};
+use crate::mirror::{CLEAR, HELD, Mirror, NONE, RUN};
 use crate::observer::{Mode, Observer, Scope};
 use crate::remote::RemoteCell;
 use crate::time::{LocalClock, LocalTicks, Monotonic};
 use crate::watch;
 use core::num::NonZeroUsize;
 use redis::RedisError;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tripword::cell::{self, Swap};
@@ -161,11 +161,57 @@ impl Timing {
     };
 }
 
+/// How many instances must see failures before the shared word trips (see
+/// [`Builder::quorum`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Quorum {
+    /// Distinct instances whose votes trip the shared word; 1: every
+    /// failure goes to the shared word, as without a quorum.
+    pub(crate) instances: u32,
+    /// How long a vote counts, in microseconds of the server's clock;
+    /// `None`: twice the longest open time of the config.
+    pub(crate) window: Option<u64>,
+}
+
+impl Quorum {
+    pub(crate) const ONE: Quorum = Quorum {
+        instances: 1,
+        window: None,
+    };
+
+    /// Whether failures are judged per instance and trip by votes.
+    pub(crate) fn on(&self) -> bool {
+        self.instances > 1
+    }
+
+    /// The window in microseconds under `config`.
+    pub(crate) fn window(&self, config: &ValidConfig<W64>) -> u64 {
+        self.window.unwrap_or_else(|| {
+            let longest = config
+                .backoff_cap()
+                .map_or(config.open_for(), |cap| cap.max(config.open_for()));
+            longest.saturating_mul(2).max(1)
+        })
+    }
+
+    pub(crate) fn with_instances(mut self, instances: u32) -> Self {
+        self.instances = instances.max(1);
+        self
+    }
+
+    pub(crate) fn with_window(mut self, window: Duration) -> Self {
+        let micros = u64::try_from(window.as_micros()).unwrap_or(u64::MAX);
+        self.window = Some(micros.max(1));
+        self
+    }
+}
+
 /// Builds a [`RedisBreaker`].
 pub struct Builder {
     url: String,
     key: String,
     config: ValidConfig<W64>,
+    quorum: Quorum,
     timing: Timing,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
@@ -177,6 +223,7 @@ impl core::fmt::Debug for Builder {
             .field("url", &self.url)
             .field("key", &self.key)
             .field("config", &self.config)
+            .field("quorum", &self.quorum)
             .field("timing", &self.timing)
             .finish_non_exhaustive()
     }
@@ -196,6 +243,44 @@ impl Builder {
     /// config (the word is interpreted with it).
     pub fn config(mut self, config: ValidConfig<W64>) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Trips the fleet only on failures seen by at least `instances`
+    /// distinct instances (default 1: every instance's failures count in
+    /// the shared word, one run for the whole fleet).
+    ///
+    /// With a quorum of 2 or more, each instance judges its own failures
+    /// first, with its local breaker and the same config: its failures are
+    /// counted there, at no round trip, and a success of its own ends its
+    /// run. When its own run reaches the failure threshold, its local
+    /// breaker opens, which holds this instance off (it rejects its calls
+    /// while the shared word is `Closed`, and probes on its own after the
+    /// open time), and it votes, in one round trip: its instance id with
+    /// the server's time goes to the sorted set `<key>:votes`. The shared
+    /// word trips, in the same atomic script as a compare-and-set, only when
+    /// at least `instances` distinct instances voted within the
+    /// [`quorum_window`](Self::quorum_window); the trip consumes the votes.
+    /// A success of its local probe withdraws the instance's vote. While
+    /// the shared word is not `Closed`, it decides for every instance as
+    /// without a quorum (one probe for the whole fleet).
+    ///
+    /// So one instance whose own path to the dependency is broken is held
+    /// off by itself and does not trip the fleet. The quorum and its
+    /// window are part of the config fingerprint: every instance of a
+    /// fleet must use the same. In a Redis Cluster, give the key a hash tag
+    /// (`{payments}`) so that `<key>:votes` is in its slot.
+    pub fn quorum(mut self, instances: u32) -> Self {
+        self.quorum = self.quorum.with_instances(instances);
+        self
+    }
+
+    /// How long a vote counts towards the [`quorum`](Self::quorum), in the
+    /// server's clock. Default: twice the longest open time of the config
+    /// (its backoff cap, if any, else `open_for`), so that an instance
+    /// whose own breaker keeps failing its probes keeps its vote alive.
+    pub fn quorum_window(mut self, window: Duration) -> Self {
+        self.quorum = self.quorum.with_window(window);
         self
     }
 
@@ -256,7 +341,8 @@ impl Builder {
     pub fn build(self) -> Result<RedisBreaker, Error> {
         let hub = Arc::new(Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?);
         // Joined first: the watcher's first read is of this key too.
-        let breaker = RedisBreaker::join(&hub, self.key, self.config, self.observer);
+        let breaker =
+            RedisBreaker::join_with(&hub, self.key, self.config, self.observer, self.quorum);
         watch::spawn(&hub).map_err(Error::Thread)?;
         Ok(breaker)
     }
@@ -324,23 +410,40 @@ impl<E: std::error::Error> std::error::Error for CallError<E> {}
 impl RedisBreaker {
     /// A breaker on `hub` under `key`: joins the hub's watcher, then reads
     /// the word once.
+    #[cfg(test)]
     pub(crate) fn join(
         hub: &Arc<Hub>,
         key: String,
         config: ValidConfig<W64>,
         observer: Arc<dyn Observer>,
     ) -> RedisBreaker {
+        RedisBreaker::join_with(hub, key, config, observer, Quorum::ONE)
+    }
+
+    /// A breaker on `hub` under `key`, with a quorum: joins the hub's
+    /// watcher, then reads the word once.
+    pub(crate) fn join_with(
+        hub: &Arc<Hub>,
+        key: String,
+        config: ValidConfig<W64>,
+        observer: Arc<dyn Observer>,
+        quorum: Quorum,
+    ) -> RedisBreaker {
         let inner = Arc::new(Inner {
             config,
             channel: format!("{CHANNEL_PREFIX}{key}"),
             fingerprint_key: format!("{key}:config"),
+            votes_key: format!("{key}:votes"),
+            voter: voter_id(),
+            voted: AtomicBool::new(false),
+            quorum,
             key,
             mirror: Mirror::new(),
             stored: AtomicU64::new(0),
             local: Local::new(),
             observer,
             stats: AtomicStats::default(),
-            fingerprint: fingerprint(&config),
+            fingerprint: fingerprint(&config, &quorum),
             mismatch: Mutex::new(None),
             hub: hub.clone(),
         });
@@ -368,6 +471,7 @@ impl RedisBreaker {
             url: url.into(),
             key: key.into(),
             config: ValidConfig::new(DEFAULT_CONFIG),
+            quorum: Quorum::ONE,
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
@@ -509,7 +613,9 @@ impl RedisBreaker {
     }
 
     /// The status: of the mirror (at the estimated server time) in
-    /// [`Mode::Shared`], of the local breaker in [`Mode::Local`]. A read: no
+    /// [`Mode::Shared`], of the local breaker in [`Mode::Local`]. With a
+    /// [`quorum`](Builder::quorum), while the mirror says `Closed`, the
+    /// instance's own view: its local breaker's status. A read: no
     /// network, stores nothing. Without a valid estimate of the server's
     /// time (no recent sample, or the instance's clock went back), a timed
     /// state is reported as the mirror holds it (`Open`, `Probing`): whether
@@ -525,10 +631,15 @@ impl RedisBreaker {
                     0
                 })
             });
-            match Snapshot::decode::<W64>(word) {
+            let status = match Snapshot::decode::<W64>(word) {
                 Ok(held) if void => held.state.status(),
                 _ => status,
+            };
+            if status == Status::Closed && inner.quorum.on() {
+                // The instance's own view, while the fleet is closed.
+                return inner.local.status(&inner.config, &*inner.hub.clock);
             }
+            status
         } else {
             inner.local.status(&inner.config, &*inner.hub.clock)
         }
@@ -857,19 +968,43 @@ impl Drop for Permit<'_> {
 
 /// The fields of `config` that change how a word reads, as stored beside
 /// the word (see [`RedisBreaker::config_mismatch`]).
-fn fingerprint(config: &ValidConfig<W64>) -> String {
+fn fingerprint(config: &ValidConfig<W64>, quorum: &Quorum) -> String {
     let backoff = match config.backoff_cap() {
         Some(cap) => cap.to_string(),
         None => "none".to_owned(),
     };
-    format!(
+    let mut print = format!(
         "v1 failure_threshold={} open_for={} backoff_cap={} probe_timeout={} horizon={}",
         config.failure_threshold(),
         config.open_for(),
         backoff,
         config.probe_timeout(),
         config.horizon()
-    )
+    );
+    if quorum.on() {
+        // A fleet of one quorum reads the word and the votes alike;
+        // without a quorum the fingerprint is as it always was.
+        print.push_str(&format!(
+            " quorum={} window={}",
+            quorum.instances,
+            quorum.window(config)
+        ));
+    }
+    print
+}
+
+/// An id for this instance's votes, distinct across the fleet's processes
+/// and within one: the process id and a number drawn from the standard
+/// library's per-process random hash keys.
+fn voter_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{}-{:016x}", std::process::id(), h.finish())
 }
 
 /// How far the counter moves on when a key that held a word is found
@@ -890,6 +1025,35 @@ fn resumed(seen: u64) -> u64 {
         counter,
     }
     .encode::<W64>()
+}
+
+/// Whether `word` is `Closed` (whatever its failures).
+fn closed(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Closed { .. },
+            ..
+        })
+    )
+}
+
+/// The word a quorum's trip stores in place of `word` (`Closed`) at server
+/// time `now`: the kit's own trip, the failures of a run applied one by one
+/// until the word leaves `Closed`. `None` if it does not (not reached: a
+/// run of `failure_threshold` failures trips).
+fn trip(config: &ValidConfig<W64>, word: u64, now: u64) -> Option<transition::Step<u64>> {
+    let mut w = word;
+    for _ in 0..config.failure_threshold() {
+        let counter = Snapshot::counter_bits::<W64>(w);
+        let outcome = Outcome::Failure;
+        let step = transition::apply(config, w, Event::Release { counter, outcome }, || now);
+        if !closed(step.word) {
+            return Some(step);
+        }
+        w = step.word;
+    }
+    None
 }
 
 /// Whether the mirror's counter is past `counter` (within half the counter
@@ -932,6 +1096,13 @@ pub(crate) struct Inner {
     fingerprint_key: String,
     /// The fleet's fingerprint, when it is not ours.
     mismatch: Mutex<Option<String>>,
+    /// How many instances' votes trip the shared word.
+    pub(crate) quorum: Quorum,
+    /// Where the votes are kept, and this instance's id among them.
+    votes_key: String,
+    voter: String,
+    /// Whether this instance's vote may be in the set.
+    voted: AtomicBool,
 }
 
 impl Drop for Inner {
@@ -955,6 +1126,11 @@ impl Inner {
             return Ok(self.acquire_local());
         }
         let word = self.mirror.word();
+        if self.quorum.on() && closed(word) && self.local_status() != Status::Closed {
+            // The fleet is closed, this instance is held off by its own
+            // failures: its local breaker decides (and probes) for it.
+            return Ok(self.acquire_local());
+        }
         let mut estimated = true;
         let step = transition::apply(&self.config, word, Event::Admit, || {
             self.estimate().unwrap_or_else(|| {
@@ -1032,6 +1208,9 @@ impl Inner {
     ) -> Result<Release, u64> {
         let counter = ticket.counter;
         if ticket.issuer() == self.local.address() {
+            if self.quorum.on() {
+                return Ok(self.own_release(counter, outcome));
+            }
             return Ok(if self.local_release(counter, outcome) {
                 Release::Recorded
             } else {
@@ -1042,6 +1221,15 @@ impl Inner {
             return Ok(Release::Stale);
         }
         let word = self.mirror.word();
+        if self.quorum.on()
+            && self.mirror.attached()
+            && closed(word)
+            && Snapshot::counter_bits::<W64>(word) == counter
+        {
+            // The fleet is closed: the outcome is this instance's own, for
+            // its local breaker to judge.
+            return Ok(self.own_outcome(outcome));
+        }
         // The ticket's state has passed in the mirror, so in Redis too (the
         // word there is at least as new): stale, settled with no network,
         // and whether Redis answers or not: a stale outcome is not counted
@@ -1223,6 +1411,7 @@ impl Inner {
         }
         *mismatch = None;
         drop(mismatch);
+        self.sync_own();
         if self.mirror.set_attached(&self.config, true) {
             self.observer.on_mode(Mode::Shared);
         }
@@ -1260,6 +1449,7 @@ impl Inner {
                 }
             }
         }
+        self.sync_own();
         if self.mirror.set_attached(&self.config, false) {
             self.observer.on_mode(Mode::Local);
         }
@@ -1269,6 +1459,7 @@ impl Inner {
     fn force_local(&self, event: Event) {
         self.local
             .force(&self.config, event, &*self.hub.clock, &*self.observer);
+        self.sync_own();
     }
 
     /// An outcome that could not reach Redis: recorded in the local breaker
@@ -1280,8 +1471,121 @@ impl Inner {
         {
             let outcome = if probe { Outcome::Ignored } else { outcome };
             self.local_release(counter, outcome);
+            self.sync_own();
         }
         Release::Unreported
+    }
+
+    /// With a quorum: sets the mirror's view of this instance's own
+    /// breaker (see `Mirror::set_own`). Nothing without a quorum.
+    fn sync_own(&self) {
+        if !self.quorum.on() {
+            return;
+        }
+        self.mirror.set_own(&self.config, || {
+            match Snapshot::decode::<W64>(self.local.word()) {
+                Ok(Snapshot {
+                    state: State::Closed { failures: 0 },
+                    ..
+                }) => CLEAR,
+                Ok(Snapshot {
+                    state: State::Closed { .. },
+                    ..
+                }) => RUN,
+                _ => HELD,
+            }
+        });
+    }
+
+    /// With a quorum, the outcome of a call the fleet admitted while
+    /// closed: recorded in the local breaker while that is closed (an
+    /// outcome of a call it did not admit must not settle its probe).
+    fn own_outcome(&self, outcome: Outcome) -> Release {
+        if outcome == Outcome::Ignored || self.local_status() != Status::Closed {
+            return Release::Recorded;
+        }
+        match self.local_acquire() {
+            Ok((counter, false)) => self.own_release(counter, outcome),
+            Ok((counter, true)) => {
+                self.own_release(counter, Outcome::Ignored);
+                Release::Recorded
+            }
+            Err(_) => Release::Recorded,
+        }
+    }
+
+    /// With a quorum, a release to the local breaker: a trip (or a failed
+    /// local probe) votes, a local probe's success withdraws the vote.
+    fn own_release(&self, counter: u32, outcome: Outcome) -> Release {
+        let (recorded, moved) = self.local.release_traced(
+            &self.config,
+            counter,
+            outcome,
+            &*self.hub.clock,
+            &*self.observer,
+        );
+        self.sync_own();
+        if self.mirror.attached() {
+            match moved {
+                Some(Status::Open) => self.vote(),
+                Some(Status::Closed) => self.withdraw(),
+                _ => {}
+            }
+        }
+        if recorded {
+            Release::Recorded
+        } else {
+            Release::Stale
+        }
+    }
+
+    /// Votes for tripping the shared word, and trips it when the quorum
+    /// is reached (one round trip; two more for the trip, each attempt of
+    /// its compare-and-set one). The trip is the kit's: the failures of a
+    /// run applied to the word read, at the server time read after it, by
+    /// `transition::apply`. A vote that cannot reach Redis switches the
+    /// instance to its local breaker, which already holds it off.
+    fn vote(&self) {
+        let base = self.mirror.word();
+        let window = self.quorum.window(&self.config);
+        let quorum = self.quorum.instances;
+        let done = self.remote(true, |cell| {
+            let mut ballot = cell.vote(&self.votes_key, &self.voter, window)?;
+            self.voted.store(true, Ordering::Release);
+            while ballot.votes >= u64::from(quorum) && closed(ballot.word) {
+                let Some(step) = trip(&self.config, ballot.word, ballot.now) else {
+                    break;
+                };
+                ballot =
+                    cell.quorum_trip(&self.votes_key, ballot.word, step.word, window, quorum)?;
+                if ballot.stored {
+                    for t in step.transitions {
+                        self.observer.on_transition(t, Scope::Shared);
+                    }
+                    break;
+                }
+            }
+            Ok(ballot.word)
+        });
+        match done {
+            Ok(word) => self.mirror.offer(&self.config, Some(base), word),
+            Err(_) => self.detach(),
+        }
+    }
+
+    /// Withdraws this instance's vote (a success of its own ended its
+    /// failures), if it may have one.
+    fn withdraw(&self) {
+        if !self.voted.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        if self
+            .remote(true, |cell| cell.withdraw(&self.votes_key, &self.voter))
+            .is_err()
+        {
+            // Not withdrawn: the vote ages out of the window.
+            self.detach();
+        }
     }
 }
 
