@@ -694,7 +694,9 @@ impl RedisBreaker {
     }
 
     /// Closes the whole fleet's breaker and makes every ticket issued before
-    /// stale.
+    /// stale. With a [`quorum`](Builder::quorum), drops every instance's
+    /// vote too (one more round trip); the instances held off by their own
+    /// breakers stay so until their own probes succeed.
     ///
     /// # Errors
     /// [`Error::Redis`] when Redis did not answer in time: the shared word
@@ -718,7 +720,7 @@ impl RedisBreaker {
         let base = inner.mirror.word();
         let done = inner.remote(true, |cell| {
             let (seen, at) = cell.fetch()?;
-            cell::update(
+            let applied = cell::update(
                 cell,
                 &inner.config,
                 seen,
@@ -726,7 +728,13 @@ impl RedisBreaker {
                 Some(at),
                 || cell.now(),
                 |swap| inner.report(swap),
-            )
+            )?;
+            if inner.quorum.on() && event == Event::ForceClose {
+                // An operator's close resets the fleet's policy: the votes
+                // too.
+                cell.clear_votes(&inner.votes_key)?;
+            }
+            Ok(applied)
         });
         match done {
             Ok(applied) => {
@@ -882,7 +890,18 @@ impl CircuitBreaker for RedisBreaker {
         if inner.release_quietly(&ticket, outcome) {
             return Reply::Ready(tripword::Release::Recorded);
         }
-        let word = match inner.release_prepare(&ticket, outcome) {
+        let (settled, follow) = inner.release_settle(&ticket, outcome);
+        if follow != Follow::Nothing {
+            // A vote is a round trip: made off the polling thread.
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    let task = self.inner.clone();
+                    drop(runtime.spawn_blocking(move || task.follow(follow)));
+                }
+                Err(_) => inner.follow(follow),
+            }
+        }
+        let word = match settled {
             Ok(settled) => return Reply::Ready(to_core(settled)),
             Err(word) => word,
         };
@@ -1025,6 +1044,18 @@ fn resumed(seen: u64) -> u64 {
         counter,
     }
     .encode::<W64>()
+}
+
+/// What a release with a quorum calls for once the local breaker recorded
+/// it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Follow {
+    /// Nothing.
+    Nothing,
+    /// The instance's own breaker opened: vote.
+    Vote,
+    /// The instance's own breaker closed: withdraw its vote.
+    Withdraw,
 }
 
 /// Whether `word` is `Closed` (whatever its failures).
@@ -1200,25 +1231,40 @@ impl Inner {
 
     /// What a release that did not take the fast path can settle with no
     /// network: `Ok` with the answer, or `Err` with the mirror's word when
-    /// Redis must record it.
+    /// Redis must record it. With a quorum, the vote (or its withdrawal)
+    /// the release calls for is made before it returns.
     pub(crate) fn release_prepare(
         &self,
         ticket: &Ticket,
         outcome: Outcome,
     ) -> Result<Release, u64> {
+        let (settled, follow) = self.release_settle(ticket, outcome);
+        self.follow(follow);
+        settled
+    }
+
+    /// [`release_prepare`](Self::release_prepare), handing back the vote
+    /// (or its withdrawal) the release calls for, for the caller to make.
+    pub(crate) fn release_settle(
+        &self,
+        ticket: &Ticket,
+        outcome: Outcome,
+    ) -> (Result<Release, u64>, Follow) {
         let counter = ticket.counter;
         if ticket.issuer() == self.local.address() {
             if self.quorum.on() {
-                return Ok(self.own_release(counter, outcome));
+                let (release, follow) = self.own_release(counter, outcome);
+                return (Ok(release), follow);
             }
-            return Ok(if self.local_release(counter, outcome) {
+            let release = if self.local_release(counter, outcome) {
                 Release::Recorded
             } else {
                 Release::Stale
-            });
+            };
+            return (Ok(release), Follow::Nothing);
         }
         if ticket.issuer() != self.mirror.address() {
-            return Ok(Release::Stale);
+            return (Ok(Release::Stale), Follow::Nothing);
         }
         let word = self.mirror.word();
         if self.quorum.on()
@@ -1228,7 +1274,8 @@ impl Inner {
         {
             // The fleet is closed: the outcome is this instance's own, for
             // its local breaker to judge.
-            return Ok(self.own_outcome(outcome));
+            let (release, follow) = self.own_outcome(outcome);
+            return (Ok(release), follow);
         }
         // The ticket's state has passed in the mirror, so in Redis too (the
         // word there is at least as new): stale, settled with no network,
@@ -1237,12 +1284,12 @@ impl Inner {
         // records without a change is the fast path's; here it can only be
         // a race, and goes to Redis.)
         if mirror_ahead(word, counter) {
-            return Ok(Release::Stale);
+            return (Ok(Release::Stale), Follow::Nothing);
         }
         if !self.mirror.attached() {
-            return Ok(self.unreported(outcome));
+            return (Ok(self.unreported(outcome)), Follow::Nothing);
         }
-        Err(word)
+        (Err(word), Follow::Nothing)
     }
 
     /// The answer of a release Redis applied, from an operation begun when
@@ -1500,23 +1547,23 @@ impl Inner {
     /// With a quorum, the outcome of a call the fleet admitted while
     /// closed: recorded in the local breaker while that is closed (an
     /// outcome of a call it did not admit must not settle its probe).
-    fn own_outcome(&self, outcome: Outcome) -> Release {
+    fn own_outcome(&self, outcome: Outcome) -> (Release, Follow) {
         if outcome == Outcome::Ignored || self.local_status() != Status::Closed {
-            return Release::Recorded;
+            return (Release::Recorded, Follow::Nothing);
         }
         match self.local_acquire() {
             Ok((counter, false)) => self.own_release(counter, outcome),
-            Ok((counter, true)) => {
-                self.own_release(counter, Outcome::Ignored);
-                Release::Recorded
-            }
-            Err(_) => Release::Recorded,
+            Ok((counter, true)) => (
+                self.own_release(counter, Outcome::Ignored).0,
+                Follow::Nothing,
+            ),
+            Err(_) => (Release::Recorded, Follow::Nothing),
         }
     }
 
     /// With a quorum, a release to the local breaker: a trip (or a failed
     /// local probe) votes, a local probe's success withdraws the vote.
-    fn own_release(&self, counter: u32, outcome: Outcome) -> Release {
+    fn own_release(&self, counter: u32, outcome: Outcome) -> (Release, Follow) {
         let (recorded, moved) = self.local.release_traced(
             &self.config,
             counter,
@@ -1525,17 +1572,26 @@ impl Inner {
             &*self.observer,
         );
         self.sync_own();
-        if self.mirror.attached() {
-            match moved {
-                Some(Status::Open) => self.vote(),
-                Some(Status::Closed) => self.withdraw(),
-                _ => {}
-            }
-        }
-        if recorded {
+        let follow = match moved {
+            _ if !self.mirror.attached() => Follow::Nothing,
+            Some(Status::Open) => Follow::Vote,
+            Some(Status::Closed) => Follow::Withdraw,
+            _ => Follow::Nothing,
+        };
+        let release = if recorded {
             Release::Recorded
         } else {
             Release::Stale
+        };
+        (release, follow)
+    }
+
+    /// Makes the vote or the withdrawal a release called for.
+    pub(crate) fn follow(&self, follow: Follow) {
+        match follow {
+            Follow::Nothing => {}
+            Follow::Vote => self.vote(),
+            Follow::Withdraw => self.withdraw(),
         }
     }
 

@@ -418,6 +418,16 @@ impl<'a> RemoteCell<'a> {
         Ok(())
     }
 
+    /// Drops every vote under `votes`.
+    pub(crate) fn clear_votes(&self, votes: &str) -> Result<(), RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let _: i64 = redis::cmd("DEL").arg(votes).query(&mut **con)?;
+        drop(con);
+        self.round_trips.set(self.round_trips.get() + 1);
+        Ok(())
+    }
+
     /// The failure of a clock read during the operation, if any.
     pub(crate) fn take_failure(&self) -> Option<RedisError> {
         self.failed.borrow_mut().take()

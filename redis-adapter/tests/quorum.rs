@@ -102,6 +102,12 @@ fn one_bad_instance_is_held_off_and_the_fleet_stays_closed() {
         1,
         "one vote, the bad instance's"
     );
+    let stats = bad.stats();
+    assert_eq!(
+        (stats.remote_calls, stats.call_round_trips),
+        (1, 1),
+        "its failures were counted locally; its vote is one round trip"
+    );
     assert!(shared_transitions(&log).is_empty());
     let local: Vec<_> = log
         .0
@@ -166,6 +172,17 @@ fn a_quorum_of_instances_trips_the_fleet_and_one_probe_closes_it() {
     assert_eq!((trips[0].from, trips[0].to), (Status::Closed, Status::Open));
     assert!(shared_transitions(&logs[0]).is_empty());
     assert!(shared_transitions(&logs[2]).is_empty());
+    let (first, second) = (b[0].stats(), b[1].stats());
+    assert_eq!(
+        (first.remote_calls, first.call_round_trips),
+        (1, 1),
+        "a vote"
+    );
+    assert_eq!(
+        (second.remote_calls, second.call_round_trips),
+        (1, 2),
+        "a vote that reaches the quorum, then the trip"
+    );
     // Every instance follows the fleet: each mirror learns of the trip.
     assert!(eventually(LONG, || b.iter().all(|x| {
         !matches!(
@@ -354,4 +371,37 @@ fn a_fleet_of_quorum_breakers_shares_one_word_per_key() {
     assert_eq!(calls(&b[1], 2, failing), [Ok(false); 2]);
     assert!(matches!(shared(&server, key), Some(State::Open { .. })));
     assert!(eventually(LONG, || b[2].acquire().is_err()));
+}
+
+#[test]
+fn an_operators_close_drops_the_votes() {
+    let Some(server) = server() else { return };
+    let key = "quorum:force";
+    let a = quorum(&server, key, 2, 60_000_000, 2).build().unwrap();
+    assert_eq!(calls(&a, 2, failing), [Ok(false); 2]);
+    assert_eq!(voters(&server, key).len(), 1);
+    a.force_close().unwrap();
+    assert!(voters(&server, key).is_empty());
+    assert!(matches!(
+        shared(&server, key),
+        Some(State::Closed { failures: 0 })
+    ));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_async_path_counts_its_own_failures_and_votes_off_the_polling_thread() {
+    use tripword_std::BreakerExt;
+    let Some(server) = server() else { return };
+    let key = "quorum:async";
+    let bad = quorum(&server, key, 2, 60_000_000, 2).build().unwrap();
+    let other = quorum(&server, key, 2, 60_000_000, 2).build().unwrap();
+    for _ in 0..2 {
+        let r = bad.call_async(async { Err::<(), _>("broken") }).await;
+        assert!(r.is_err());
+    }
+    // The vote is a blocking task of the runtime's pool.
+    assert!(eventually(LONG, || voters(&server, key).len() == 1));
+    assert!(bad.acquire().is_err(), "held off by its own breaker");
+    assert_eq!(other.call_async(async { Ok::<_, ()>(7) }).await, Ok(7));
+    assert_eq!(stored(&server, key), None, "the fleet did not trip");
 }
