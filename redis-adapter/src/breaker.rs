@@ -161,6 +161,10 @@ impl Timing {
     };
 }
 
+/// The longest quorum window, in microseconds: 2^52, exact in the Lua
+/// numbers of the scripts.
+const MAX_WINDOW: u64 = 1 << 52;
+
 /// How many instances must see failures before the shared word trips (see
 /// [`Builder::quorum`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,7 +194,7 @@ impl Quorum {
             let longest = config
                 .backoff_cap()
                 .map_or(config.open_for(), |cap| cap.max(config.open_for()));
-            longest.saturating_mul(2).max(1)
+            longest.saturating_mul(2).clamp(1, MAX_WINDOW)
         })
     }
 
@@ -200,8 +204,9 @@ impl Quorum {
     }
 
     pub(crate) fn with_window(mut self, window: Duration) -> Self {
+        // At most 2^52 µs (142 years): exact in the scripts' numbers.
         let micros = u64::try_from(window.as_micros()).unwrap_or(u64::MAX);
-        self.window = Some(micros.max(1));
+        self.window = Some(micros.clamp(1, MAX_WINDOW));
         self
     }
 }
@@ -1728,6 +1733,63 @@ mod tests {
                 assert!(mirror_ahead(word, counter.wrapping_sub(back) & max));
             }
         }
+    }
+
+    #[test]
+    fn the_quorum_window_defaults_to_twice_the_longest_open_time() {
+        let fixed = Config::new().open_for(1_000_000).check().unwrap();
+        let backoff = Config::new()
+            .open_for(1_000_000)
+            .exponential_backoff(8_000_000)
+            .check()
+            .unwrap();
+        let two = Quorum::ONE.with_instances(2);
+        assert!(two.on() && !Quorum::ONE.on());
+        assert!(!Quorum::ONE.with_instances(0).on(), "0 reads as 1");
+        assert_eq!(two.window(&fixed), 2_000_000);
+        assert_eq!(two.window(&backoff), 16_000_000);
+        let set = two.with_window(Duration::from_millis(1500));
+        assert_eq!(set.window(&backoff), 1_500_000);
+        assert_eq!(two.with_window(Duration::MAX).window(&fixed), MAX_WINDOW);
+        assert_eq!(two.with_window(Duration::ZERO).window(&fixed), 1);
+        // The fingerprint is the same without a quorum, and names it with.
+        assert_eq!(
+            fingerprint(&fixed, &Quorum::ONE),
+            fingerprint(&fixed, &Quorum::ONE.with_instances(1))
+        );
+        assert!(!fingerprint(&fixed, &Quorum::ONE).contains("quorum"));
+        assert!(fingerprint(&fixed, &set).ends_with(" quorum=2 window=1500000"));
+    }
+
+    #[test]
+    fn a_quorums_trip_is_the_kits_trip_at_the_time_read() {
+        let config = Config::new()
+            .failure_threshold(3)
+            .open_for(1_000)
+            .check()
+            .unwrap();
+        let step = trip(&config, closed(7), 5_000).unwrap();
+        let open = Snapshot::decode::<W64>(step.word).unwrap();
+        assert!(matches!(open.state, State::Open { .. }), "{open:?}");
+        assert_eq!(open.counter, 8);
+        let t: Vec<_> = step.transitions.iter().collect();
+        assert_eq!(t.len(), 1);
+        assert_eq!(
+            (t[0].from, t[0].to, t[0].counter),
+            (Status::Closed, Status::Open, 8)
+        );
+        // The same word a run of three failures stores through the kit.
+        let mut w = closed(7);
+        for _ in 0..3 {
+            let outcome = Outcome::Failure;
+            let event = Event::Release {
+                counter: 7,
+                outcome,
+            };
+            w = transition::apply(&config, w, event, || 5_000).word;
+        }
+        assert_eq!(w, step.word);
+        assert!(!super::closed(step.word) && super::closed(closed(7)));
     }
 
     #[test]

@@ -125,7 +125,7 @@ if gone then w = 'm' .. w end
 local t = now()
 redis.call('ZADD', KEYS[2], t, ARGV[1])
 local n = live(KEYS[2], t, ARGV[2])
-redis.call('PEXPIRE', KEYS[2], math.floor(tonumber(ARGV[2]) / 1000) + 1000)
+redis.call('PEXPIRE', KEYS[2], string.format('%.0f', math.floor(tonumber(ARGV[2]) / 1000) + 1000))
 return {{w, t, n}}"
     ))
 });
