@@ -286,10 +286,12 @@ fn a_success_of_its_own_withdraws_the_instances_vote() {
     assert!(a.acquire().is_err(), "held off by its own breaker");
     // Its own open time passes (its clock): its own probe.
     clock.advance(2_000_000);
+    let before = a.stats().call_round_trips;
     let t = a.acquire().expect("its own probe");
     assert_eq!((t.scope(), t.is_probe()), (Scope::Local, true));
     assert_eq!(a.release(t, Outcome::Success), Release::Recorded);
     assert!(voters(&server, key).is_empty(), "the vote was withdrawn");
+    assert_eq!(a.stats().call_round_trips - before, 1, "one round trip");
     assert_eq!(a.status(), Status::Closed);
     let t = a.acquire().expect("back on the fleet's word");
     assert_eq!(t.scope(), Scope::Shared);
@@ -380,8 +382,14 @@ fn an_operators_close_drops_the_votes() {
     let a = quorum(&server, key, 2, 60_000_000, 2).build().unwrap();
     assert_eq!(calls(&a, 2, failing), [Ok(false); 2]);
     assert_eq!(voters(&server, key).len(), 1);
+    let before = a.stats().call_round_trips;
     a.force_close().unwrap();
     assert!(voters(&server, key).is_empty());
+    assert_eq!(
+        a.stats().call_round_trips - before,
+        3,
+        "a load, the compare-and-set, the votes dropped"
+    );
     assert!(matches!(
         shared(&server, key),
         Some(State::Closed { failures: 0 })
