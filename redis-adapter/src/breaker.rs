@@ -1006,8 +1006,8 @@ fn fingerprint(config: &ValidConfig<W64>, quorum: &Quorum) -> String {
         config.horizon()
     );
     if quorum.on() {
-        // A fleet of one quorum reads the word and the votes alike;
-        // without a quorum the fingerprint is as it always was.
+        // Instances of one fleet must count the same votes alike; without
+        // a quorum the fingerprint is as it always was.
         print.push_str(&format!(
             " quorum={} window={}",
             quorum.instances,
