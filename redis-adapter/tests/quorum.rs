@@ -413,3 +413,48 @@ async fn the_async_path_counts_its_own_failures_and_votes_off_the_polling_thread
     assert_eq!(other.call_async(async { Ok::<_, ()>(7) }).await, Ok(7));
     assert_eq!(stored(&server, key), None, "the fleet did not trip");
 }
+
+#[test]
+fn concurrent_runs_on_many_instances_trip_the_fleet_once() {
+    let Some(server) = server() else { return };
+    let key = "quorum:concurrent";
+    let logs: Vec<Recorder> = (0..4).map(|_| Recorder::default()).collect();
+    let b: Vec<RedisBreaker> = logs
+        .iter()
+        .map(|log| {
+            quorum(&server, key, 3, 60_000_000, 2)
+                .observer(log.clone())
+                .build()
+                .unwrap()
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for x in &b {
+            for _ in 0..3 {
+                s.spawn(move || {
+                    for _ in 0..20 {
+                        let _ = x.call(failing);
+                    }
+                });
+            }
+        }
+    });
+    assert!(
+        matches!(shared(&server, key), Some(State::Open { .. })),
+        "{:?}",
+        stored(&server, key)
+    );
+    let trips: usize = logs
+        .iter()
+        .map(|l| {
+            shared_transitions(l)
+                .iter()
+                .filter(|t| t.to == Status::Open)
+                .count()
+        })
+        .sum();
+    assert_eq!(trips, 1, "one trip, reported once fleet-wide");
+    for x in &b {
+        assert!(eventually(LONG, || x.acquire().is_err()));
+    }
+}
