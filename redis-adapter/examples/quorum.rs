@@ -82,9 +82,15 @@ fn closed_calls(redis: &RedisServer, quick: bool) {
         start.elapsed().as_nanos() as f64 / iters as f64
     };
     let (mut p, mut q, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        let a = run(&plain);
-        let b = run(&quorum);
+    for round in 0..rounds {
+        // In turn first, so that neither gains from going second.
+        let (a, b) = if round % 2 == 0 {
+            let a = run(&plain);
+            (a, run(&quorum))
+        } else {
+            let b = run(&quorum);
+            (run(&plain), b)
+        };
         p.push(a);
         q.push(b);
         ratio.push(b / a);
