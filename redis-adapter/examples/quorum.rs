@@ -2,7 +2,8 @@
 //! redis-server this example starts on 127.0.0.1:
 //!
 //! 1. a closed call (acquire + release success) on a breaker with a quorum
-//!    of 2 side by side with one without, in one run, as a ratio;
+//!    of 2 side by side with one without, in one run, as a ratio (and a
+//!    second one without, whose ratio to the first is the noise);
 //! 2. the latency of a failure below the instance's own threshold (no
 //!    round trip), of a vote (the failure that opens the instance's own
 //!    breaker: one round trip), of the vote that reaches the quorum and
@@ -66,7 +67,10 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 }
 
 fn closed_calls(redis: &RedisServer, quick: bool) {
+    // Two breakers without a quorum (the second is the control: its ratio
+    // to the first is the noise of the measurement) and one with.
     let plain = builder(redis, "closed-plain", 5).build().unwrap();
+    let control = builder(redis, "closed-control", 5).build().unwrap();
     let quorum = builder(redis, "closed-quorum", 5)
         .quorum(2)
         .build()
@@ -81,25 +85,29 @@ fn closed_calls(redis: &RedisServer, quick: bool) {
         }
         start.elapsed().as_nanos() as f64 / iters as f64
     };
-    let (mut p, mut q, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    let all = [&plain, &control, &quorum];
+    let mut ns = [Vec::new(), Vec::new(), Vec::new()];
+    let (mut noise, mut ratio) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        // In turn first, so that neither gains from going second.
-        let (a, b) = if round % 2 == 0 {
-            let a = run(&plain);
-            (a, run(&quorum))
-        } else {
-            let b = run(&quorum);
-            (run(&plain), b)
-        };
-        p.push(a);
-        q.push(b);
-        ratio.push(b / a);
+        // Each goes first in turn.
+        let mut took = [0.0; 3];
+        for k in 0..3 {
+            let i = (round + k) % 3;
+            took[i] = run(all[i]);
+        }
+        for i in 0..3 {
+            ns[i].push(took[i]);
+        }
+        noise.push(took[1] / took[0]);
+        ratio.push(took[2] / took[0]);
     }
-    let trips = plain.stats().call_round_trips + quorum.stats().call_round_trips;
+    let trips: u64 = all.iter().map(|b| b.stats().call_round_trips).sum();
     println!(
-        "closed call: quorum(1) {:.2} ns, quorum(2) {:.2} ns, ratio {:.2} (median of {rounds} rounds of {iters}); round trips {trips}",
-        median(&mut p),
-        median(&mut q),
+        "closed call: quorum(1) {:.2} ns, control {:.2} ns, quorum(2) {:.2} ns; ratio control {:.2}, quorum(2) {:.2} (medians of {rounds} rounds of {iters}); round trips {trips}",
+        median(&mut ns[0]),
+        median(&mut ns[1]),
+        median(&mut ns[2]),
+        median(&mut noise),
         median(&mut ratio)
     );
 }
@@ -138,6 +146,10 @@ fn votes(redis: &RedisServer, quick: bool) {
         // instance's own probe (its open time passed on its clock) closes
         // its own breaker.
         a.force_close().unwrap();
+        // Every mirror reads the close before the next round.
+        for x in [&a, &b, &c] {
+            x.sync().unwrap();
+        }
         clock.0.fetch_add(2_000_000, Ordering::SeqCst);
         for x in [&a, &b] {
             let t = x.acquire().expect("its own probe");
