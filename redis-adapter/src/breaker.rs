@@ -167,7 +167,7 @@ const MAX_WINDOW: u64 = 1 << 52;
 
 /// How many instances must see failures before the shared word trips (see
 /// [`Builder::quorum`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Quorum {
     /// Distinct instances whose votes trip the shared word; 1: every
     /// failure goes to the shared word, as without a quorum.
@@ -175,12 +175,16 @@ pub(crate) struct Quorum {
     /// How long a vote counts, in microseconds of the server's clock;
     /// `None`: twice the longest open time of the config.
     pub(crate) window: Option<u64>,
+    /// The id this instance votes under; `None`: one drawn when the
+    /// breaker is made.
+    pub(crate) voter: Option<Arc<str>>,
 }
 
 impl Quorum {
     pub(crate) const ONE: Quorum = Quorum {
         instances: 1,
         window: None,
+        voter: None,
     };
 
     /// Whether failures are judged per instance and trip by votes.
@@ -200,6 +204,11 @@ impl Quorum {
 
     pub(crate) fn with_instances(mut self, instances: u32) -> Self {
         self.instances = instances.max(1);
+        self
+    }
+
+    pub(crate) fn with_voter(mut self, id: String) -> Self {
+        self.voter = Some(id.into());
         self
     }
 
@@ -286,6 +295,17 @@ impl Builder {
     /// whose own breaker keeps failing its probes keeps its vote alive.
     pub fn quorum_window(mut self, window: Duration) -> Self {
         self.quorum = self.quorum.with_window(window);
+        self
+    }
+
+    /// The id this instance votes under (see [`quorum`](Self::quorum)).
+    /// Default: the process id and a random number, drawn when the breaker
+    /// is made, so a restarted instance votes under a new id and its
+    /// earlier vote counts beside it until the window ends. A stable id (the
+    /// host or pod name) makes its new vote replace the earlier one. No two
+    /// live instances may share an id: their votes would count as one.
+    pub fn quorum_id(mut self, id: impl Into<String>) -> Self {
+        self.quorum = self.quorum.with_voter(id.into());
         self
     }
 
@@ -434,12 +454,13 @@ impl RedisBreaker {
         observer: Arc<dyn Observer>,
         quorum: Quorum,
     ) -> RedisBreaker {
+        let fingerprint = fingerprint(&config, &quorum);
         let inner = Arc::new(Inner {
             config,
             channel: format!("{CHANNEL_PREFIX}{key}"),
             fingerprint_key: format!("{key}:config"),
             votes_key: format!("{key}:votes"),
-            voter: voter_id(),
+            voter: quorum.voter.as_deref().map_or_else(voter_id, str::to_owned),
             voted: AtomicBool::new(false),
             quorum,
             key,
@@ -448,7 +469,7 @@ impl RedisBreaker {
             local: Local::new(),
             observer,
             stats: AtomicStats::default(),
-            fingerprint: fingerprint(&config, &quorum),
+            fingerprint,
             mismatch: Mutex::new(None),
             hub: hub.clone(),
         });
@@ -1748,9 +1769,12 @@ mod tests {
         assert!(!Quorum::ONE.with_instances(0).on(), "0 reads as 1");
         assert_eq!(two.window(&fixed), 2_000_000);
         assert_eq!(two.window(&backoff), 16_000_000);
-        let set = two.with_window(Duration::from_millis(1500));
+        let set = two.clone().with_window(Duration::from_millis(1500));
         assert_eq!(set.window(&backoff), 1_500_000);
-        assert_eq!(two.with_window(Duration::MAX).window(&fixed), MAX_WINDOW);
+        assert_eq!(
+            two.clone().with_window(Duration::MAX).window(&fixed),
+            MAX_WINDOW
+        );
         assert_eq!(two.with_window(Duration::ZERO).window(&fixed), 1);
         // The fingerprint is the same without a quorum, and names it with.
         assert_eq!(

@@ -106,6 +106,13 @@ impl FleetBuilder {
         self
     }
 
+    /// The id this process votes under, for every key. See
+    /// [`Builder::quorum_id`](crate::Builder::quorum_id).
+    pub fn quorum_id(mut self, id: impl Into<String>) -> Self {
+        self.quorum = self.quorum.with_voter(id.into());
+        self
+    }
+
     /// The longest an operation that goes to Redis may take, connecting
     /// included. Default 100 ms. See [`Builder::op_timeout`](crate::Builder::op_timeout).
     pub fn op_timeout(mut self, timeout: Duration) -> Self {
@@ -299,7 +306,7 @@ impl Fleet {
             key.to_owned(),
             config,
             observer,
-            self.quorum,
+            self.quorum.clone(),
         ));
         let mut breakers = self
             .breakers

@@ -458,3 +458,29 @@ fn concurrent_runs_on_many_instances_trip_the_fleet_once() {
         assert!(eventually(LONG, || x.acquire().is_err()));
     }
 }
+
+#[test]
+fn a_stable_id_makes_a_restarted_instances_vote_replace_its_earlier_one() {
+    let Some(server) = server() else { return };
+    let key = "quorum:restart";
+    let first = quorum(&server, key, 2, 60_000_000, 2)
+        .quorum_id("host-a")
+        .build()
+        .unwrap();
+    assert_eq!(calls(&first, 2, failing), [Ok(false); 2]);
+    drop(first);
+    // The same host, restarted: its new vote replaces the earlier one.
+    let again = quorum(&server, key, 2, 60_000_000, 2)
+        .quorum_id("host-a")
+        .build()
+        .unwrap();
+    assert_eq!(calls(&again, 2, failing), [Ok(false); 2]);
+    assert_eq!(voters(&server, key), ["host-a"]);
+    assert_eq!(stored(&server, key), None, "one host, one vote");
+    let other = quorum(&server, key, 2, 60_000_000, 2)
+        .quorum_id("host-b")
+        .build()
+        .unwrap();
+    assert_eq!(calls(&other, 2, failing), [Ok(false); 2]);
+    assert!(matches!(shared(&server, key), Some(State::Open { .. })));
+}
