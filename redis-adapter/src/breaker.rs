@@ -2,14 +2,14 @@
 
 use crate::hub::{CHANNEL_PREFIX, Hub};
 use crate::local::Local;
-use crate::mirror::{Mirror, NONE};
+use crate::mirror::{CLEAR, HELD, Mirror, NONE, RUN};
 use crate::observer::{Mode, Observer, Scope};
 use crate::remote::RemoteCell;
 use crate::time::{LocalClock, LocalTicks, Monotonic};
 use crate::watch;
 use core::num::NonZeroUsize;
 use redis::RedisError;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tripword::cell::{self, Swap};
@@ -161,11 +161,71 @@ impl Timing {
     };
 }
 
+/// The longest quorum window, in microseconds: 2^52, exact in the Lua
+/// numbers of the scripts.
+const MAX_WINDOW: u64 = 1 << 52;
+
+/// How many instances must see failures before the shared word trips (see
+/// [`Builder::quorum`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Quorum {
+    /// Distinct instances whose votes trip the shared word; 1: every
+    /// failure goes to the shared word, as without a quorum.
+    pub(crate) instances: u32,
+    /// How long a vote counts, in microseconds of the server's clock;
+    /// `None`: twice the longest open time of the config.
+    pub(crate) window: Option<u64>,
+    /// The id this instance votes under; `None`: one drawn when the
+    /// breaker is made.
+    pub(crate) voter: Option<Arc<str>>,
+}
+
+impl Quorum {
+    pub(crate) const ONE: Quorum = Quorum {
+        instances: 1,
+        window: None,
+        voter: None,
+    };
+
+    /// Whether failures are judged per instance and trip by votes.
+    pub(crate) fn on(&self) -> bool {
+        self.instances > 1
+    }
+
+    /// The window in microseconds under `config`.
+    pub(crate) fn window(&self, config: &ValidConfig<W64>) -> u64 {
+        self.window.unwrap_or_else(|| {
+            let longest = config
+                .backoff_cap()
+                .map_or(config.open_for(), |cap| cap.max(config.open_for()));
+            longest.saturating_mul(2).clamp(1, MAX_WINDOW)
+        })
+    }
+
+    pub(crate) fn with_instances(mut self, instances: u32) -> Self {
+        self.instances = instances.max(1);
+        self
+    }
+
+    pub(crate) fn with_voter(mut self, id: String) -> Self {
+        self.voter = Some(id.into());
+        self
+    }
+
+    pub(crate) fn with_window(mut self, window: Duration) -> Self {
+        // At most 2^52 µs (142 years): exact in the scripts' numbers.
+        let micros = u64::try_from(window.as_micros()).unwrap_or(u64::MAX);
+        self.window = Some(micros.clamp(1, MAX_WINDOW));
+        self
+    }
+}
+
 /// Builds a [`RedisBreaker`].
 pub struct Builder {
     url: String,
     key: String,
     config: ValidConfig<W64>,
+    quorum: Quorum,
     timing: Timing,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
@@ -177,6 +237,7 @@ impl core::fmt::Debug for Builder {
             .field("url", &self.url)
             .field("key", &self.key)
             .field("config", &self.config)
+            .field("quorum", &self.quorum)
             .field("timing", &self.timing)
             .finish_non_exhaustive()
     }
@@ -196,6 +257,55 @@ impl Builder {
     /// config (the word is interpreted with it).
     pub fn config(mut self, config: ValidConfig<W64>) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Trips the fleet only on failures seen by at least `instances`
+    /// distinct instances (default 1: every instance's failures count in
+    /// the shared word, one run for the whole fleet).
+    ///
+    /// With a quorum of 2 or more, each instance judges its own failures
+    /// first, with its local breaker and the same config: its failures are
+    /// counted there, at no round trip, and a success of its own ends its
+    /// run. When its own run reaches the failure threshold, its local
+    /// breaker opens, which holds this instance off (it rejects its calls
+    /// while the shared word is `Closed`, and probes on its own after the
+    /// open time), and it votes, in one round trip: its instance id with
+    /// the server's time goes to the sorted set `<key>:votes`. The shared
+    /// word trips, in the same atomic script as a compare-and-set, only when
+    /// at least `instances` distinct instances voted within the
+    /// [`quorum_window`](Self::quorum_window); the trip consumes the votes.
+    /// A success of its local probe withdraws the instance's vote. While
+    /// the shared word is not `Closed`, it decides for every instance as
+    /// without a quorum (one probe for the whole fleet).
+    ///
+    /// So one instance whose own path to the dependency is broken is held
+    /// off by itself and does not trip the fleet. The quorum and its
+    /// window are part of the config fingerprint: every instance of a
+    /// fleet must use the same. In a Redis Cluster, give the key a hash tag
+    /// (`{payments}`) so that `<key>:votes` is in its slot.
+    pub fn quorum(mut self, instances: u32) -> Self {
+        self.quorum = self.quorum.with_instances(instances);
+        self
+    }
+
+    /// How long a vote counts towards the [`quorum`](Self::quorum), in the
+    /// server's clock. Default: twice the longest open time of the config
+    /// (its backoff cap, if any, else `open_for`), so that an instance
+    /// whose own breaker keeps failing its probes keeps its vote alive.
+    pub fn quorum_window(mut self, window: Duration) -> Self {
+        self.quorum = self.quorum.with_window(window);
+        self
+    }
+
+    /// The id this instance votes under (see [`quorum`](Self::quorum)).
+    /// Default: the process id and a random number, drawn when the breaker
+    /// is made, so a restarted instance votes under a new id and its
+    /// earlier vote counts beside it until the window ends. A stable id (the
+    /// host or pod name) makes its new vote replace the earlier one. No two
+    /// live instances may share an id: their votes would count as one.
+    pub fn quorum_id(mut self, id: impl Into<String>) -> Self {
+        self.quorum = self.quorum.with_voter(id.into());
         self
     }
 
@@ -256,7 +366,8 @@ impl Builder {
     pub fn build(self) -> Result<RedisBreaker, Error> {
         let hub = Arc::new(Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?);
         // Joined first: the watcher's first read is of this key too.
-        let breaker = RedisBreaker::join(&hub, self.key, self.config, self.observer);
+        let breaker =
+            RedisBreaker::join_with(&hub, self.key, self.config, self.observer, self.quorum);
         watch::spawn(&hub).map_err(Error::Thread)?;
         Ok(breaker)
     }
@@ -324,23 +435,41 @@ impl<E: std::error::Error> std::error::Error for CallError<E> {}
 impl RedisBreaker {
     /// A breaker on `hub` under `key`: joins the hub's watcher, then reads
     /// the word once.
+    #[cfg(test)]
     pub(crate) fn join(
         hub: &Arc<Hub>,
         key: String,
         config: ValidConfig<W64>,
         observer: Arc<dyn Observer>,
     ) -> RedisBreaker {
+        RedisBreaker::join_with(hub, key, config, observer, Quorum::ONE)
+    }
+
+    /// A breaker on `hub` under `key`, with a quorum: joins the hub's
+    /// watcher, then reads the word once.
+    pub(crate) fn join_with(
+        hub: &Arc<Hub>,
+        key: String,
+        config: ValidConfig<W64>,
+        observer: Arc<dyn Observer>,
+        quorum: Quorum,
+    ) -> RedisBreaker {
+        let fingerprint = fingerprint(&config, &quorum);
         let inner = Arc::new(Inner {
             config,
             channel: format!("{CHANNEL_PREFIX}{key}"),
             fingerprint_key: format!("{key}:config"),
+            votes_key: format!("{key}:votes"),
+            voter: quorum.voter.as_deref().map_or_else(voter_id, str::to_owned),
+            voted: AtomicBool::new(false),
+            quorum,
             key,
             mirror: Mirror::new(),
             stored: AtomicU64::new(0),
             local: Local::new(),
             observer,
             stats: AtomicStats::default(),
-            fingerprint: fingerprint(&config),
+            fingerprint,
             mismatch: Mutex::new(None),
             hub: hub.clone(),
         });
@@ -368,6 +497,7 @@ impl RedisBreaker {
             url: url.into(),
             key: key.into(),
             config: ValidConfig::new(DEFAULT_CONFIG),
+            quorum: Quorum::ONE,
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
@@ -509,7 +639,9 @@ impl RedisBreaker {
     }
 
     /// The status: of the mirror (at the estimated server time) in
-    /// [`Mode::Shared`], of the local breaker in [`Mode::Local`]. A read: no
+    /// [`Mode::Shared`], of the local breaker in [`Mode::Local`]. With a
+    /// [`quorum`](Builder::quorum), while the mirror says `Closed`, the
+    /// instance's own view: its local breaker's status. A read: no
     /// network, stores nothing. Without a valid estimate of the server's
     /// time (no recent sample, the instance's clock went back, or the
     /// estimate is before the timestamp of the word the mirror holds), a
@@ -528,10 +660,15 @@ impl RedisBreaker {
                     0
                 }
             });
-            match held {
+            let status = match held {
                 Ok(held) if void => held.state.status(),
                 _ => status,
+            };
+            if status == Status::Closed && inner.quorum.on() {
+                // The instance's own view, while the fleet is closed.
+                return inner.local.status(&inner.config, &*inner.hub.clock);
             }
+            status
         } else {
             inner.local.status(&inner.config, &*inner.hub.clock)
         }
@@ -586,7 +723,9 @@ impl RedisBreaker {
     }
 
     /// Closes the whole fleet's breaker and makes every ticket issued before
-    /// stale.
+    /// stale. With a [`quorum`](Builder::quorum), drops every instance's
+    /// vote too (one more round trip); the instances held off by their own
+    /// breakers stay so until their own probes succeed.
     ///
     /// # Errors
     /// [`Error::Redis`] when Redis did not answer in time: the shared word
@@ -610,7 +749,7 @@ impl RedisBreaker {
         let base = inner.mirror.word();
         let done = inner.remote(true, |cell| {
             let (seen, at) = cell.fetch()?;
-            cell::update(
+            let applied = cell::update(
                 cell,
                 &inner.config,
                 seen,
@@ -618,7 +757,13 @@ impl RedisBreaker {
                 Some(at),
                 || cell.now(),
                 |swap| inner.report(swap),
-            )
+            )?;
+            if inner.quorum.on() && event == Event::ForceClose {
+                // An operator's close resets the fleet's policy: the votes
+                // too.
+                cell.clear_votes(&inner.votes_key)?;
+            }
+            Ok(applied)
         });
         match done {
             Ok(applied) => {
@@ -774,7 +919,18 @@ impl CircuitBreaker for RedisBreaker {
         if inner.release_quietly(&ticket, outcome) {
             return Reply::Ready(tripword::Release::Recorded);
         }
-        let word = match inner.release_prepare(&ticket, outcome) {
+        let (settled, follow) = inner.release_settle(&ticket, outcome);
+        if follow != Follow::Nothing {
+            // A vote is a round trip: made off the polling thread.
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    let task = self.inner.clone();
+                    drop(runtime.spawn_blocking(move || task.follow(follow)));
+                }
+                Err(_) => inner.follow(follow),
+            }
+        }
+        let word = match settled {
             Ok(settled) => return Reply::Ready(to_core(settled)),
             Err(word) => word,
         };
@@ -860,19 +1016,43 @@ impl Drop for Permit<'_> {
 
 /// The fields of `config` that change how a word reads, as stored beside
 /// the word (see [`RedisBreaker::config_mismatch`]).
-fn fingerprint(config: &ValidConfig<W64>) -> String {
+fn fingerprint(config: &ValidConfig<W64>, quorum: &Quorum) -> String {
     let backoff = match config.backoff_cap() {
         Some(cap) => cap.to_string(),
         None => "none".to_owned(),
     };
-    format!(
+    let mut print = format!(
         "v1 failure_threshold={} open_for={} backoff_cap={} probe_timeout={} horizon={}",
         config.failure_threshold(),
         config.open_for(),
         backoff,
         config.probe_timeout(),
         config.horizon()
-    )
+    );
+    if quorum.on() {
+        // Instances of one fleet must count the same votes alike; without
+        // a quorum the fingerprint is as it always was.
+        print.push_str(&format!(
+            " quorum={} window={}",
+            quorum.instances,
+            quorum.window(config)
+        ));
+    }
+    print
+}
+
+/// An id for this instance's votes, distinct across the fleet's processes
+/// and within one: the process id and a number drawn from the standard
+/// library's per-process random hash keys.
+fn voter_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{}-{:016x}", std::process::id(), h.finish())
 }
 
 /// How far the counter moves on when a key that held a word is found
@@ -918,6 +1098,47 @@ fn before_stamp(
     l.elapsed(since, now >> config.time_shift()) >= l.max_units()
 }
 
+/// What a release with a quorum calls for once the local breaker recorded
+/// it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Follow {
+    /// Nothing.
+    Nothing,
+    /// The instance's own breaker opened: vote.
+    Vote,
+    /// The instance's own breaker closed: withdraw its vote.
+    Withdraw,
+}
+
+/// Whether `word` is `Closed` (whatever its failures).
+fn closed(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Closed { .. },
+            ..
+        })
+    )
+}
+
+/// The word a quorum's trip stores in place of `word` (`Closed`) at server
+/// time `now`: the kit's own trip, the failures of a run applied one by one
+/// until the word leaves `Closed`. `None` if it does not (not reached: a
+/// run of `failure_threshold` failures trips).
+fn trip(config: &ValidConfig<W64>, word: u64, now: u64) -> Option<transition::Step<u64>> {
+    let mut w = word;
+    for _ in 0..config.failure_threshold() {
+        let counter = Snapshot::counter_bits::<W64>(w);
+        let outcome = Outcome::Failure;
+        let step = transition::apply(config, w, Event::Release { counter, outcome }, || now);
+        if !closed(step.word) {
+            return Some(step);
+        }
+        w = step.word;
+    }
+    None
+}
+
 /// Whether the mirror's counter is past `counter` (within half the counter
 /// period): then a ticket of `counter` is stale in Redis too, since the word
 /// there is at least as new as the mirror.
@@ -958,6 +1179,13 @@ pub(crate) struct Inner {
     fingerprint_key: String,
     /// The fleet's fingerprint, when it is not ours.
     mismatch: Mutex<Option<String>>,
+    /// How many instances' votes trip the shared word.
+    pub(crate) quorum: Quorum,
+    /// Where the votes are kept, and this instance's id among them.
+    votes_key: String,
+    voter: String,
+    /// Whether this instance's vote may be in the set.
+    voted: AtomicBool,
 }
 
 impl Drop for Inner {
@@ -981,6 +1209,11 @@ impl Inner {
             return Ok(self.acquire_local());
         }
         let word = self.mirror.word();
+        if self.quorum.on() && closed(word) && self.local_status() != Status::Closed {
+            // The fleet is closed, this instance is held off by its own
+            // failures: its local breaker decides (and probes) for it.
+            return Ok(self.acquire_local());
+        }
         let mut estimated = true;
         let step = transition::apply(&self.config, word, Event::Admit, || {
             self.estimate().unwrap_or_else(|| {
@@ -1050,24 +1283,52 @@ impl Inner {
 
     /// What a release that did not take the fast path can settle with no
     /// network: `Ok` with the answer, or `Err` with the mirror's word when
-    /// Redis must record it.
+    /// Redis must record it. With a quorum, the vote (or its withdrawal)
+    /// the release calls for is made before it returns.
     pub(crate) fn release_prepare(
         &self,
         ticket: &Ticket,
         outcome: Outcome,
     ) -> Result<Release, u64> {
+        let (settled, follow) = self.release_settle(ticket, outcome);
+        self.follow(follow);
+        settled
+    }
+
+    /// [`release_prepare`](Self::release_prepare), handing back the vote
+    /// (or its withdrawal) the release calls for, for the caller to make.
+    pub(crate) fn release_settle(
+        &self,
+        ticket: &Ticket,
+        outcome: Outcome,
+    ) -> (Result<Release, u64>, Follow) {
         let counter = ticket.counter;
         if ticket.issuer() == self.local.address() {
-            return Ok(if self.local_release(counter, outcome) {
+            if self.quorum.on() {
+                let (release, follow) = self.own_release(counter, outcome);
+                return (Ok(release), follow);
+            }
+            let release = if self.local_release(counter, outcome) {
                 Release::Recorded
             } else {
                 Release::Stale
-            });
+            };
+            return (Ok(release), Follow::Nothing);
         }
         if ticket.issuer() != self.mirror.address() {
-            return Ok(Release::Stale);
+            return (Ok(Release::Stale), Follow::Nothing);
         }
         let word = self.mirror.word();
+        if self.quorum.on()
+            && self.mirror.attached()
+            && closed(word)
+            && Snapshot::counter_bits::<W64>(word) == counter
+        {
+            // The fleet is closed: the outcome is this instance's own, for
+            // its local breaker to judge.
+            let (release, follow) = self.own_outcome(outcome);
+            return (Ok(release), follow);
+        }
         // The ticket's state has passed in the mirror, so in Redis too (the
         // word there is at least as new): stale, settled with no network,
         // and whether Redis answers or not: a stale outcome is not counted
@@ -1075,12 +1336,12 @@ impl Inner {
         // records without a change is the fast path's; here it can only be
         // a race, and goes to Redis.)
         if mirror_ahead(word, counter) {
-            return Ok(Release::Stale);
+            return (Ok(Release::Stale), Follow::Nothing);
         }
         if !self.mirror.attached() {
-            return Ok(self.unreported(outcome));
+            return (Ok(self.unreported(outcome)), Follow::Nothing);
         }
-        Err(word)
+        (Err(word), Follow::Nothing)
     }
 
     /// The answer of a release Redis applied, from an operation begun when
@@ -1249,6 +1510,7 @@ impl Inner {
         }
         *mismatch = None;
         drop(mismatch);
+        self.sync_own();
         if self.mirror.set_attached(&self.config, true) {
             self.observer.on_mode(Mode::Shared);
         }
@@ -1286,6 +1548,7 @@ impl Inner {
                 }
             }
         }
+        self.sync_own();
         if self.mirror.set_attached(&self.config, false) {
             self.observer.on_mode(Mode::Local);
         }
@@ -1295,6 +1558,7 @@ impl Inner {
     fn force_local(&self, event: Event) {
         self.local
             .force(&self.config, event, &*self.hub.clock, &*self.observer);
+        self.sync_own();
     }
 
     /// An outcome that could not reach Redis: recorded in the local breaker
@@ -1306,8 +1570,130 @@ impl Inner {
         {
             let outcome = if probe { Outcome::Ignored } else { outcome };
             self.local_release(counter, outcome);
+            self.sync_own();
         }
         Release::Unreported
+    }
+
+    /// With a quorum: sets the mirror's view of this instance's own
+    /// breaker (see `Mirror::set_own`). Nothing without a quorum.
+    fn sync_own(&self) {
+        if !self.quorum.on() {
+            return;
+        }
+        self.mirror.set_own(&self.config, || {
+            match Snapshot::decode::<W64>(self.local.word()) {
+                Ok(Snapshot {
+                    state: State::Closed { failures: 0 },
+                    ..
+                }) => CLEAR,
+                Ok(Snapshot {
+                    state: State::Closed { .. },
+                    ..
+                }) => RUN,
+                _ => HELD,
+            }
+        });
+    }
+
+    /// With a quorum, the outcome of a call the fleet admitted while
+    /// closed: recorded in the local breaker while that is closed (an
+    /// outcome of a call it did not admit must not settle its probe).
+    fn own_outcome(&self, outcome: Outcome) -> (Release, Follow) {
+        if outcome == Outcome::Ignored || self.local_status() != Status::Closed {
+            return (Release::Recorded, Follow::Nothing);
+        }
+        match self.local_acquire() {
+            Ok((counter, false)) => self.own_release(counter, outcome),
+            Ok((counter, true)) => (
+                self.own_release(counter, Outcome::Ignored).0,
+                Follow::Nothing,
+            ),
+            Err(_) => (Release::Recorded, Follow::Nothing),
+        }
+    }
+
+    /// With a quorum, a release to the local breaker: a trip (or a failed
+    /// local probe) votes, a local probe's success withdraws the vote.
+    fn own_release(&self, counter: u32, outcome: Outcome) -> (Release, Follow) {
+        let (recorded, moved) = self.local.release_traced(
+            &self.config,
+            counter,
+            outcome,
+            &*self.hub.clock,
+            &*self.observer,
+        );
+        self.sync_own();
+        let follow = match moved {
+            _ if !self.mirror.attached() => Follow::Nothing,
+            Some(Status::Open) => Follow::Vote,
+            Some(Status::Closed) => Follow::Withdraw,
+            _ => Follow::Nothing,
+        };
+        let release = if recorded {
+            Release::Recorded
+        } else {
+            Release::Stale
+        };
+        (release, follow)
+    }
+
+    /// Makes the vote or the withdrawal a release called for.
+    pub(crate) fn follow(&self, follow: Follow) {
+        match follow {
+            Follow::Nothing => {}
+            Follow::Vote => self.vote(),
+            Follow::Withdraw => self.withdraw(),
+        }
+    }
+
+    /// Votes for tripping the shared word, and trips it when the quorum
+    /// is reached (one round trip; two more for the trip, each attempt of
+    /// its compare-and-set one). The trip is the kit's: the failures of a
+    /// run applied to the word read, at the server time read after it, by
+    /// `transition::apply`. A vote that cannot reach Redis switches the
+    /// instance to its local breaker, which already holds it off.
+    fn vote(&self) {
+        let base = self.mirror.word();
+        let window = self.quorum.window(&self.config);
+        let quorum = self.quorum.instances;
+        let done = self.remote(true, |cell| {
+            let mut ballot = cell.vote(&self.votes_key, &self.voter, window)?;
+            self.voted.store(true, Ordering::Release);
+            while ballot.votes >= u64::from(quorum) && closed(ballot.word) {
+                let Some(step) = trip(&self.config, ballot.word, ballot.now) else {
+                    break;
+                };
+                ballot =
+                    cell.quorum_trip(&self.votes_key, ballot.word, step.word, window, quorum)?;
+                if ballot.stored {
+                    for t in step.transitions {
+                        self.observer.on_transition(t, Scope::Shared);
+                    }
+                    break;
+                }
+            }
+            Ok(ballot.word)
+        });
+        match done {
+            Ok(word) => self.mirror.offer(&self.config, Some(base), word),
+            Err(_) => self.detach(),
+        }
+    }
+
+    /// Withdraws this instance's vote (a success of its own ended its
+    /// failures), if it may have one.
+    fn withdraw(&self) {
+        if !self.voted.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        if self
+            .remote(true, |cell| cell.withdraw(&self.votes_key, &self.voter))
+            .is_err()
+        {
+            // Not withdrawn: the vote ages out of the window.
+            self.detach();
+        }
     }
 }
 
@@ -1425,6 +1811,66 @@ mod tests {
             counter: 0,
         });
         assert!(!before_stamp(&config, closed, 0));
+    }
+
+    #[test]
+    fn the_quorum_window_defaults_to_twice_the_longest_open_time() {
+        let fixed = Config::new().open_for(1_000_000).check().unwrap();
+        let backoff = Config::new()
+            .open_for(1_000_000)
+            .exponential_backoff(8_000_000)
+            .check()
+            .unwrap();
+        let two = Quorum::ONE.with_instances(2);
+        assert!(two.on() && !Quorum::ONE.on());
+        assert!(!Quorum::ONE.with_instances(0).on(), "0 reads as 1");
+        assert_eq!(two.window(&fixed), 2_000_000);
+        assert_eq!(two.window(&backoff), 16_000_000);
+        let set = two.clone().with_window(Duration::from_millis(1500));
+        assert_eq!(set.window(&backoff), 1_500_000);
+        assert_eq!(
+            two.clone().with_window(Duration::MAX).window(&fixed),
+            MAX_WINDOW
+        );
+        assert_eq!(two.with_window(Duration::ZERO).window(&fixed), 1);
+        // The fingerprint is the same without a quorum, and names it with.
+        assert_eq!(
+            fingerprint(&fixed, &Quorum::ONE),
+            fingerprint(&fixed, &Quorum::ONE.with_instances(1))
+        );
+        assert!(!fingerprint(&fixed, &Quorum::ONE).contains("quorum"));
+        assert!(fingerprint(&fixed, &set).ends_with(" quorum=2 window=1500000"));
+    }
+
+    #[test]
+    fn a_quorums_trip_is_the_kits_trip_at_the_time_read() {
+        let config = Config::new()
+            .failure_threshold(3)
+            .open_for(1_000)
+            .check()
+            .unwrap();
+        let step = trip(&config, closed(7), 5_000).unwrap();
+        let open = Snapshot::decode::<W64>(step.word).unwrap();
+        assert!(matches!(open.state, State::Open { .. }), "{open:?}");
+        assert_eq!(open.counter, 8);
+        let t: Vec<_> = step.transitions.iter().collect();
+        assert_eq!(t.len(), 1);
+        assert_eq!(
+            (t[0].from, t[0].to, t[0].counter),
+            (Status::Closed, Status::Open, 8)
+        );
+        // The same word a run of three failures stores through the kit.
+        let mut w = closed(7);
+        for _ in 0..3 {
+            let outcome = Outcome::Failure;
+            let event = Event::Release {
+                counter: 7,
+                outcome,
+            };
+            w = transition::apply(&config, w, event, || 5_000).word;
+        }
+        assert_eq!(w, step.word);
+        assert!(!super::closed(step.word) && super::closed(closed(7)));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! [`Fleet`]: every breaker a process keeps on one Redis deployment, on one
 //! connection pool, one subscription and one watcher thread.
 
-use crate::breaker::{DEFAULT_CONFIG, Error, RedisBreaker, Timing};
+use crate::breaker::{DEFAULT_CONFIG, Error, Quorum, RedisBreaker, Timing};
 use crate::hub::Hub;
 use crate::observer::Observer;
 use crate::time::{LocalClock, Monotonic};
@@ -39,6 +39,7 @@ use tripword::{Status, ValidConfig, W64};
 pub struct Fleet {
     hub: Arc<Hub>,
     config: ValidConfig<W64>,
+    quorum: Quorum,
     observer: Arc<dyn Observer>,
     breakers: RwLock<HashMap<String, Member>>,
     /// The sweep epoch lookups mark their entries with.
@@ -64,6 +65,7 @@ impl core::fmt::Debug for Fleet {
 pub struct FleetBuilder {
     url: String,
     config: ValidConfig<W64>,
+    quorum: Quorum,
     timing: Timing,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
@@ -74,6 +76,7 @@ impl core::fmt::Debug for FleetBuilder {
         f.debug_struct("FleetBuilder")
             .field("url", &self.url)
             .field("config", &self.config)
+            .field("quorum", &self.quorum)
             .field("timing", &self.timing)
             .finish_non_exhaustive()
     }
@@ -85,6 +88,28 @@ impl FleetBuilder {
     /// [`DEFAULT_CONFIG`](crate::DEFAULT_CONFIG).
     pub fn config(mut self, config: ValidConfig<W64>) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Trips each breaker of the fleet only on failures seen by at least
+    /// `instances` distinct instances (default 1). See
+    /// [`Builder::quorum`](crate::Builder::quorum).
+    pub fn quorum(mut self, instances: u32) -> Self {
+        self.quorum = self.quorum.with_instances(instances);
+        self
+    }
+
+    /// How long a vote counts towards the quorum, in the server's clock.
+    /// See [`Builder::quorum_window`](crate::Builder::quorum_window).
+    pub fn quorum_window(mut self, window: Duration) -> Self {
+        self.quorum = self.quorum.with_window(window);
+        self
+    }
+
+    /// The id this process votes under, for every key. See
+    /// [`Builder::quorum_id`](crate::Builder::quorum_id).
+    pub fn quorum_id(mut self, id: impl Into<String>) -> Self {
+        self.quorum = self.quorum.with_voter(id.into());
         self
     }
 
@@ -138,6 +163,7 @@ impl FleetBuilder {
         Ok(Fleet {
             hub,
             config: self.config,
+            quorum: self.quorum,
             observer: self.observer,
             breakers: RwLock::new(HashMap::new()),
             epoch: AtomicU64::new(0),
@@ -151,6 +177,7 @@ impl Fleet {
         FleetBuilder {
             url: url.into(),
             config: ValidConfig::new(DEFAULT_CONFIG),
+            quorum: Quorum::ONE,
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
@@ -274,11 +301,12 @@ impl Fleet {
         }
         // Made outside the lock: its first read is a round trip.
         let (config, observer) = made_with.unwrap_or_else(|| (self.config, self.observer.clone()));
-        let made = Arc::new(RedisBreaker::join(
+        let made = Arc::new(RedisBreaker::join_with(
             &self.hub,
             key.to_owned(),
             config,
             observer,
+            self.quorum.clone(),
         ));
         let mut breakers = self
             .breakers

@@ -18,6 +18,9 @@
 //! - **Fail-local**: when Redis does not answer within the operation
 //!   timeout, the instance falls back to a local [`tripword::Breaker`] and
 //!   rejoins the shared word when Redis answers again ([`Mode`]).
+//! - **A quorum** ([`Builder::quorum`]): the fleet trips only on failures
+//!   seen by `q` distinct instances; one instance whose own path to the
+//!   dependency is broken holds itself off and does not trip the others.
 //! - **A [`Fleet`] per process**: every key's breaker on one connection
 //!   pool, one pattern subscription and one watcher thread.
 //! - **Async** (feature `tokio`): what needs Redis is awaited on one

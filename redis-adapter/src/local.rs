@@ -10,7 +10,7 @@ use std::cell::Cell as Slot;
 use tripword::cell::{self, Cell};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::word::{Snapshot, State};
-use tripword::{Outcome, Rejected, Status, ValidConfig, W64, Word};
+use tripword::{Outcome, Rejected, Status, Transition, ValidConfig, W64, Word};
 
 pub(crate) struct Local {
     word: <W64 as Word>::Atomic,
@@ -35,12 +35,29 @@ impl Local {
         }
     }
 
+    /// The word of the local breaker.
+    pub(crate) fn word(&self) -> u64 {
+        self.load()
+    }
+
     fn run(
         &self,
         config: &ValidConfig<W64>,
         event: Event,
         clock: &dyn LocalClock,
         observer: &dyn Observer,
+    ) -> (cell::Applied<W64>, Option<u64>) {
+        self.run_traced(config, event, clock, observer, &mut |_| {})
+    }
+
+    /// [`run`](Self::run), handing each transition it made to `seen` too.
+    fn run_traced(
+        &self,
+        config: &ValidConfig<W64>,
+        event: Event,
+        clock: &dyn LocalClock,
+        observer: &dyn Observer,
+        seen: &mut dyn FnMut(Transition),
     ) -> (cell::Applied<W64>, Option<u64>) {
         let read = Slot::new(None);
         let applied = cell::update(
@@ -56,6 +73,7 @@ impl Local {
             },
             |swap| {
                 for t in swap.transitions() {
+                    seen(t);
                     observer.on_transition(t, Scope::Local);
                 }
             },
@@ -106,6 +124,28 @@ impl Local {
     ) -> bool {
         let (applied, _) = self.run(config, Event::Release { counter, outcome }, clock, observer);
         applied.decision == Decision::Recorded
+    }
+
+    /// A release, and the status this release moved the breaker to, if
+    /// it moved it (`Open` when it tripped it or failed its probe, `Closed`
+    /// when its probe succeeded).
+    pub(crate) fn release_traced(
+        &self,
+        config: &ValidConfig<W64>,
+        counter: u32,
+        outcome: Outcome,
+        clock: &dyn LocalClock,
+        observer: &dyn Observer,
+    ) -> (bool, Option<Status>) {
+        let mut moved = None;
+        let (applied, _) = self.run_traced(
+            config,
+            Event::Release { counter, outcome },
+            clock,
+            observer,
+            &mut |t| moved = Some(t.to),
+        );
+        (applied.decision == Decision::Recorded, moved)
     }
 
     /// An operator's force (`Event::ForceOpen`, `Event::ForceClose`).

@@ -16,7 +16,7 @@
 //! operation that brought it began (a refresh after a restart that emptied
 //! Redis brings the initial word, counter 0, and must be taken).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use tripword::transition::{self, Event, Verdict};
 use tripword::word::Snapshot;
@@ -38,8 +38,22 @@ pub(crate) struct Mirror {
     quiet: AtomicU64,
     /// Whether decisions rest on the shared word.
     attached: AtomicBool,
+    /// With a quorum, the instance's own view (its local breaker): [`CLEAR`]
+    /// (no failure of its own counted), [`RUN`] (a run of its own failures
+    /// under way: a success must go to the local breaker to end it) or
+    /// [`HELD`] (its local breaker is not closed: it decides this
+    /// instance's admissions while the shared word is closed). Always
+    /// [`CLEAR`] without a quorum.
+    own: AtomicU8,
     writer: Mutex<()>,
 }
+
+/// The instance's own view: nothing of its own counted.
+pub(crate) const CLEAR: u8 = 0;
+/// The instance's own view: a run of its own failures under way.
+pub(crate) const RUN: u8 = 1;
+/// The instance's own view: its local breaker is not closed.
+pub(crate) const HELD: u8 = 2;
 
 /// Whether `a`'s counter is at or past `b`'s, within half the counter
 /// period.
@@ -56,6 +70,7 @@ impl Mirror {
             admit: AtomicU64::new(NONE),
             quiet: AtomicU64::new(NONE),
             attached: AtomicBool::new(false),
+            own: AtomicU8::new(CLEAR),
             writer: Mutex::new(()),
         }
     }
@@ -87,7 +102,8 @@ impl Mirror {
     /// Recomputes the fast-path words from `word` (the lock held).
     fn derive(&self, config: &ValidConfig<W64>, word: u64) {
         let (mut admit, mut quiet) = (NONE, NONE);
-        if self.attached.load(Ordering::Relaxed) {
+        let own = self.own.load(Ordering::Relaxed);
+        if self.attached.load(Ordering::Relaxed) && own != HELD {
             // In `Closed` neither decision reads the clock.
             let a = transition::apply(config, word, Event::Admit, || 0);
             if a.word == word && matches!(a.verdict, Verdict::Admitted { probe: false, .. }) {
@@ -95,7 +111,7 @@ impl Mirror {
                 let counter = Snapshot::counter_bits::<W64>(word);
                 let outcome = Outcome::Success;
                 let s = transition::apply(config, word, Event::Release { counter, outcome }, || 0);
-                if s.word == word && s.verdict == Verdict::Recorded {
+                if s.word == word && s.verdict == Verdict::Recorded && own == CLEAR {
                     quiet = word;
                 }
             }
@@ -116,6 +132,17 @@ impl Mirror {
         if base == Some(current) || not_behind(word, current) {
             self.word.store(word, Ordering::Release);
             self.derive(config, word);
+        }
+    }
+
+    /// Sets the instance's own view ([`CLEAR`], [`RUN`], [`HELD`]) to what
+    /// `own` reads, read under the writer's lock, so that the last of
+    /// concurrent changes leaves the view of the latest local word.
+    pub(crate) fn set_own(&self, config: &ValidConfig<W64>, own: impl FnOnce() -> u8) {
+        let _lock = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let level = own();
+        if self.own.swap(level, Ordering::AcqRel) != level {
+            self.derive(config, self.word.load(Ordering::Acquire));
         }
     }
 
@@ -168,6 +195,24 @@ mod tests {
             closed,
             "a corrupt word with the top counter is behind"
         );
+    }
+
+    #[test]
+    fn the_instances_own_view_takes_the_fast_paths_away() {
+        let config = Config::new().failure_threshold(3).check().unwrap();
+        let m = Mirror::new();
+        m.set_attached(&config, true);
+        assert_eq!((m.admit(), m.quiet()), (0, 0));
+        m.set_own(&config, || RUN);
+        assert_eq!(
+            (m.admit(), m.quiet()),
+            (0, NONE),
+            "a run of its own: admissions stay fast, successes end the run"
+        );
+        m.set_own(&config, || HELD);
+        assert_eq!((m.admit(), m.quiet()), (NONE, NONE), "held off");
+        m.set_own(&config, || CLEAR);
+        assert_eq!((m.admit(), m.quiet()), (0, 0));
     }
 
     #[test]

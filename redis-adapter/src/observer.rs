@@ -10,7 +10,9 @@ pub enum Scope {
     /// compare-and-set: reported by exactly one instance of the fleet (spec
     /// I7 across processes).
     Shared,
-    /// In this instance's local breaker, used while Redis cannot be reached.
+    /// In this instance's local breaker, used while Redis cannot be reached
+    /// and, with a [`quorum`](crate::Builder::quorum), as the instance's own
+    /// view of its failures while the shared word is `Closed`.
     Local,
 }
 

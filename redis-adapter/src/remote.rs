@@ -98,6 +98,71 @@ return {{1, ARGV[2], t}}"
     ))
 });
 
+/// Shared by the quorum's scripts: drops the votes under `votes` older
+/// than `window` microseconds before `t` (the server time, a decimal
+/// string: kept as a string, since Lua's numbers print 16 digits in
+/// exponent form) and returns how many are left.
+const VOTES: &str = r"
+local function live(votes, t, window)
+  local oldest = string.format('%.0f', tonumber(t) - tonumber(window))
+  redis.call('ZREMRANGEBYSCORE', votes, '-inf', '(' .. oldest)
+  return redis.call('ZCARD', votes)
+end
+";
+
+/// A vote for tripping the shared word: `ARGV[1]` (the instance) is added
+/// to the sorted set `KEYS[2]` with the server time as its score, votes
+/// older than `ARGV[2]` microseconds are dropped, and the set expires a
+/// second after the window unless voted in again. Replies
+/// `{word, now, votes}`: the word under `KEYS[1]` (a missing key reads as
+/// `ARGV[3]`, marked), the server time read after it, and the votes in the
+/// window.
+pub(crate) static VOTE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{PRELUDE}{VOTES}
+local w, gone = word(KEYS[1], ARGV[3])
+if gone then w = 'm' .. w end
+local t = now()
+redis.call('ZADD', KEYS[2], t, ARGV[1])
+local n = live(KEYS[2], t, ARGV[2])
+redis.call('PEXPIRE', KEYS[2], string.format('%.0f', math.floor(tonumber(ARGV[2]) / 1000) + 1000))
+return {{w, t, n}}"
+    ))
+});
+
+/// The quorum's trip: the compare-and-set of [`CAS`] (`ARGV[1]` expected,
+/// `ARGV[2]` new, channel `ARGV[3]`, a missing key holds `ARGV[4]`), made
+/// only while at least `ARGV[6]` votes under `KEYS[2]` are within the
+/// window of `ARGV[5]` microseconds; the votes are consumed by the trip.
+/// Replies `{swapped, word, now, votes}`.
+pub(crate) static QUORUM_TRIP: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{PRELUDE}{VOTES}
+local cur, gone = word(KEYS[1], ARGV[4])
+local t = now()
+local n = live(KEYS[2], t, ARGV[5])
+if cur ~= ARGV[1] or n < tonumber(ARGV[6]) then
+  if gone then cur = 'm' .. cur end
+  return {{0, cur, t, n}}
+end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[2])
+if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2] .. ' ' .. t) end
+return {{1, ARGV[2], t, n}}"
+    ))
+});
+
+/// A reply of [`VOTE`] or [`QUORUM_TRIP`]: the word under the key, the
+/// server time read after it, the live votes, and whether the trip was
+/// stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ballot {
+    pub(crate) word: u64,
+    pub(crate) now: u64,
+    pub(crate) votes: u64,
+    pub(crate) stored: bool,
+}
+
 /// Parses a word as the scripts send it; anything else (which they never
 /// send) reads as corrupt.
 pub(crate) fn parse_word(s: &str) -> u64 {
@@ -286,6 +351,81 @@ impl<'a> RemoteCell<'a> {
         self.arm(&con)?;
         // Not a call's round trip: not counted.
         CLAIM.key(key).arg(ours).invoke(&mut **con)
+    }
+
+    /// Votes for tripping the shared word as `voter` (see [`VOTE`]).
+    pub(crate) fn vote(&self, votes: &str, voter: &str, window: u64) -> Result<Ballot, RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let (word, time, n): (String, String, u64) = VOTE
+            .key(self.key)
+            .key(votes)
+            .arg(voter)
+            .arg(window)
+            .arg(&self.missing)
+            .invoke(&mut **con)?;
+        let time = parse_time(&time)?;
+        drop(con);
+        self.observed(time);
+        Ok(Ballot {
+            word: self.read(&word),
+            now: time,
+            votes: n,
+            stored: false,
+        })
+    }
+
+    /// Replaces `expected` by `new` if the votes under `votes` within
+    /// `window` are at least `quorum` (see [`QUORUM_TRIP`]).
+    pub(crate) fn quorum_trip(
+        &self,
+        votes: &str,
+        expected: u64,
+        new: u64,
+        window: u64,
+        quorum: u32,
+    ) -> Result<Ballot, RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let (swapped, word, time, n): (i64, String, String, u64) = QUORUM_TRIP
+            .key(self.key)
+            .key(votes)
+            .arg(expected.to_string())
+            .arg(new.to_string())
+            .arg(self.channel)
+            .arg(&self.missing)
+            .arg(window)
+            .arg(quorum)
+            .invoke(&mut **con)?;
+        let time = parse_time(&time)?;
+        drop(con);
+        self.observed(time);
+        Ok(Ballot {
+            word: self.read(&word),
+            now: time,
+            votes: n,
+            stored: swapped == 1,
+        })
+    }
+
+    /// Withdraws `voter`'s vote under `votes`.
+    pub(crate) fn withdraw(&self, votes: &str, voter: &str) -> Result<(), RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let _: i64 = redis::cmd("ZREM").arg(votes).arg(voter).query(&mut **con)?;
+        drop(con);
+        self.round_trips.set(self.round_trips.get() + 1);
+        Ok(())
+    }
+
+    /// Drops every vote under `votes`.
+    pub(crate) fn clear_votes(&self, votes: &str) -> Result<(), RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let _: i64 = redis::cmd("DEL").arg(votes).query(&mut **con)?;
+        drop(con);
+        self.round_trips.set(self.round_trips.get() + 1);
+        Ok(())
     }
 
     /// The failure of a clock read during the operation, if any.
