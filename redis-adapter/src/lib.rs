@@ -59,6 +59,7 @@ mod local;
 mod mirror;
 mod observer;
 mod remote;
+mod sentinel;
 pub mod server;
 pub mod time;
 mod watch;

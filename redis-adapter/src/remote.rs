@@ -3,7 +3,7 @@
 //! returning the server's `TIME` read after the `GET`.
 
 use crate::time::{LocalClock, server_micros};
-use redis::{Connection, RedisError, Script};
+use redis::{Connection, FromRedisValue, RedisError, Script, ScriptInvocation, Value};
 use std::cell::{Cell as Slot, RefCell};
 use std::io;
 use std::sync::LazyLock;
@@ -138,6 +138,70 @@ pub(crate) fn deadline_passed() -> RedisError {
     ))
 }
 
+/// The `WAIT` timeout for `left` remaining: whole milliseconds, at least 1
+/// (`WAIT n 0` would block for good).
+pub(crate) fn wait_millis(left: Duration) -> u64 {
+    u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+/// The error of a change that fewer replicas than asked acknowledged.
+pub(crate) fn unacknowledged(acked: u64, wanted: u32) -> RedisError {
+    RedisError::from(io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("tripword-redis: the change reached {acked} of the {wanted} replicas asked for"),
+    ))
+}
+
+fn malformed() -> RedisError {
+    RedisError::from(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "tripword-redis: a script and WAIT got an unexpected reply",
+    ))
+}
+
+/// Whether a pipeline's first reply says the script is not in the server's
+/// cache (a restarted or promoted server).
+pub(crate) fn no_script(replies: &[Value]) -> bool {
+    matches!(
+        replies.first(),
+        Some(Value::ServerError(e)) if e.kind() == Some(redis::ServerErrorKind::NoScript)
+    )
+}
+
+/// The replies of a pipeline of a script and `WAIT`: the script's, and how
+/// many replicas acknowledged.
+pub(crate) fn script_and_wait<T: FromRedisValue>(
+    replies: Vec<Value>,
+) -> Result<(T, u64), RedisError> {
+    let [script, wait] = <[Value; 2]>::try_from(replies).map_err(|_| malformed())?;
+    let script = match script {
+        Value::ServerError(e) => return Err(e.into()),
+        v => v,
+    };
+    let reply = redis::from_redis_value(script)?;
+    let acked = match wait {
+        Value::ServerError(e) => return Err(e.into()),
+        Value::Int(n) => u64::try_from(n).map_err(|_| malformed())?,
+        _ => return Err(malformed()),
+    };
+    Ok((reply, acked))
+}
+
+/// A pipeline of `invocation` and `WAIT replicas millis`.
+pub(crate) fn waited(
+    invocation: &ScriptInvocation<'_>,
+    replicas: u32,
+    millis: u64,
+) -> redis::Pipeline {
+    let mut pipe = redis::pipe();
+    pipe.ignore_errors()
+        .invoke_script(invocation)
+        .cmd("WAIT")
+        .arg(replicas)
+        .arg(millis);
+    pipe
+}
+
 /// One operation's view of the key: a connection, a deadline every command
 /// must meet, and the server time read with the word last observed.
 pub(crate) struct RemoteCell<'a> {
@@ -161,6 +225,8 @@ pub(crate) struct RemoteCell<'a> {
     /// a time that was not read is stored or reported).
     failed: RefCell<Option<RedisError>>,
     round_trips: Slot<u32>,
+    /// The replicas every change must reach (`WAIT`); 0: none.
+    replicas: u32,
 }
 
 impl<'a> RemoteCell<'a> {
@@ -184,6 +250,48 @@ impl<'a> RemoteCell<'a> {
             latest: Slot::new(None),
             failed: RefCell::new(None),
             round_trips: Slot::new(0),
+            replicas: 0,
+        }
+    }
+
+    /// The cell, each change of which must reach `replicas` replicas.
+    pub(crate) fn acknowledged_by(mut self, replicas: u32) -> Self {
+        self.replicas = replicas;
+        self
+    }
+
+    /// Runs `invocation`; when replicas must acknowledge, `WAIT` follows in
+    /// the same round trip (a pipeline), with what is left of the
+    /// operation as its timeout. Returns the script's reply, and how many
+    /// replicas acknowledged (`None` when none must).
+    fn invoke_waited<T: FromRedisValue>(
+        &self,
+        con: &mut Connection,
+        invocation: &ScriptInvocation<'_>,
+    ) -> Result<(T, Option<u64>), RedisError> {
+        if self.replicas == 0 {
+            return invocation.invoke(con).map(|v| (v, None));
+        }
+        let query = |con: &mut Connection| -> Result<Vec<Value>, RedisError> {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            waited(invocation, self.replicas, wait_millis(left)).query(con)
+        };
+        let mut replies = query(con)?;
+        if no_script(&replies) {
+            invocation.load(con)?;
+            self.arm(con)?;
+            replies = query(con)?;
+        }
+        let (reply, acked) = script_and_wait(replies)?;
+        Ok((reply, Some(acked)))
+    }
+
+    /// An error when a change was acknowledged by fewer replicas than
+    /// asked.
+    fn check_acknowledged(&self, acked: Option<u64>) -> Result<(), RedisError> {
+        match acked {
+            Some(n) if n < u64::from(self.replicas) => Err(unacknowledged(n, self.replicas)),
+            _ => Ok(()),
         }
     }
 
@@ -285,7 +393,11 @@ impl<'a> RemoteCell<'a> {
         let mut con = self.con.borrow_mut();
         self.arm(&con)?;
         // Not a call's round trip: not counted.
-        CLAIM.key(key).arg(ours).invoke(&mut **con)
+        let mut invocation = CLAIM.key(key);
+        invocation.arg(ours);
+        let (fleet, acked) = self.invoke_waited(&mut con, &invocation)?;
+        self.check_acknowledged(acked)?;
+        Ok(fleet)
     }
 
     /// The failure of a clock read during the operation, if any.
@@ -319,19 +431,22 @@ impl Cell<W64> for RemoteCell<'_> {
         }
         let mut con = self.con.borrow_mut();
         self.arm(&con).map_err(CasError::Cell)?;
-        let (swapped, word, time): (i64, String, String) = CAS
-            .key(self.key)
+        let mut invocation = CAS.key(self.key);
+        invocation
             .arg(current.to_string())
             .arg(new.to_string())
             .arg(self.channel)
-            .arg(&self.missing)
-            .invoke(&mut **con)
+            .arg(&self.missing);
+        let ((swapped, word, time), acked): ((i64, String, String), _) = self
+            .invoke_waited(&mut con, &invocation)
             .map_err(CasError::Cell)?;
         let time = parse_time(&time).map_err(CasError::Cell)?;
         drop(con);
         self.observed(time);
         let word = self.read(&word);
         if swapped == 1 {
+            // Stored, but not known to survive a failover: not made.
+            self.check_acknowledged(acked).map_err(CasError::Cell)?;
             // The loop stops here; the time is not needed again.
             self.pending_time.set(None);
             Ok(())
