@@ -176,6 +176,13 @@ impl Hub {
         drop(cell);
         if out.is_ok() {
             self.give_back(con);
+        } else if self.sentinels.is_some() {
+            // The primary may have changed: the pooled connections may all
+            // be to the old one. The next operations connect afresh.
+            self.pool
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
         }
         (out, trips, stored)
     }
