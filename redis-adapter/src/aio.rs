@@ -85,7 +85,7 @@ impl Multiplexed {
 
     /// Forgets the connection after an error: the next operation connects
     /// again.
-    fn failed(&self) {
+    pub(crate) fn failed(&self) {
         *self.con.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }
 }
@@ -251,6 +251,7 @@ impl Inner {
         self.count_call(op.round_trips);
         if out.is_err() {
             self.hub.aio.failed();
+            self.hub.suspect();
         }
         out
     }

@@ -176,15 +176,26 @@ impl Hub {
         drop(cell);
         if out.is_ok() {
             self.give_back(con);
-        } else if self.sentinels.is_some() {
-            // The primary may have changed: the pooled connections may all
-            // be to the old one. The next operations connect afresh.
-            self.pool
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clear();
+        } else {
+            self.suspect();
         }
         (out, trips, stored)
+    }
+
+    /// After an error, when following a primary: it may have changed, and
+    /// every open connection may be to the old one. They are dropped (the
+    /// pooled ones and the async one); the next operations connect afresh,
+    /// asking the sentinels.
+    pub(crate) fn suspect(&self) {
+        if self.sentinels.is_none() {
+            return;
+        }
+        self.pool
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        #[cfg(feature = "tokio")]
+        self.aio.failed();
     }
 
     fn give_back(&self, con: Connection) {
@@ -260,6 +271,7 @@ impl Hub {
 
     /// Every live breaker falls back to its local breaker.
     pub(crate) fn detach_all(&self) {
+        self.suspect();
         for inner in self.live() {
             inner.detach();
         }

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use tripword::{Outcome, Status};
+use tripword::{CircuitBreaker, Outcome, Status};
 use tripword_redis::server::{RedisServer, binary};
 use tripword_redis::{Fleet, Mode, RedisBreaker, Release, Scope};
 
@@ -271,11 +271,24 @@ fn the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
     let (a, b) = (fa.breaker("failover"), fb.breaker("failover"));
     assert!(eventually(LONG, || shared(&a) && shared(&b)));
 
+    // The async path too: one multiplexed connection, to the primary the
+    // sentinels name.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let trip_async = |x: &RedisBreaker| {
+        rt.block_on(async {
+            let ticket = x.acquire_async().get().await.unwrap();
+            assert_eq!(ticket.scope(), Scope::Shared);
+            x.release_async(ticket, Outcome::Failure.into()).get().await
+        })
+    };
+
     // A trip, acknowledged by the replica before the primary's reply is
     // taken.
-    let ticket = a.acquire().unwrap();
-    assert_eq!(ticket.scope(), Scope::Shared);
-    assert_eq!(a.release(ticket, Outcome::Failure), Release::Recorded);
+    assert_eq!(trip_async(&a), tripword::Release::Recorded);
+    assert_eq!(a.mode(), Mode::Shared, "recorded in the shared word");
     let tripped = a.word();
     assert_eq!(a.status(), Status::Open);
     assert_eq!(
@@ -311,17 +324,22 @@ fn the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
         .collect();
     assert_eq!(probes.len(), 1, "one probe: {ra:?} {rb:?}");
     assert!(probes[0].is_probe() && probes[0].scope() == Scope::Shared);
-    let (winner, loser) = if ra.is_ok() { (&a, &b) } else { (&b, &a) };
-    let probe = if let Ok(t) = ra { t } else { rb.unwrap() };
+    let (winner, probe) = match (ra, rb) {
+        (Ok(t), _) => (&a, t),
+        (_, Ok(t)) => (&b, t),
+        _ => unreachable!(),
+    };
     assert_eq!(winner.release(probe, Outcome::Success), Release::Recorded);
-    assert!(eventually(LONG, || loser.status() == Status::Closed));
 
-    // A trip after the failover is seen by both.
-    let ticket = loser.acquire().unwrap();
-    assert_eq!(loser.release(ticket, Outcome::Failure), Release::Recorded);
-    let tripped = loser.word();
-    assert!(eventually(LONG, || winner.word() == tripped));
-    assert_eq!(winner.status(), Status::Open);
+    // A trip after the failover, on the async path (its connection to the
+    // old primary was dropped), is seen by both.
+    assert!(eventually(LONG, || a.status() == Status::Closed));
+    assert_eq!(trip_async(&a), tripword::Release::Recorded);
+    assert_eq!(a.mode(), Mode::Shared, "recorded in the shared word");
+    let tripped = a.word();
+    assert_eq!(a.status(), Status::Open);
+    assert!(eventually(LONG, || b.word() == tripped));
+    assert_eq!(b.status(), Status::Open);
     assert_eq!(stored(&spare, "failover"), Some(tripped.to_string()));
 }
 
