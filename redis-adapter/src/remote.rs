@@ -506,6 +506,25 @@ mod tests {
     }
 
     #[test]
+    fn a_script_and_wait_reply_in_two_parts() {
+        let script = Value::Array(vec![Value::Int(1), Value::BulkString(b"7".to_vec())]);
+        let (reply, acked): ((i64, String), u64) =
+            script_and_wait(vec![script.clone(), Value::Int(2)]).unwrap();
+        assert_eq!((reply, acked), ((1, "7".to_owned()), 2));
+        assert!(script_and_wait::<(i64, String)>(vec![script.clone()]).is_err());
+        assert!(script_and_wait::<(i64, String)>(vec![script, Value::Nil]).is_err());
+        assert!(!no_script(&[Value::Int(1)]));
+        assert_eq!(
+            wait_millis(Duration::ZERO),
+            1,
+            "WAIT 0 would block for good"
+        );
+        assert_eq!(wait_millis(Duration::from_micros(2_500)), 2);
+        let e = unacknowledged(0, 1);
+        assert!(e.to_string().contains("reached 0 of the 1 replicas"), "{e}");
+    }
+
+    #[test]
     fn a_missing_keys_stand_in_is_marked() {
         assert_eq!(parse_read("42"), (42, false));
         assert_eq!(parse_read("m42"), (42, true));

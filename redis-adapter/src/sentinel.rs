@@ -260,4 +260,27 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(20);
         assert!(s.connect(deadline, |left| left).is_err());
     }
+
+    #[test]
+    fn a_mute_sentinel_is_given_up_at_the_deadline() {
+        // Accepts, reads, never answers.
+        let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in listener.incoming() {
+                let Ok(s) = s else { return };
+                held.push(s);
+            }
+        });
+        let s = Sentinels::new(
+            &[format!("redis://127.0.0.1:{port}/")],
+            "svc",
+            RedisConnectionInfo::default(),
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let e = s.connect(deadline, |left| left).unwrap_err();
+        assert!(e.is_timeout() || e.to_string().contains("timeout"), "{e}");
+    }
 }

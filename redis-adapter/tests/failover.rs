@@ -23,6 +23,9 @@ use tripword_redis::{Fleet, Mode, RedisBreaker, Release, Scope};
 /// The service the sentinels watch.
 const SERVICE: &str = "tripword-primary";
 
+/// Generous: a `WAIT` on a loaded machine must not time out by accident.
+const OP_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// A failover takes seconds: the limit of waits across one.
 const FAILOVER: Duration = Duration::from_secs(120);
 
@@ -251,7 +254,7 @@ fn fleet(d: &Deployment, replicas: u32) -> Fleet {
         .sentinel(d.sentinel_urls(), SERVICE)
         .replicas(replicas)
         .config(config(1, 1_000_000, 60_000_000))
-        .op_timeout(Duration::from_millis(500))
+        .op_timeout(OP_TIMEOUT)
         .refresh(Duration::from_millis(200))
         .retry(Duration::from_millis(50))
         .build()
@@ -343,6 +346,42 @@ fn the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
     assert_eq!(stored(&spare, "failover"), Some(tripped.to_string()));
 }
 
+#[test]
+fn an_instance_asking_for_more_replicas_than_answer_stays_local() {
+    let Some(primary) = server() else { return };
+    quick_sync(&primary);
+    let b = RedisBreaker::builder(primary.url(), "lonely")
+        .config(config(1, 60_000_000, 60_000_000))
+        .replicas(1)
+        .op_timeout(OP_TIMEOUT)
+        .refresh(Duration::from_millis(100))
+        .retry(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    // The word reads, but no claim is acknowledged: not joined.
+    assert!(b.sync().is_ok());
+    assert_eq!(b.mode(), Mode::Local);
+    let ticket = b.acquire().unwrap();
+    assert_eq!(ticket.scope(), Scope::Local);
+    assert_eq!(b.release(ticket, Outcome::Success), Release::Recorded);
+    // A replica comes: the instance joins, and its changes are acknowledged.
+    let replica = server().expect("a redis-server");
+    replicate(&replica, primary.port());
+    assert!(eventually(LONG, || shared(&b)));
+    let ticket = b.acquire().unwrap();
+    assert_eq!(ticket.scope(), Scope::Shared);
+    assert_eq!(b.release(ticket, Outcome::Failure), Release::Recorded);
+    assert_eq!(stored(&replica, "lonely"), Some(b.word().to_string()));
+    // The replica goes: the next change is not acknowledged; it is
+    // reported as such, and the instance goes local.
+    drop(replica);
+    assert!(eventually(LONG, || {
+        field(&replication(&primary), "connected_slaves").as_deref() == Some("0")
+    }));
+    b.force_close().unwrap_err();
+    assert_eq!(b.mode(), Mode::Local);
+}
+
 /// A TCP proxy on the replication link: forwards both ways until `hold`
 /// is set, then drops what the primary sends (a link that stalls: the
 /// primary's changes go nowhere, as in a partition).
@@ -410,7 +449,7 @@ fn trial(replicas: u32, stall: bool, tally: &mut Tally) -> Option<()> {
     let breaker = RedisBreaker::builder(primary.url(), "trial")
         .config(config(1, 60_000_000, 60_000_000))
         .replicas(replicas)
-        .op_timeout(Duration::from_millis(500))
+        .op_timeout(OP_TIMEOUT)
         .refresh(Duration::from_secs(60))
         .pubsub(false)
         .build()
