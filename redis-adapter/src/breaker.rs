@@ -302,10 +302,17 @@ impl Builder {
     /// the instance stays in [`Mode::Local`] until a claim is acknowledged
     /// by `n` replicas again. The change itself stays on the primary (Redis
     /// has no rollback): other instances may see it; it only is not
-    /// acknowledged here.
+    /// acknowledged here. A probe election that is not acknowledged holds
+    /// the fleet's probe for nobody until the probe timeout, as one whose
+    /// reply is lost does.
     ///
     /// With `n` at least 1 and a failover that promotes a replica that had
-    /// acknowledged, no acknowledged trip or probe election is lost.
+    /// acknowledged, no acknowledged trip or probe election is lost. The
+    /// cost: each change waits for the replicas' acknowledgement (one round
+    /// trip still: the script and `WAIT` are pipelined), and on the async
+    /// path a `WAIT` holds the commands queued behind it on the shared
+    /// multiplexed connection until it answers. With fewer than `n`
+    /// replicas in sync, no instance joins the shared word.
     pub fn replicas(mut self, n: u32) -> Self {
         self.timing.replicas = n;
         self

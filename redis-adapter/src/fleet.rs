@@ -120,6 +120,22 @@ impl FleetBuilder {
     /// Follows the primary the Redis Sentinels at `sentinels` name for
     /// `service`; the fleet's URL then only carries the settings of the
     /// connections to the primary. See [`Builder::sentinel`](crate::Builder::sentinel).
+    ///
+    /// ```no_run
+    /// use tripword_redis::Fleet;
+    ///
+    /// // The primary's password and database come from the URL; the
+    /// // sentinels name its address.
+    /// let fleet = Fleet::builder("redis://:secret@primary/0")
+    ///     .sentinel(
+    ///         ["redis://10.0.0.1:26379/", "redis://10.0.0.2:26379/", "redis://10.0.0.3:26379/"],
+    ///         "breakers",
+    ///     )
+    ///     .replicas(1)
+    ///     .build()?;
+    /// # let _ = fleet;
+    /// # Ok::<(), tripword_redis::Error>(())
+    /// ```
     pub fn sentinel<S: Into<String>>(
         mut self,
         sentinels: impl IntoIterator<Item = S>,

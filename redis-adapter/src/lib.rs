@@ -18,6 +18,11 @@
 //! - **Fail-local**: when Redis does not answer within the operation
 //!   timeout, the instance falls back to a local [`tripword::Breaker`] and
 //!   rejoins the shared word when Redis answers again ([`Mode`]).
+//! - **Failover** ([`FleetBuilder::sentinel`]): the instances follow the
+//!   primary Redis Sentinel names, asking the sentinels on each connect;
+//!   with [`replicas(n)`](FleetBuilder::replicas) a change counts only once
+//!   `n` replicas acknowledge it (`WAIT`), so no acknowledged trip or probe
+//!   election is lost when a replica that acknowledged is promoted.
 //! - **A [`Fleet`] per process**: every key's breaker on one connection
 //!   pool, one pattern subscription and one watcher thread.
 //! - **Async** (feature `tokio`): what needs Redis is awaited on one

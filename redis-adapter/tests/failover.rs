@@ -301,7 +301,9 @@ fn the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
     );
     assert!(eventually(LONG, || b.word() == tripped), "b sees the trip");
 
+    let killed = Instant::now();
     d.fail_over();
+    let promoted = killed.elapsed();
     // One replica is asked for: a new one joins the new primary.
     let spare = server().expect("a redis-server");
     quick_sync(&d.replica);
@@ -309,6 +311,11 @@ fn the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
     assert!(
         eventually(FAILOVER, || shared(&a) && shared(&b)),
         "the fleet joins the new primary"
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "failover: replica promoted {promoted:?} after the kill; the fleet joined it {:?} after the kill",
+        killed.elapsed()
     );
     assert_eq!(
         stored(&d.replica, "failover"),
