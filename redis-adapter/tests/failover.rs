@@ -266,11 +266,26 @@ fn shared(b: &RedisBreaker) -> bool {
 }
 
 #[test]
-fn the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
+fn the_fleet_follows_the_new_primary() {
+    follow_the_new_primary(0);
+}
+
+#[test]
+fn with_replicas_the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
+    follow_the_new_primary(1);
+}
+
+/// Two instances (fleets of their own) asking for `replicas`; a trip, the
+/// primary killed, the replica promoted; then the fleet on the new primary:
+/// the trip is there, a probe election elects one, a new trip reaches
+/// both. Without `replicas` the test waits for the trip to reach the
+/// replica before the kill (else it may be lost: see
+/// `acknowledged_trips_lost_to_a_primary_kill`).
+fn follow_the_new_primary(replicas: u32) {
     let Some(mut d) = Deployment::start() else {
         return;
     };
-    let (fa, fb) = (fleet(&d, 1), fleet(&d, 1));
+    let (fa, fb) = (fleet(&d, replicas), fleet(&d, replicas));
     let (a, b) = (fa.breaker("failover"), fb.breaker("failover"));
     assert!(eventually(LONG, || shared(&a) && shared(&b)));
 
@@ -294,27 +309,35 @@ fn the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
     assert_eq!(a.mode(), Mode::Shared, "recorded in the shared word");
     let tripped = a.word();
     assert_eq!(a.status(), Status::Open);
-    assert_eq!(
-        stored(&d.replica, "failover"),
-        Some(tripped.to_string()),
-        "acknowledged: on the replica already"
-    );
+    if replicas > 0 {
+        assert_eq!(
+            stored(&d.replica, "failover"),
+            Some(tripped.to_string()),
+            "acknowledged: on the replica already"
+        );
+    } else {
+        assert!(eventually(LONG, || stored(&d.replica, "failover")
+            == Some(tripped.to_string())));
+    }
     assert!(eventually(LONG, || b.word() == tripped), "b sees the trip");
 
     let killed = Instant::now();
     d.fail_over();
     let promoted = killed.elapsed();
-    // One replica is asked for: a new one joins the new primary.
-    let spare = server().expect("a redis-server");
-    quick_sync(&d.replica);
-    replicate(&spare, d.replica.port());
+    // When replicas are asked for, a new one joins the new primary.
+    let spare = (replicas > 0).then(|| {
+        let spare = server().expect("a redis-server");
+        quick_sync(&d.replica);
+        replicate(&spare, d.replica.port());
+        spare
+    });
     assert!(
         eventually(FAILOVER, || shared(&a) && shared(&b)),
         "the fleet joins the new primary"
     );
     let _ = writeln!(
         std::io::stderr(),
-        "failover: replica promoted {promoted:?} after the kill; the fleet joined it {:?} after the kill",
+        "failover, replicas({replicas}): replica promoted {promoted:?} after the kill; the fleet joined it {:?} after the kill",
         killed.elapsed()
     );
     assert_eq!(
@@ -350,7 +373,11 @@ fn the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
     assert_eq!(a.status(), Status::Open);
     assert!(eventually(LONG, || b.word() == tripped));
     assert_eq!(b.status(), Status::Open);
-    assert_eq!(stored(&spare, "failover"), Some(tripped.to_string()));
+    let primary = &d.replica;
+    assert_eq!(stored(primary, "failover"), Some(tripped.to_string()));
+    if let Some(spare) = &spare {
+        assert_eq!(stored(spare, "failover"), Some(tripped.to_string()));
+    }
 }
 
 #[test]
