@@ -545,3 +545,43 @@ fn acknowledged_trips_lost_to_a_primary_kill() {
     }
     let _ = writeln!(std::io::stderr(), "{report}");
 }
+
+/// Measurement, not a check (`--ignored`): the median time of a force
+/// (a load and a compare-and-set) with and without `replicas(1)`, on a
+/// primary and a replica of this machine.
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+fn the_cost_of_replicas() {
+    let Some(primary) = server() else { return };
+    let replica = server().expect("a redis-server");
+    quick_sync(&primary);
+    replicate(&replica, primary.port());
+    let mut report = String::new();
+    for replicas in [0, 1] {
+        let b = RedisBreaker::builder(primary.url(), format!("cost{replicas}"))
+            .replicas(replicas)
+            .op_timeout(OP_TIMEOUT)
+            .build()
+            .unwrap();
+        assert!(eventually(LONG, || shared(&b)));
+        let mut took: Vec<Duration> = (0..400)
+            .map(|i| {
+                let start = Instant::now();
+                let done = if i % 2 == 0 {
+                    b.force_open()
+                } else {
+                    b.force_close()
+                };
+                done.unwrap();
+                start.elapsed()
+            })
+            .collect();
+        took.sort();
+        report += &format!(
+            "replicas({replicas}): force (load + compare-and-set) median {:?}, p90 {:?}\n",
+            took[took.len() / 2],
+            took[took.len() * 9 / 10]
+        );
+    }
+    let _ = writeln!(std::io::stderr(), "{report}");
+}
