@@ -13,6 +13,7 @@
 
 use crate::breaker::{Inner, RedisBreaker, Release, Ticket};
 use crate::remote::{self, CAS, LOAD, parse_read, parse_time};
+use redis::Value;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, RedisError};
 use std::convert::Infallible;
@@ -36,6 +37,8 @@ pub type Releasing = Pin<Box<dyn Future<Output = tripword::Release> + Send>>;
 pub(crate) struct Multiplexed {
     client: redis::Client,
     con: Mutex<Option<MultiplexedConnection>>,
+    /// The sentinels that name the primary, when the hub follows one.
+    sentinels: Option<Arc<crate::sentinel::Sentinels>>,
 }
 
 impl Multiplexed {
@@ -43,7 +46,14 @@ impl Multiplexed {
         Multiplexed {
             client,
             con: Mutex::new(None),
+            sentinels: None,
         }
+    }
+
+    /// Connects to the primary the sentinels name instead of the client's
+    /// address.
+    pub(crate) fn follow(&mut self, sentinels: Arc<crate::sentinel::Sentinels>) {
+        self.sentinels = Some(sentinels);
     }
 
     /// The connection (a cheap clone), connecting before `deadline` if
@@ -61,17 +71,21 @@ impl Multiplexed {
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(None)
             .set_response_timeout(None);
-        let con = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await?;
+        let con = match &self.sentinels {
+            Some(sentinels) => sentinels.connect_async(&config).await?,
+            None => {
+                self.client
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await?
+            }
+        };
         *self.con.lock().unwrap_or_else(PoisonError::into_inner) = Some(con.clone());
         Ok(con)
     }
 
     /// Forgets the connection after an error: the next operation connects
     /// again.
-    fn failed(&self) {
+    pub(crate) fn failed(&self) {
         *self.con.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }
 }
@@ -82,6 +96,7 @@ struct Op<'a> {
     inner: &'a Inner,
     latest: Option<(u64, u64)>,
     round_trips: u32,
+    deadline: Instant,
 }
 
 impl Op<'_> {
@@ -120,17 +135,39 @@ impl Op<'_> {
         current: u64,
         new: u64,
     ) -> Result<(bool, u64, u64), RedisError> {
-        let (swapped, word, time): (i64, String, String) = CAS
-            .key(&self.inner.key)
+        let mut invocation = CAS.key(&self.inner.key);
+        invocation
             .arg(current.to_string())
             .arg(new.to_string())
             .arg(&self.inner.channel)
-            .arg(self.inner.missing_word().to_string())
-            .invoke_async(con)
-            .await?;
+            .arg(self.inner.missing_word().to_string());
+        let replicas = self.inner.hub.timing.replicas;
+        let ((swapped, word, time), acked): ((i64, String, String), u64) = if replicas == 0 {
+            (invocation.invoke_async(con).await?, 0)
+        } else {
+            // The script and `WAIT` in one round trip; the WAIT holds the
+            // multiplexed connection's later commands until it answers.
+            let query = async |con: &mut MultiplexedConnection| -> Result<Vec<Value>, RedisError> {
+                let left = self.deadline.saturating_duration_since(Instant::now());
+                remote::waited(&invocation, replicas, remote::wait_millis(left))
+                    .query_async(con)
+                    .await
+            };
+            let mut replies = query(con).await?;
+            if remote::no_script(&replies) {
+                invocation.load_async(con).await?;
+                replies = query(con).await?;
+            }
+            remote::script_and_wait(replies)?
+        };
         let time = parse_time(&time)?;
         self.observed(time);
-        Ok((swapped == 1, self.read(&word), time))
+        let word = self.read(&word);
+        if swapped == 1 && acked < u64::from(replicas) {
+            // Stored, but not known to survive a failover: not made.
+            return Err(remote::unacknowledged(acked, replicas));
+        }
+        Ok((swapped == 1, word, time))
     }
 
     /// Applies `event` from `seen` (read at server time `seen_at`, if
@@ -198,6 +235,7 @@ impl Inner {
             inner: self,
             latest: None,
             round_trips: 0,
+            deadline,
         };
         let run = async {
             let mut con = self.hub.aio.get().await?;
@@ -213,6 +251,7 @@ impl Inner {
         self.count_call(op.round_trips);
         if out.is_err() {
             self.hub.aio.failed();
+            self.hub.suspect();
         }
         out
     }

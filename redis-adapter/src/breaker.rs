@@ -150,6 +150,8 @@ pub(crate) struct Timing {
     pub(crate) refresh: Duration,
     pub(crate) retry: Duration,
     pub(crate) pubsub: bool,
+    /// The replicas each change must reach before it counts (`WAIT`).
+    pub(crate) replicas: u32,
 }
 
 impl Timing {
@@ -158,6 +160,7 @@ impl Timing {
         refresh: Duration::from_secs(1),
         retry: Duration::from_millis(200),
         pubsub: true,
+        replicas: 0,
     };
 }
 
@@ -220,6 +223,39 @@ impl Quorum {
     }
 }
 
+/// The sentinels a hub asks for the primary, and the service they watch.
+#[derive(Clone, Debug)]
+pub(crate) struct Following {
+    pub(crate) sentinels: Vec<String>,
+    pub(crate) service: String,
+}
+
+impl Following {
+    pub(crate) fn new<S: Into<String>>(
+        sentinels: impl IntoIterator<Item = S>,
+        service: impl Into<String>,
+    ) -> Following {
+        Following {
+            sentinels: sentinels.into_iter().map(Into::into).collect(),
+            service: service.into(),
+        }
+    }
+
+    /// A hub on `url` following the primary when `following` says so.
+    pub(crate) fn hub(
+        following: Option<&Following>,
+        url: &str,
+        timing: Timing,
+        clock: Arc<dyn LocalClock>,
+    ) -> Result<Hub, RedisError> {
+        let hub = Hub::new(url, timing, clock)?;
+        match following {
+            Some(f) => hub.following(&f.sentinels, &f.service),
+            None => Ok(hub),
+        }
+    }
+}
+
 /// Builds a [`RedisBreaker`].
 pub struct Builder {
     url: String,
@@ -229,6 +265,7 @@ pub struct Builder {
     timing: Timing,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
+    following: Option<Following>,
 }
 
 impl core::fmt::Debug for Builder {
@@ -239,6 +276,7 @@ impl core::fmt::Debug for Builder {
             .field("config", &self.config)
             .field("quorum", &self.quorum)
             .field("timing", &self.timing)
+            .field("following", &self.following)
             .finish_non_exhaustive()
     }
 }
@@ -340,6 +378,56 @@ impl Builder {
         self
     }
 
+    /// Follows the primary that the Redis Sentinels at `sentinels`
+    /// (`redis://host:port` each) name for `service`: every connection
+    /// (opened at first use, and again after any error) asks them for the
+    /// primary and checks that the server named is one (`ROLE`), all within
+    /// the operation timeout. After a failover the first operation on the
+    /// old primary fails (and falls back to the local breaker, as on any
+    /// error); the next connection reaches the new primary, and the watcher
+    /// joins the shared word there. The URL given to the builder then only
+    /// carries the settings of the connections to the primary (user,
+    /// password, database, protocol): its host and port are not used.
+    ///
+    /// A change acknowledged by the old primary but not yet replicated is
+    /// lost by the failover; [`replicas`](Self::replicas) keeps every
+    /// acknowledged change.
+    pub fn sentinel<S: Into<String>>(
+        mut self,
+        sentinels: impl IntoIterator<Item = S>,
+        service: impl Into<String>,
+    ) -> Self {
+        self.following = Some(Following::new(sentinels, service));
+        self
+    }
+
+    /// The replicas every change must reach before this instance takes it
+    /// as made (default 0: the primary's reply is enough). After each
+    /// compare-and-set that changed the word, and after the claim of the
+    /// config fingerprint, the instance sends `WAIT n t` on the same
+    /// connection in the same round trip (`t`: what is left of the
+    /// operation timeout); fewer than `n` replicas acknowledging is a
+    /// failed operation, handled as any Redis error: the call falls back to
+    /// the local breaker (a release reports [`Release::Unreported`]), and
+    /// the instance stays in [`Mode::Local`] until a claim is acknowledged
+    /// by `n` replicas again. The change itself stays on the primary (Redis
+    /// has no rollback): other instances may see it; it only is not
+    /// acknowledged here. A probe election that is not acknowledged holds
+    /// the fleet's probe for nobody until the probe timeout, as one whose
+    /// reply is lost does.
+    ///
+    /// With `n` at least 1 and a failover that promotes a replica that had
+    /// acknowledged, no acknowledged trip or probe election is lost. The
+    /// cost: each change waits for the replicas' acknowledgement (one round
+    /// trip still: the script and `WAIT` are pipelined), and on the async
+    /// path a `WAIT` holds the commands queued behind it on the shared
+    /// multiplexed connection until it answers. With fewer than `n`
+    /// replicas in sync, no instance joins the shared word.
+    pub fn replicas(mut self, n: u32) -> Self {
+        self.timing.replicas = n;
+        self
+    }
+
     /// The instance's own monotonic clock, used only to estimate the
     /// server's time between round trips. Default [`Monotonic`].
     pub fn local_clock(mut self, clock: impl LocalClock) -> Self {
@@ -364,7 +452,9 @@ impl Builder {
     /// # Errors
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<RedisBreaker, Error> {
-        let hub = Arc::new(Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?);
+        let hub = Following::hub(self.following.as_ref(), &self.url, self.timing, self.clock)
+            .map_err(Error::Url)?;
+        let hub = Arc::new(hub);
         // Joined first: the watcher's first read is of this key too.
         let breaker =
             RedisBreaker::join_with(&hub, self.key, self.config, self.observer, self.quorum);
@@ -501,6 +591,7 @@ impl RedisBreaker {
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
+            following: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! [`Fleet`]: every breaker a process keeps on one Redis deployment, on one
 //! connection pool, one subscription and one watcher thread.
 
-use crate::breaker::{DEFAULT_CONFIG, Error, Quorum, RedisBreaker, Timing};
+use crate::breaker::{DEFAULT_CONFIG, Error, Following, Quorum, RedisBreaker, Timing};
 use crate::hub::Hub;
 use crate::observer::Observer;
 use crate::time::{LocalClock, Monotonic};
@@ -69,6 +69,7 @@ pub struct FleetBuilder {
     timing: Timing,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
+    following: Option<Following>,
 }
 
 impl core::fmt::Debug for FleetBuilder {
@@ -78,6 +79,7 @@ impl core::fmt::Debug for FleetBuilder {
             .field("config", &self.config)
             .field("quorum", &self.quorum)
             .field("timing", &self.timing)
+            .field("following", &self.following)
             .finish_non_exhaustive()
     }
 }
@@ -140,6 +142,41 @@ impl FleetBuilder {
         self
     }
 
+    /// Follows the primary the Redis Sentinels at `sentinels` name for
+    /// `service`; the fleet's URL then only carries the settings of the
+    /// connections to the primary. See [`Builder::sentinel`](crate::Builder::sentinel).
+    ///
+    /// ```no_run
+    /// use tripword_redis::Fleet;
+    ///
+    /// // The primary's password and database come from the URL; the
+    /// // sentinels name its address.
+    /// let fleet = Fleet::builder("redis://:secret@primary/0")
+    ///     .sentinel(
+    ///         ["redis://10.0.0.1:26379/", "redis://10.0.0.2:26379/", "redis://10.0.0.3:26379/"],
+    ///         "breakers",
+    ///     )
+    ///     .replicas(1)
+    ///     .build()?;
+    /// # let _ = fleet;
+    /// # Ok::<(), tripword_redis::Error>(())
+    /// ```
+    pub fn sentinel<S: Into<String>>(
+        mut self,
+        sentinels: impl IntoIterator<Item = S>,
+        service: impl Into<String>,
+    ) -> Self {
+        self.following = Some(Following::new(sentinels, service));
+        self
+    }
+
+    /// The replicas every change must reach (`WAIT`) before an instance
+    /// takes it as made. Default 0. See [`Builder::replicas`](crate::Builder::replicas).
+    pub fn replicas(mut self, n: u32) -> Self {
+        self.timing.replicas = n;
+        self
+    }
+
     /// The process's monotonic clock. Default [`Monotonic`].
     pub fn local_clock(mut self, clock: impl LocalClock) -> Self {
         self.clock = Arc::new(clock);
@@ -158,7 +195,9 @@ impl FleetBuilder {
     /// # Errors
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<Fleet, Error> {
-        let hub = Arc::new(Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?);
+        let hub = Following::hub(self.following.as_ref(), &self.url, self.timing, self.clock)
+            .map_err(Error::Url)?;
+        let hub: Arc<Hub> = Arc::new(hub);
         watch::spawn(&hub).map_err(Error::Thread)?;
         Ok(Fleet {
             hub,
@@ -181,6 +220,7 @@ impl Fleet {
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
+            following: None,
         }
     }
 

@@ -10,6 +10,7 @@
 
 use crate::breaker::{Inner, Timing};
 use crate::remote::{self, RemoteCell};
+use crate::sentinel::Sentinels;
 use crate::time::{Estimate, LocalClock, LocalTicks};
 use redis::{Connection, IntoConnectionInfo, RedisError};
 use std::collections::HashMap;
@@ -51,6 +52,8 @@ pub(crate) struct Hub {
     members: RwLock<HashMap<String, Vec<Weak<Inner>>>>,
     #[cfg(feature = "tokio")]
     pub(crate) aio: crate::aio::Multiplexed,
+    /// The sentinels that name the primary, when the hub follows one.
+    sentinels: Option<Arc<Sentinels>>,
 }
 
 impl Hub {
@@ -82,7 +85,21 @@ impl Hub {
             clock,
             timing,
             members: RwLock::new(HashMap::new()),
+            sentinels: None,
         })
+    }
+
+    /// The hub, following the primary the sentinels at `urls` name for
+    /// `service` (each connect asks them); the URL it was made with then
+    /// gives only the primary's settings (user, password, database,
+    /// protocol), not its address.
+    pub(crate) fn following(mut self, urls: &[String], service: &str) -> Result<Hub, RedisError> {
+        let primary = self.client.get_connection_info().redis_settings().clone();
+        let sentinels = Arc::new(Sentinels::new(urls, service, primary)?);
+        #[cfg(feature = "tokio")]
+        self.aio.follow(sentinels.clone());
+        self.sentinels = Some(sentinels);
+        Ok(self)
     }
 
     /// The estimate of the server's time, trusted for a refresh period and
@@ -102,8 +119,14 @@ impl Hub {
         if left < Duration::from_micros(100) {
             return Err(remote::deadline_passed());
         }
-        self.client
-            .get_connection_with_timeout(connect_timeout(left, self.setup_reads))
+        match &self.sentinels {
+            Some(sentinels) => {
+                sentinels.connect(deadline, |left| connect_timeout(left, self.setup_reads))
+            }
+            None => self
+                .client
+                .get_connection_with_timeout(connect_timeout(left, self.setup_reads)),
+        }
     }
 
     /// How many breakers the watcher keeps fresh (the dead ones not yet
@@ -139,7 +162,8 @@ impl Hub {
                 Err(e) => return (Err(e), 0, None),
             },
         };
-        let cell = RemoteCell::new(&mut con, key, channel, missing, deadline, &*self.clock);
+        let cell = RemoteCell::new(&mut con, key, channel, missing, deadline, &*self.clock)
+            .acknowledged_by(self.timing.replicas);
         let out = op(&cell).and_then(|v| match cell.take_failure() {
             Some(e) => Err(e),
             None => Ok(v),
@@ -152,8 +176,26 @@ impl Hub {
         drop(cell);
         if out.is_ok() {
             self.give_back(con);
+        } else {
+            self.suspect();
         }
         (out, trips, stored)
+    }
+
+    /// After an error, when following a primary: it may have changed, and
+    /// every open connection may be to the old one. They are dropped (the
+    /// pooled ones and the async one); the next operations connect afresh,
+    /// asking the sentinels.
+    pub(crate) fn suspect(&self) {
+        if self.sentinels.is_none() {
+            return;
+        }
+        self.pool
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        #[cfg(feature = "tokio")]
+        self.aio.failed();
     }
 
     fn give_back(&self, con: Connection) {
@@ -229,6 +271,7 @@ impl Hub {
 
     /// Every live breaker falls back to its local breaker.
     pub(crate) fn detach_all(&self) {
+        self.suspect();
         for inner in self.live() {
             inner.detach();
         }

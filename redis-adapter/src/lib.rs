@@ -21,6 +21,11 @@
 //! - **A quorum** ([`Builder::quorum`]): the fleet trips only on failures
 //!   seen by `q` distinct instances; one instance whose own path to the
 //!   dependency is broken holds itself off and does not trip the others.
+//! - **Failover** ([`FleetBuilder::sentinel`]): the instances follow the
+//!   primary Redis Sentinel names, asking the sentinels on each connect;
+//!   with [`replicas(n)`](FleetBuilder::replicas) a change counts only once
+//!   `n` replicas acknowledge it (`WAIT`), so no acknowledged trip or probe
+//!   election is lost when a replica that acknowledged is promoted.
 //! - **A [`Fleet`] per process**: every key's breaker on one connection
 //!   pool, one pattern subscription and one watcher thread.
 //! - **Async** (feature `tokio`): what needs Redis is awaited on one
@@ -62,6 +67,7 @@ mod local;
 mod mirror;
 mod observer;
 mod remote;
+mod sentinel;
 pub mod server;
 pub mod time;
 mod watch;

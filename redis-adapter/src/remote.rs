@@ -3,7 +3,7 @@
 //! returning the server's `TIME` read after the `GET`.
 
 use crate::time::{LocalClock, server_micros};
-use redis::{Connection, RedisError, Script};
+use redis::{Connection, FromRedisValue, RedisError, Script, ScriptInvocation, Value};
 use std::cell::{Cell as Slot, RefCell};
 use std::io;
 use std::sync::LazyLock;
@@ -203,6 +203,70 @@ pub(crate) fn deadline_passed() -> RedisError {
     ))
 }
 
+/// The `WAIT` timeout for `left` remaining: whole milliseconds, at least 1
+/// (`WAIT n 0` would block for good).
+pub(crate) fn wait_millis(left: Duration) -> u64 {
+    u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+/// The error of a change that fewer replicas than asked acknowledged.
+pub(crate) fn unacknowledged(acked: u64, wanted: u32) -> RedisError {
+    RedisError::from(io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("tripword-redis: the change reached {acked} of the {wanted} replicas asked for"),
+    ))
+}
+
+fn malformed() -> RedisError {
+    RedisError::from(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "tripword-redis: a script and WAIT got an unexpected reply",
+    ))
+}
+
+/// Whether a pipeline's first reply says the script is not in the server's
+/// cache (a restarted or promoted server).
+pub(crate) fn no_script(replies: &[Value]) -> bool {
+    matches!(
+        replies.first(),
+        Some(Value::ServerError(e)) if e.kind() == Some(redis::ServerErrorKind::NoScript)
+    )
+}
+
+/// The replies of a pipeline of a script and `WAIT`: the script's, and how
+/// many replicas acknowledged.
+pub(crate) fn script_and_wait<T: FromRedisValue>(
+    replies: Vec<Value>,
+) -> Result<(T, u64), RedisError> {
+    let [script, wait] = <[Value; 2]>::try_from(replies).map_err(|_| malformed())?;
+    let script = match script {
+        Value::ServerError(e) => return Err(e.into()),
+        v => v,
+    };
+    let reply = redis::from_redis_value(script)?;
+    let acked = match wait {
+        Value::ServerError(e) => return Err(e.into()),
+        Value::Int(n) => u64::try_from(n).map_err(|_| malformed())?,
+        _ => return Err(malformed()),
+    };
+    Ok((reply, acked))
+}
+
+/// A pipeline of `invocation` and `WAIT replicas millis`.
+pub(crate) fn waited(
+    invocation: &ScriptInvocation<'_>,
+    replicas: u32,
+    millis: u64,
+) -> redis::Pipeline {
+    let mut pipe = redis::pipe();
+    pipe.ignore_errors()
+        .invoke_script(invocation)
+        .cmd("WAIT")
+        .arg(replicas)
+        .arg(millis);
+    pipe
+}
+
 /// One operation's view of the key: a connection, a deadline every command
 /// must meet, and the server time read with the word last observed.
 pub(crate) struct RemoteCell<'a> {
@@ -226,6 +290,8 @@ pub(crate) struct RemoteCell<'a> {
     /// a time that was not read is stored or reported).
     failed: RefCell<Option<RedisError>>,
     round_trips: Slot<u32>,
+    /// The replicas every change must reach (`WAIT`); 0: none.
+    replicas: u32,
 }
 
 impl<'a> RemoteCell<'a> {
@@ -249,6 +315,48 @@ impl<'a> RemoteCell<'a> {
             latest: Slot::new(None),
             failed: RefCell::new(None),
             round_trips: Slot::new(0),
+            replicas: 0,
+        }
+    }
+
+    /// The cell, each change of which must reach `replicas` replicas.
+    pub(crate) fn acknowledged_by(mut self, replicas: u32) -> Self {
+        self.replicas = replicas;
+        self
+    }
+
+    /// Runs `invocation`; when replicas must acknowledge, `WAIT` follows in
+    /// the same round trip (a pipeline), with what is left of the
+    /// operation as its timeout. Returns the script's reply, and how many
+    /// replicas acknowledged (`None` when none must).
+    fn invoke_waited<T: FromRedisValue>(
+        &self,
+        con: &mut Connection,
+        invocation: &ScriptInvocation<'_>,
+    ) -> Result<(T, Option<u64>), RedisError> {
+        if self.replicas == 0 {
+            return invocation.invoke(con).map(|v| (v, None));
+        }
+        let query = |con: &mut Connection| -> Result<Vec<Value>, RedisError> {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            waited(invocation, self.replicas, wait_millis(left)).query(con)
+        };
+        let mut replies = query(con)?;
+        if no_script(&replies) {
+            invocation.load(con)?;
+            self.arm(con)?;
+            replies = query(con)?;
+        }
+        let (reply, acked) = script_and_wait(replies)?;
+        Ok((reply, Some(acked)))
+    }
+
+    /// An error when a change was acknowledged by fewer replicas than
+    /// asked.
+    fn check_acknowledged(&self, acked: Option<u64>) -> Result<(), RedisError> {
+        match acked {
+            Some(n) if n < u64::from(self.replicas) => Err(unacknowledged(n, self.replicas)),
+            _ => Ok(()),
         }
     }
 
@@ -350,7 +458,11 @@ impl<'a> RemoteCell<'a> {
         let mut con = self.con.borrow_mut();
         self.arm(&con)?;
         // Not a call's round trip: not counted.
-        CLAIM.key(key).arg(ours).invoke(&mut **con)
+        let mut invocation = CLAIM.key(key);
+        invocation.arg(ours);
+        let (fleet, acked) = self.invoke_waited(&mut con, &invocation)?;
+        self.check_acknowledged(acked)?;
+        Ok(fleet)
     }
 
     /// Votes for tripping the shared word as `voter` (see [`VOTE`]).
@@ -387,19 +499,25 @@ impl<'a> RemoteCell<'a> {
     ) -> Result<Ballot, RedisError> {
         let mut con = self.con.borrow_mut();
         self.arm(&con)?;
-        let (swapped, word, time, n): (i64, String, String, u64) = QUORUM_TRIP
-            .key(self.key)
+        let mut invocation = QUORUM_TRIP.key(self.key);
+        invocation
             .key(votes)
             .arg(expected.to_string())
             .arg(new.to_string())
             .arg(self.channel)
             .arg(&self.missing)
             .arg(window)
-            .arg(quorum)
-            .invoke(&mut **con)?;
+            .arg(quorum);
+        let ((swapped, word, time, n), acked): ((i64, String, String, u64), _) =
+            self.invoke_waited(&mut con, &invocation)?;
         let time = parse_time(&time)?;
         drop(con);
         self.observed(time);
+        if swapped == 1 {
+            // The trip, as any change: made only once the replicas asked
+            // for acknowledged it.
+            self.check_acknowledged(acked)?;
+        }
         Ok(Ballot {
             word: self.read(&word),
             now: time,
@@ -459,19 +577,22 @@ impl Cell<W64> for RemoteCell<'_> {
         }
         let mut con = self.con.borrow_mut();
         self.arm(&con).map_err(CasError::Cell)?;
-        let (swapped, word, time): (i64, String, String) = CAS
-            .key(self.key)
+        let mut invocation = CAS.key(self.key);
+        invocation
             .arg(current.to_string())
             .arg(new.to_string())
             .arg(self.channel)
-            .arg(&self.missing)
-            .invoke(&mut **con)
+            .arg(&self.missing);
+        let ((swapped, word, time), acked): ((i64, String, String), _) = self
+            .invoke_waited(&mut con, &invocation)
             .map_err(CasError::Cell)?;
         let time = parse_time(&time).map_err(CasError::Cell)?;
         drop(con);
         self.observed(time);
         let word = self.read(&word);
         if swapped == 1 {
+            // Stored, but not known to survive a failover: not made.
+            self.check_acknowledged(acked).map_err(CasError::Cell)?;
             // The loop stops here; the time is not needed again.
             self.pending_time.set(None);
             Ok(())
@@ -528,6 +649,25 @@ mod tests {
         ));
         assert_eq!(cell.round_trips(), 4);
         assert_eq!(cell.fetch().unwrap().0, 12_346);
+    }
+
+    #[test]
+    fn a_script_and_wait_reply_in_two_parts() {
+        let script = Value::Array(vec![Value::Int(1), Value::BulkString(b"7".to_vec())]);
+        let (reply, acked): ((i64, String), u64) =
+            script_and_wait(vec![script.clone(), Value::Int(2)]).unwrap();
+        assert_eq!((reply, acked), ((1, "7".to_owned()), 2));
+        assert!(script_and_wait::<(i64, String)>(vec![script.clone()]).is_err());
+        assert!(script_and_wait::<(i64, String)>(vec![script, Value::Nil]).is_err());
+        assert!(!no_script(&[Value::Int(1)]));
+        assert_eq!(
+            wait_millis(Duration::ZERO),
+            1,
+            "WAIT 0 would block for good"
+        );
+        assert_eq!(wait_millis(Duration::from_micros(2_500)), 2);
+        let e = unacknowledged(0, 1);
+        assert!(e.to_string().contains("reached 0 of the 1 replicas"), "{e}");
     }
 
     #[test]
