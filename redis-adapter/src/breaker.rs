@@ -1,6 +1,6 @@
 //! [`RedisBreaker`]: one breaker for a fleet, its word under a Redis key.
 
-use crate::hub::{CHANNEL_PREFIX, Hub};
+use crate::hub::Hub;
 use crate::local::Local;
 use crate::mirror::{Mirror, NONE};
 use crate::observer::{Mode, Observer, Scope};
@@ -169,6 +169,8 @@ pub struct Builder {
     timing: Timing,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
+    #[cfg(feature = "cluster")]
+    cluster: Option<Vec<String>>,
 }
 
 impl core::fmt::Debug for Builder {
@@ -243,6 +245,25 @@ impl Builder {
         self
     }
 
+    /// The word is in a Redis Cluster, reached through the builder's URL
+    /// and `nodes` (more node URLs, tried in turn for the slot map). Each
+    /// script runs on the node owning the key's slot (redirections
+    /// followed), changes are published with `SPUBLISH` on a channel in the
+    /// key's slot ([`RedisBreaker::channel`]), and the watcher subscribes to
+    /// it with `SSUBSCRIBE` on that node. Async admissions and releases
+    /// take the sync path (they block for their round trip). The key names
+    /// are unchanged.
+    #[cfg(feature = "cluster")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
+    pub fn cluster<I, S>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.cluster = Some(nodes.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Builds the instance and starts its watcher thread (a breaker built
     /// alone has a connection pool and a watcher of its own; the breakers
     /// of a [`Fleet`](crate::Fleet) share them). Reads the word once
@@ -254,7 +275,13 @@ impl Builder {
     /// # Errors
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<RedisBreaker, Error> {
-        let hub = Arc::new(Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?);
+        #[allow(unused_mut)]
+        let mut hub = Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?;
+        #[cfg(feature = "cluster")]
+        if let Some(nodes) = &self.cluster {
+            hub.on_cluster(&self.url, nodes).map_err(Error::Url)?;
+        }
+        let hub = Arc::new(hub);
         // Joined first: the watcher's first read is of this key too.
         let breaker = RedisBreaker::join(&hub, self.key, self.config, self.observer);
         watch::spawn(&hub).map_err(Error::Thread)?;
@@ -332,7 +359,7 @@ impl RedisBreaker {
     ) -> RedisBreaker {
         let inner = Arc::new(Inner {
             config,
-            channel: format!("{CHANNEL_PREFIX}{key}"),
+            channel: hub.channel(&key),
             fingerprint_key: format!("{key}:config"),
             key,
             mirror: Mirror::new(),
@@ -371,6 +398,8 @@ impl RedisBreaker {
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
+            #[cfg(feature = "cluster")]
+            cluster: None,
         }
     }
 

@@ -67,6 +67,8 @@ pub struct FleetBuilder {
     timing: Timing,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
+    #[cfg(feature = "cluster")]
+    cluster: Option<Vec<String>>,
 }
 
 impl core::fmt::Debug for FleetBuilder {
@@ -127,13 +129,32 @@ impl FleetBuilder {
         self
     }
 
+    /// The words are in a Redis Cluster, reached through the builder's URL
+    /// and `nodes` (more node URLs). See [`Builder::cluster`](crate::Builder::cluster).
+    #[cfg(feature = "cluster")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
+    pub fn cluster<I, S>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.cluster = Some(nodes.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Builds the fleet and starts its watcher thread. Connects to nothing
     /// yet: each breaker reads its word when it is made.
     ///
     /// # Errors
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<Fleet, Error> {
-        let hub = Arc::new(Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?);
+        #[allow(unused_mut)]
+        let mut hub = Hub::new(&self.url, self.timing, self.clock).map_err(Error::Url)?;
+        #[cfg(feature = "cluster")]
+        if let Some(nodes) = &self.cluster {
+            hub.on_cluster(&self.url, nodes).map_err(Error::Url)?;
+        }
+        let hub = Arc::new(hub);
         watch::spawn(&hub).map_err(Error::Thread)?;
         Ok(Fleet {
             hub,
@@ -154,6 +175,8 @@ impl Fleet {
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
+            #[cfg(feature = "cluster")]
+            cluster: None,
         }
     }
 

@@ -11,7 +11,7 @@
 use crate::breaker::{Inner, Timing};
 use crate::remote::{self, RemoteCell};
 use crate::time::{Estimate, LocalClock, LocalTicks};
-use redis::{Connection, IntoConnectionInfo, RedisError};
+use redis::{Cmd, Connection, ConnectionLike, IntoConnectionInfo, RedisError, RedisResult, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
@@ -34,14 +34,113 @@ fn connect_timeout(left: Duration, setup_reads: u32) -> Duration {
     left / setup_reads.max(1)
 }
 
+/// A connection the operations of a hub run on: to the one Redis, or
+/// (feature `cluster`) to a Redis Cluster, each command sent to the node
+/// owning its first key's slot, `MOVED` and `ASK` redirections followed.
+pub(crate) enum Con {
+    /// To the one Redis of the hub.
+    Node(Connection),
+    /// To the cluster.
+    #[cfg(feature = "cluster")]
+    Cluster(redis::cluster::ClusterConnection),
+}
+
+impl Con {
+    /// Bounds every read and write from now on by `left`.
+    pub(crate) fn set_timeouts(&self, left: Duration) -> RedisResult<()> {
+        match self {
+            Con::Node(con) => {
+                con.set_read_timeout(Some(left))?;
+                con.set_write_timeout(Some(left))
+            }
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => {
+                con.set_read_timeout(Some(left))?;
+                con.set_write_timeout(Some(left))
+            }
+        }
+    }
+
+    /// The server's `TIME` (seconds, microseconds), read on the node that
+    /// owns `key` (the one Redis when there is no cluster).
+    #[cfg_attr(not(feature = "cluster"), allow(unused_variables))]
+    pub(crate) fn time(&mut self, key: &str) -> RedisResult<(u64, u64)> {
+        match self {
+            Con::Node(con) => redis::cmd("TIME").query(con),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => crate::cluster::time(con, key),
+        }
+    }
+}
+
+impl ConnectionLike for Con {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
+        match self {
+            Con::Node(con) => con.req_packed_command(cmd),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        match self {
+            Con::Node(con) => con.req_packed_commands(cmd, offset, count),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn req_command(&mut self, cmd: &Cmd) -> RedisResult<Value> {
+        match self {
+            Con::Node(con) => con.req_command(cmd),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.req_command(cmd),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Con::Node(con) => con.get_db(),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.get_db(),
+        }
+    }
+
+    fn check_connection(&mut self) -> bool {
+        match self {
+            Con::Node(con) => con.check_connection(),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.check_connection(),
+        }
+    }
+
+    fn is_open(&self) -> bool {
+        match self {
+            Con::Node(con) => con.is_open(),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.is_open(),
+        }
+    }
+}
+
 pub(crate) struct Hub {
     client: redis::Client,
+    /// The cluster the words are in, when there is one (feature `cluster`):
+    /// operations then run on cluster connections, and the watcher
+    /// subscribes to each breaker's channel on the node owning its slot.
+    #[cfg(feature = "cluster")]
+    pub(crate) cluster: Option<crate::cluster::Cluster>,
     /// Replies the `redis` crate reads when it opens a connection (`AUTH`
     /// or `HELLO`, `SELECT`), each with the whole timeout it is given.
     setup_reads: u32,
     /// Connections for calls and refreshes; the lock is held only to take
     /// or return one, never across a round trip.
-    pool: Mutex<Vec<Connection>>,
+    pool: Mutex<Vec<Con>>,
     pub(crate) estimate: Estimate,
     pub(crate) clock: Arc<dyn LocalClock>,
     pub(crate) ticks: LocalTicks,
@@ -75,6 +174,8 @@ impl Hub {
             #[cfg(feature = "tokio")]
             aio: crate::aio::Multiplexed::new(client.clone()),
             client,
+            #[cfg(feature = "cluster")]
+            cluster: None,
             setup_reads,
             pool: Mutex::new(Vec::new()),
             estimate: Estimate::new(),
@@ -83,6 +184,16 @@ impl Hub {
             timing,
             members: RwLock::new(HashMap::new()),
         })
+    }
+
+    /// Puts the hub on the Redis Cluster reached through `url` and `nodes`.
+    #[cfg(feature = "cluster")]
+    pub(crate) fn on_cluster(&mut self, url: &str, nodes: &[String]) -> Result<(), RedisError> {
+        let seeds: Vec<String> = std::iter::once(url.to_owned())
+            .chain(nodes.iter().cloned())
+            .collect();
+        self.cluster = Some(crate::cluster::Cluster::new(&seeds)?);
+        Ok(())
     }
 
     /// The estimate of the server's time, trusted for a refresh period and
@@ -104,6 +215,39 @@ impl Hub {
         }
         self.client
             .get_connection_with_timeout(connect_timeout(left, self.setup_reads))
+    }
+
+    /// A connection for operations: to the one Redis, or to the cluster.
+    fn connect_op(&self, deadline: Instant) -> Result<Con, RedisError> {
+        #[cfg(feature = "cluster")]
+        if let Some(cluster) = &self.cluster {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left < Duration::from_micros(100) {
+                return Err(remote::deadline_passed());
+            }
+            return cluster.connect(left).map(Con::Cluster);
+        }
+        self.connect(deadline).map(Con::Node)
+    }
+
+    /// Whether the words are in a Redis Cluster.
+    pub(crate) fn is_cluster(&self) -> bool {
+        #[cfg(feature = "cluster")]
+        if self.cluster.is_some() {
+            return true;
+        }
+        false
+    }
+
+    /// The channel the changes of the word under `key` are published on:
+    /// `tripword:<key>`, or in a cluster a name in the key's slot (see
+    /// [`cluster::channel`](crate::cluster::channel)).
+    pub(crate) fn channel(&self, key: &str) -> String {
+        #[cfg(feature = "cluster")]
+        if self.cluster.is_some() {
+            return crate::cluster::channel(key);
+        }
+        format!("{CHANNEL_PREFIX}{key}")
     }
 
     /// How many breakers the watcher keeps fresh (the dead ones not yet
@@ -134,12 +278,15 @@ impl Hub {
             .pop();
         let mut con = match pooled {
             Some(con) => con,
-            None => match self.connect(deadline) {
+            None => match self.connect_op(deadline) {
                 Ok(con) => con,
                 Err(e) => return (Err(e), 0, None),
             },
         };
-        let cell = RemoteCell::new(&mut con, key, channel, missing, deadline, &*self.clock);
+        let mut cell = RemoteCell::new(&mut con, key, channel, missing, deadline, &*self.clock);
+        if self.is_cluster() {
+            cell.publish_sharded();
+        }
         let out = op(&cell).and_then(|v| match cell.take_failure() {
             Some(e) => Err(e),
             None => Ok(v),
@@ -156,7 +303,7 @@ impl Hub {
         (out, trips, stored)
     }
 
-    fn give_back(&self, con: Connection) {
+    fn give_back(&self, con: Con) {
         let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
         if pool.len() < POOL {
             pool.push(con);
@@ -206,8 +353,8 @@ impl Hub {
     /// is repaired by its breaker (one compare-and-set). Each batch is
     /// bounded by the operation timeout.
     pub(crate) fn refresh_all(&self) -> Result<(), RedisError> {
-        let live = self.live();
-        for batch in live.chunks(BATCH) {
+        for batch in self.batches(self.live()) {
+            let batch = &batch[..];
             // The mirrors before the read: a word older than its mirror is
             // taken only if the mirror did not change meanwhile.
             let bases: Vec<u64> = batch.iter().map(|b| b.mirror_word()).collect();
@@ -225,6 +372,24 @@ impl Hub {
             }
         }
         Ok(())
+    }
+
+    /// The breakers in batches of at most [`BATCH`] read in one round trip;
+    /// in a cluster each batch is of one slot (a script's keys must be).
+    fn batches(&self, mut live: Vec<Arc<Inner>>) -> Vec<Vec<Arc<Inner>>> {
+        #[cfg(feature = "cluster")]
+        if self.cluster.is_some() {
+            return crate::cluster::by_slot(live, BATCH);
+        }
+        let mut out = Vec::new();
+        while live.len() > BATCH {
+            let rest = live.split_off(BATCH);
+            out.push(std::mem::replace(&mut live, rest));
+        }
+        if !live.is_empty() {
+            out.push(live);
+        }
+        out
     }
 
     /// Every live breaker falls back to its local breaker.

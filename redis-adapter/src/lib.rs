@@ -53,6 +53,8 @@
 #[cfg(feature = "tokio")]
 mod aio;
 mod breaker;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod fleet;
 mod hub;
 mod local;

@@ -2,8 +2,9 @@
 //! compare-and-set, each one Lua script run atomically by the server, each
 //! returning the server's `TIME` read after the `GET`.
 
+use crate::hub::Con;
 use crate::time::{LocalClock, server_micros};
-use redis::{Connection, RedisError, Script};
+use redis::{RedisError, Script};
 use std::cell::{Cell as Slot, RefCell};
 use std::io;
 use std::sync::LazyLock;
@@ -80,7 +81,8 @@ return cur",
 });
 
 /// `{1, new, now}` when the key held `ARGV[1]` and now holds `ARGV[2]`
-/// (published on channel `ARGV[3]` as `"new now"` unless it is empty);
+/// (published on channel `ARGV[3]` as `"new now"` unless it is empty, by
+/// the command `ARGV[5]`, `PUBLISH` when absent: `SPUBLISH` in a cluster);
 /// `{0, word, now}` with the word it holds otherwise; a missing key holds
 /// `ARGV[4]`.
 pub(crate) static CAS: LazyLock<Script> = LazyLock::new(|| {
@@ -93,7 +95,7 @@ if cur ~= ARGV[1] then
   return {{0, cur, t}}
 end
 redis.call('SET', KEYS[1], ARGV[2])
-if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2] .. ' ' .. t) end
+if ARGV[3] ~= '' then redis.call(ARGV[5] or 'PUBLISH', ARGV[3], ARGV[2] .. ' ' .. t) end
 return {{1, ARGV[2], t}}"
     ))
 });
@@ -141,9 +143,11 @@ pub(crate) fn deadline_passed() -> RedisError {
 /// One operation's view of the key: a connection, a deadline every command
 /// must meet, and the server time read with the word last observed.
 pub(crate) struct RemoteCell<'a> {
-    con: RefCell<&'a mut Connection>,
+    con: RefCell<&'a mut Con>,
     key: &'a str,
     channel: &'a str,
+    /// The command the compare-and-set publishes with.
+    publish: &'static str,
     /// What a missing key reads as, in decimal.
     missing: String,
     /// The latest word read that was stored in Redis (not a missing key's).
@@ -165,7 +169,7 @@ pub(crate) struct RemoteCell<'a> {
 
 impl<'a> RemoteCell<'a> {
     pub(crate) fn new(
-        con: &'a mut Connection,
+        con: &'a mut Con,
         key: &'a str,
         channel: &'a str,
         missing: u64,
@@ -176,6 +180,7 @@ impl<'a> RemoteCell<'a> {
             con: RefCell::new(con),
             key,
             channel,
+            publish: "PUBLISH",
             missing: missing.to_string(),
             stored: Slot::new(None),
             deadline,
@@ -187,15 +192,19 @@ impl<'a> RemoteCell<'a> {
         }
     }
 
+    /// Publishes the changes with `SPUBLISH` (a cluster's sharded
+    /// channels) instead of `PUBLISH`.
+    pub(crate) fn publish_sharded(&mut self) {
+        self.publish = "SPUBLISH";
+    }
+
     /// Sets the connection's timeouts to what is left before the deadline.
-    fn arm(&self, con: &Connection) -> Result<(), RedisError> {
+    fn arm(&self, con: &Con) -> Result<(), RedisError> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left < Duration::from_micros(100) {
             return Err(deadline_passed());
         }
-        con.set_read_timeout(Some(left))?;
-        con.set_write_timeout(Some(left))?;
-        Ok(())
+        con.set_timeouts(left)
     }
 
     fn observed(&self, time: u64) {
@@ -272,7 +281,7 @@ impl<'a> RemoteCell<'a> {
     fn server_time(&self) -> Result<u64, RedisError> {
         let mut con = self.con.borrow_mut();
         self.arm(&con)?;
-        let (s, us): (u64, u64) = redis::cmd("TIME").query(&mut **con)?;
+        let (s, us) = con.time(self.key)?;
         let t = server_micros(s, us);
         self.latest.set(Some((t, self.clock.micros())));
         self.round_trips.set(self.round_trips.get() + 1);
@@ -286,6 +295,14 @@ impl<'a> RemoteCell<'a> {
         self.arm(&con)?;
         // Not a call's round trip: not counted.
         CLAIM.key(key).arg(ours).invoke(&mut **con)
+    }
+
+    /// The cluster's slot map (`CLUSTER SLOTS`), from any node.
+    #[cfg(feature = "cluster")]
+    pub(crate) fn cluster_slots(&self) -> Result<redis::Value, RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        redis::cmd("CLUSTER").arg("SLOTS").query(&mut **con)
     }
 
     /// The failure of a clock read during the operation, if any.
@@ -325,6 +342,7 @@ impl Cell<W64> for RemoteCell<'_> {
             .arg(new.to_string())
             .arg(self.channel)
             .arg(&self.missing)
+            .arg(self.publish)
             .invoke(&mut **con)
             .map_err(CasError::Cell)?;
         let time = parse_time(&time).map_err(CasError::Cell)?;
@@ -361,9 +379,11 @@ mod tests {
             return;
         };
         let client = redis::Client::open(server.url()).unwrap();
-        let mut con = client
-            .get_connection_with_timeout(Duration::from_secs(5))
-            .unwrap();
+        let mut con = Con::Node(
+            client
+                .get_connection_with_timeout(Duration::from_secs(5))
+                .unwrap(),
+        );
         let _: () = redis::cmd("SET")
             .arg("k")
             .arg(12_345)

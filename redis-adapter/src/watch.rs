@@ -25,7 +25,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// The longest the watcher blocks before it looks whether its hub is gone.
-const SLICE: Duration = Duration::from_millis(100);
+pub(crate) const SLICE: Duration = Duration::from_millis(100);
 
 pub(crate) fn spawn(hub: &Arc<Hub>) -> std::io::Result<()> {
     let hub = Arc::downgrade(hub);
@@ -36,7 +36,7 @@ pub(crate) fn spawn(hub: &Arc<Hub>) -> std::io::Result<()> {
 }
 
 /// Why a watch ended.
-enum End {
+pub(crate) enum End {
     /// The hub is gone: the watcher ends.
     Gone,
     /// Redis failed: every breaker goes local, and the watcher retries.
@@ -72,7 +72,7 @@ fn run(hub: &Weak<Hub>) {
 }
 
 /// Sleeps up to `d` in slices; `false` when the hub went meanwhile.
-fn nap(hub: &Weak<Hub>, d: Duration) -> bool {
+pub(crate) fn nap(hub: &Weak<Hub>, d: Duration) -> bool {
     let until = Instant::now() + d;
     loop {
         if hub.strong_count() == 0 {
@@ -110,6 +110,11 @@ fn subscribed(weak: &Weak<Hub>) -> End {
 
 fn subscribe(weak: &Weak<Hub>) -> Result<End, End> {
     let hub = weak.upgrade().ok_or(End::Gone)?;
+    #[cfg(feature = "cluster")]
+    if hub.is_cluster() {
+        drop(hub);
+        return Err(crate::cluster::subscribed(weak));
+    }
     let t = hub.timing;
     let mut con = hub.connect(Instant::now() + t.op_timeout)?;
     con.set_read_timeout(Some(t.op_timeout))?;
