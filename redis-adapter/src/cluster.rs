@@ -31,7 +31,8 @@ use crate::watch::{End, SLICE, nap};
 use redis::cluster::{ClusterClient, ClusterConfig, ClusterConnection};
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{
-    Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisError, RedisResult, Value,
+    Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisError,
+    RedisResult, Value,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Weak};
@@ -84,12 +85,20 @@ impl Cluster {
     }
 
     /// A plain connection to the node at `host:port`, with the seeds'
-    /// settings.
+    /// settings, in RESP3: every subscription reply and message is then a
+    /// push, which the `redis` crate hands over even after a read timed
+    /// out (a reply it would skip, taking it for the one that was late).
     fn node(&self, (host, port): &(String, u16), timeout: Duration) -> RedisResult<Connection> {
+        let redis = self
+            .template
+            .redis_settings()
+            .clone()
+            .set_protocol(ProtocolVersion::RESP3);
         let info = self
             .template
             .clone()
-            .set_addr(ConnectionAddr::Tcp(host.clone(), *port));
+            .set_addr(ConnectionAddr::Tcp(host.clone(), *port))
+            .set_redis_settings(redis);
         redis::Client::open(info)?.get_connection_with_timeout(timeout)
     }
 }

@@ -1,0 +1,468 @@
+//! A fleet on a real Redis Cluster of three primaries (started here, on
+//! free ports, killed and reaped when the test ends, also on a panic):
+//! the words spread over the nodes by slot, two fleets share each breaker
+//! (a trip reaches the other by sharded pub/sub on the key's node, one
+//! probe is elected fleet-wide), and a slot migrated by hand under running
+//! instances (`ASK` windows included) loses no transition.
+
+mod common;
+
+use common::*;
+use std::collections::HashSet;
+use std::io::Write;
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+use tripword::word::{Snapshot, State};
+use tripword::{Outcome, Status, ValidConfig, W64};
+use tripword_redis::{Fleet, Mode, server};
+
+/// `redis-cli`: `$TRIPWORD_REDIS_CLI`, or the one on the `PATH`.
+fn cli() -> String {
+    std::env::var("TRIPWORD_REDIS_CLI").unwrap_or_else(|_| "redis-cli".into())
+}
+
+fn runs(binary: &str) -> bool {
+    Command::new(binary)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Three primaries in one cluster, every slot served; killed and reaped on
+/// drop.
+struct LocalCluster {
+    children: Vec<Child>,
+    ports: Vec<u16>,
+    dir: PathBuf,
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A fresh cluster, or `None` (skipped, with the reason printed) when
+/// `redis-server` or `redis-cli` is missing and `TRIPWORD_REDIS_REQUIRE` is
+/// not set.
+fn cluster(name: &str) -> Option<LocalCluster> {
+    for binary in [server::binary(), cli()] {
+        if !runs(&binary) {
+            assert!(
+                std::env::var_os("TRIPWORD_REDIS_REQUIRE").is_none(),
+                "`{binary}` is not runnable and TRIPWORD_REDIS_REQUIRE is set"
+            );
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: `{binary}` is not on PATH (apt-get install redis-server redis-tools): this test needs a real Redis Cluster",
+            );
+            return None;
+        }
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "tripword-redis-cluster-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cluster = LocalCluster {
+        children: Vec::new(),
+        ports: Vec::new(),
+        dir,
+    };
+    for _ in 0..3 {
+        let (port, bus) = (free_port(), free_port());
+        let child = Command::new(server::binary())
+            .args(["--port", &port.to_string()])
+            .args(["--bind", "127.0.0.1"])
+            .args(["--cluster-enabled", "yes"])
+            .args(["--cluster-port", &bus.to_string()])
+            .arg("--cluster-config-file")
+            .arg(cluster.dir.join(format!("nodes-{port}.conf")))
+            .args(["--cluster-node-timeout", "5000"])
+            .args(["--save", ""])
+            .args(["--appendonly", "no"])
+            .arg("--dir")
+            .arg(&cluster.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        cluster.children.push(child);
+        cluster.ports.push(port);
+    }
+    for &port in &cluster.ports {
+        assert!(
+            eventually(LONG, || {
+                redis::Client::open(url(port))
+                    .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
+                    .is_ok()
+            }),
+            "node {port} answers"
+        );
+    }
+    let mut create = Command::new(cli());
+    create.arg("--cluster").arg("create");
+    for &port in &cluster.ports {
+        create.arg(format!("127.0.0.1:{port}"));
+    }
+    let status = create
+        .arg("--cluster-yes")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run redis-cli --cluster create");
+    assert!(status.success(), "redis-cli --cluster create: {status}");
+    // Every node sees every slot served by the three.
+    let ports = cluster.ports.clone();
+    assert!(
+        eventually(Duration::from_secs(60), || ports.iter().all(|&p| {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query(&mut node(p))
+                .unwrap_or_default();
+            info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
+        })),
+        "the cluster is up"
+    );
+    Some(cluster)
+}
+
+fn url(port: u16) -> String {
+    format!("redis://127.0.0.1:{port}/")
+}
+
+/// A plain connection to one node.
+fn node(port: u16) -> redis::Connection {
+    redis::Client::open(url(port))
+        .unwrap()
+        .get_connection_with_timeout(Duration::from_secs(5))
+        .unwrap()
+}
+
+impl LocalCluster {
+    /// A fleet on the cluster, through all three nodes.
+    fn fleet(&self, config: ValidConfig<W64>, refresh: Duration) -> Fleet {
+        Fleet::builder(url(self.ports[0]))
+            .cluster(self.ports[1..].iter().map(|&p| url(p)))
+            .config(config)
+            .op_timeout(Duration::from_secs(2))
+            .refresh(refresh)
+            .retry(Duration::from_millis(50))
+            .build()
+            .unwrap()
+    }
+
+    fn slot(&self, key: &str) -> u16 {
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut node(self.ports[0]))
+            .unwrap()
+    }
+
+    fn id(&self, port: u16) -> String {
+        redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query(&mut node(port))
+            .unwrap()
+    }
+
+    /// The port of the node `port` says owns `slot`.
+    fn owner_as_seen_by(&self, port: u16, slot: u16) -> u16 {
+        let ranges: Vec<redis::Value> = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query(&mut node(port))
+            .unwrap();
+        for range in ranges {
+            let (start, end, primary, ..): (u16, u16, (String, u16, String)) =
+                redis::from_redis_value(trim(range, 3)).unwrap();
+            if (start..=end).contains(&slot) {
+                return primary.1;
+            }
+        }
+        panic!("no node owns slot {slot}");
+    }
+
+    fn owner(&self, key: &str) -> u16 {
+        self.owner_as_seen_by(self.ports[0], self.slot(key))
+    }
+
+    /// The word under `key` on its node.
+    fn stored(&self, key: &str) -> Option<u64> {
+        let v: Option<String> = redis::cmd("GET")
+            .arg(key)
+            .query(&mut node(self.owner(key)))
+            .unwrap();
+        v.map(|s| s.parse().unwrap())
+    }
+
+    /// `PUBSUB SHARDNUMSUB channel` on the node at `port`.
+    fn shard_subscribers(&self, port: u16, channel: &str) -> i64 {
+        let (_, n): (String, i64) = redis::cmd("PUBSUB")
+            .arg("SHARDNUMSUB")
+            .arg(channel)
+            .query(&mut node(port))
+            .unwrap();
+        n
+    }
+}
+
+/// The first `n` items of a `CLUSTER SLOTS` range (start, end, primary;
+/// the replicas dropped), the primary's own first three.
+fn trim(range: redis::Value, n: usize) -> redis::Value {
+    let redis::Value::Array(mut items) = range else {
+        panic!("a CLUSTER SLOTS range is an array");
+    };
+    items.truncate(n);
+    if let Some(redis::Value::Array(primary)) = items.get_mut(2) {
+        primary.truncate(3);
+    }
+    redis::Value::Array(items)
+}
+
+#[test]
+fn keys_spread_over_the_nodes_and_two_fleets_share_each_breaker() {
+    let Some(cluster) = cluster("share") else {
+        return;
+    };
+    let cfg = config(1, 300_000, 10_000_000);
+    let a = cluster.fleet(cfg, Duration::from_millis(200));
+    // Pub/sub alone: the other fleet's watcher reads the words only when
+    // it subscribes.
+    let b = cluster.fleet(cfg, Duration::from_secs(3_600));
+    let keys = ["payments", "search", "orders", "users", "carts", "mail"];
+    let owners: HashSet<u16> = keys.iter().map(|k| cluster.owner(k)).collect();
+    let slots: HashSet<u16> = keys.iter().map(|k| cluster.slot(k)).collect();
+    assert_eq!(slots.len(), keys.len(), "one slot a key");
+    assert_eq!(owners.len(), 3, "every node owns some of the keys");
+
+    for key in keys {
+        let (ba, bb) = (a.breaker(key), b.breaker(key));
+        assert_eq!((ba.mode(), bb.mode()), (Mode::Shared, Mode::Shared));
+        let owner = cluster.owner(key);
+        assert_eq!(ba.channel(), format!("tripword:{{{key}}}"));
+        assert_eq!(cluster.slot(ba.channel()), cluster.slot(key));
+        // Both watchers subscribe on the key's node, and only there.
+        assert!(
+            eventually(LONG, || cluster.shard_subscribers(owner, ba.channel()) == 2),
+            "{key}: both fleets subscribed on its node"
+        );
+        for &port in &cluster.ports {
+            if port != owner {
+                assert_eq!(cluster.shard_subscribers(port, ba.channel()), 0);
+            }
+        }
+        let published = bb.stats().published;
+
+        // A failure in fleet `a` trips the breaker; the word is on the
+        // key's node, and fleet `b` learns it by sharded pub/sub.
+        let t = ba.acquire().expect("closed");
+        ba.release(t, Outcome::Failure);
+        assert_eq!(ba.status(), Status::Open);
+        assert_eq!(cluster.stored(key), Some(ba.word()));
+        assert!(
+            eventually(LONG, || bb.status() == Status::Open),
+            "{key}: fleet b sees the trip"
+        );
+        assert!(bb.stats().published > published, "{key}: by pub/sub");
+
+        // Once open time is over, one probe is elected over both fleets.
+        let probes = AtomicU32::new(0);
+        let until = Instant::now() + LONG;
+        while probes.load(Ordering::SeqCst) == 0 {
+            assert!(Instant::now() < until, "{key}: a probe is elected");
+            let barrier = Barrier::new(8);
+            std::thread::scope(|s| {
+                for i in 0..8 {
+                    let (breaker, barrier, probes) =
+                        (if i % 2 == 0 { &ba } else { &bb }, &barrier, &probes);
+                    s.spawn(move || {
+                        barrier.wait();
+                        if let Ok(t) = breaker.acquire() {
+                            assert!(t.is_probe(), "only a probe is admitted");
+                            probes.fetch_add(1, Ordering::SeqCst);
+                            // Held until the round ends: nobody else may
+                            // be elected meanwhile.
+                            std::mem::forget(t);
+                        }
+                    });
+                }
+            });
+            assert!(probes.load(Ordering::SeqCst) <= 1, "{key}: one probe");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The probe's success closes the breaker for both fleets.
+        let word = cluster.stored(key).unwrap();
+        let state = Snapshot::decode::<W64>(word).unwrap().state;
+        assert!(matches!(state, State::Probing { .. }), "{key}: {state:?}");
+        bb.force_close().unwrap();
+        assert!(eventually(LONG, || ba.status() == Status::Closed));
+        assert!(eventually(LONG, || bb.status() == Status::Closed));
+    }
+}
+
+/// The slot of `key` moves from its node to another by hand, the way
+/// `redis-cli --cluster reshard` does it, with pauses between the steps:
+/// the slot `MIGRATING`/`IMPORTING` with the key still on the source, then
+/// the key moved (requests `ASK`ed to the target), then the slot given to
+/// the target. Two fleets keep tripping, probing and closing the breaker
+/// all along.
+#[test]
+fn a_slot_migrating_under_running_fleets_loses_no_transition() {
+    let Some(cluster) = cluster("migrate") else {
+        return;
+    };
+    let key = "migrating";
+    let cfg = config(2, 20_000, 5_000_000);
+    let logs = [Recorder::default(), Recorder::default()];
+    let fleets = [
+        cluster.fleet(cfg, Duration::from_millis(200)),
+        cluster.fleet(cfg, Duration::from_millis(200)),
+    ];
+    let breakers: Vec<_> = fleets
+        .iter()
+        .zip(&logs)
+        .map(|(f, log)| f.breaker_with(key, cfg, log.clone()))
+        .collect();
+    let transitions = || -> usize { logs.iter().map(|l| l.0.shared().len()).sum() };
+    let stop = AtomicBool::new(false);
+    let source = cluster.owner(key);
+    let target = *cluster.ports.iter().find(|&&p| p != source).unwrap();
+    let slot = cluster.slot(key);
+
+    std::thread::scope(|s| {
+        for i in 0..4 {
+            let (breaker, stop) = (&breakers[i % 2], &stop);
+            s.spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    match breaker.acquire() {
+                        Ok(t) => {
+                            let outcome = if t.is_probe() {
+                                Outcome::Success
+                            } else {
+                                Outcome::Failure
+                            };
+                            breaker.release(t, outcome);
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                    }
+                }
+            });
+        }
+        let progress = |more: usize| {
+            let from = transitions();
+            assert!(
+                eventually(Duration::from_secs(60), || transitions() >= from + more),
+                "the fleets go on changing the word"
+            );
+        };
+        progress(12);
+
+        let (source_id, target_id) = (cluster.id(source), cluster.id(target));
+        let setslot = |port: u16, how: &str, id: &str| {
+            let () = redis::cmd("CLUSTER")
+                .arg("SETSLOT")
+                .arg(slot)
+                .arg(how)
+                .arg(id)
+                .query(&mut node(port))
+                .unwrap();
+        };
+        setslot(target, "IMPORTING", &source_id);
+        setslot(source, "MIGRATING", &target_id);
+        progress(6);
+        let keys: Vec<String> = redis::cmd("CLUSTER")
+            .arg("GETKEYSINSLOT")
+            .arg(slot)
+            .arg(100)
+            .query(&mut node(source))
+            .unwrap();
+        assert!(keys.contains(&key.to_owned()));
+        let () = redis::cmd("MIGRATE")
+            .arg("127.0.0.1")
+            .arg(target)
+            .arg("")
+            .arg(0)
+            .arg(5_000)
+            .arg("KEYS")
+            .arg(&keys)
+            .query(&mut node(source))
+            .unwrap();
+        // The key is on the target, the slot still the source's: every
+        // operation is `ASK`ed there.
+        progress(6);
+        for &port in [target, source].iter().chain(
+            cluster
+                .ports
+                .iter()
+                .filter(|&&p| p != source && p != target),
+        ) {
+            setslot(port, "NODE", &target_id);
+        }
+        assert!(
+            eventually(LONG, || cluster
+                .ports
+                .iter()
+                .all(|&p| cluster.owner_as_seen_by(p, slot) == target)),
+            "every node gives the slot to the target"
+        );
+        // Both fleets go on, and their watchers follow the slot.
+        let after: Vec<usize> = logs.iter().map(|l| l.0.shared().len()).collect();
+        progress(12);
+        assert!(
+            eventually(Duration::from_secs(60), || logs
+                .iter()
+                .zip(&after)
+                .all(|(l, &n)| l.0.shared().len() > n)),
+            "both fleets change the word after the migration"
+        );
+        assert!(
+            eventually(LONG, || cluster
+                .shard_subscribers(target, breakers[0].channel())
+                == 2),
+            "both watchers subscribed on the new node"
+        );
+        stop.store(true, Ordering::SeqCst);
+    });
+
+    // Every transition was reported once, by the instance that made it, and
+    // none is missing: the counters are 1..=the word's.
+    let word = cluster.stored(key).expect("the word is on the target");
+    assert_eq!(cluster.owner(key), target);
+    let last = Snapshot::decode::<W64>(word).unwrap().counter;
+    let mut counters: Vec<u32> = logs
+        .iter()
+        .flat_map(|l| l.0.shared().into_iter().map(|t| t.counter))
+        .collect();
+    counters.sort_unstable();
+    assert_eq!(counters, (1..=last).collect::<Vec<_>>());
+    for (b, log) in breakers.iter().zip(&logs) {
+        assert_eq!(b.mode(), Mode::Shared);
+        assert!(
+            !log.0.modes.lock().unwrap().contains(&Mode::Local),
+            "no instance fell back to its local breaker"
+        );
+        assert!(eventually(LONG, || b.word() == word), "the mirrors agree");
+    }
+}
