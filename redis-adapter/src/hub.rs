@@ -42,7 +42,7 @@ pub(crate) enum Con {
     Node(Connection),
     /// To the cluster.
     #[cfg(feature = "cluster")]
-    Cluster(redis::cluster::ClusterConnection),
+    Cluster(Box<redis::cluster::ClusterConnection>),
 }
 
 impl Con {
@@ -225,7 +225,7 @@ impl Hub {
             if left < Duration::from_micros(100) {
                 return Err(remote::deadline_passed());
             }
-            return cluster.connect(left).map(Con::Cluster);
+            return cluster.connect(left).map(|con| Con::Cluster(Box::new(con)));
         }
         self.connect(deadline).map(Con::Node)
     }

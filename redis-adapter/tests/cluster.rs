@@ -301,10 +301,9 @@ fn keys_spread_over_the_nodes_and_two_fleets_share_each_breaker() {
                         barrier.wait();
                         if let Ok(t) = breaker.acquire() {
                             assert!(t.is_probe(), "only a probe is admitted");
+                            // Not released: the probe holds the breaker,
+                            // nobody else may be elected meanwhile.
                             probes.fetch_add(1, Ordering::SeqCst);
-                            // Held until the round ends: nobody else may
-                            // be elected meanwhile.
-                            std::mem::forget(t);
                         }
                     });
                 }
