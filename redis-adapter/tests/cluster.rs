@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use tripword::word::{Snapshot, State};
 use tripword::{Outcome, Status, ValidConfig, W64};
-use tripword_redis::{Fleet, Mode, server};
+use tripword_redis::{Fleet, Mode, RedisBreaker, server};
 
 /// `redis-cli`: `$TRIPWORD_REDIS_CLI`, or the one on the `PATH`.
 fn cli() -> String {
@@ -319,6 +319,24 @@ fn keys_spread_over_the_nodes_and_two_fleets_share_each_breaker() {
         assert!(eventually(LONG, || ba.status() == Status::Closed));
         assert!(eventually(LONG, || bb.status() == Status::Closed));
     }
+
+    // A breaker built alone on the cluster (through another node) shares
+    // the word too, and learns of a change by pub/sub.
+    let alone = RedisBreaker::builder(url(cluster.ports[2]), "payments")
+        .cluster([url(cluster.ports[0])])
+        .config(cfg)
+        .op_timeout(Duration::from_secs(2))
+        .refresh(Duration::from_secs(3_600))
+        .build()
+        .unwrap();
+    assert_eq!(alone.mode(), Mode::Shared);
+    assert_eq!(Some(alone.word()), cluster.stored("payments"));
+    assert!(eventually(LONG, || cluster
+        .shard_subscribers(cluster.owner("payments"), alone.channel())
+        == 3));
+    a.breaker("payments").force_open().unwrap();
+    assert!(eventually(LONG, || alone.status() == Status::Open));
+    assert!(alone.stats().published >= 1);
 }
 
 /// The slot of `key` moves from its node to another by hand, the way
@@ -377,6 +395,7 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
             );
         };
         progress(12);
+        let started = transitions();
 
         let (source_id, target_id) = (cluster.id(source), cluster.id(target));
         let setslot = |port: u16, how: &str, id: &str| {
@@ -391,6 +410,7 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
         setslot(target, "IMPORTING", &source_id);
         setslot(source, "MIGRATING", &target_id);
         progress(6);
+        let migrating = transitions();
         let keys: Vec<String> = redis::cmd("CLUSTER")
             .arg("GETKEYSINSLOT")
             .arg(slot)
@@ -411,6 +431,7 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
         // The key is on the target, the slot still the source's: every
         // operation is `ASK`ed there.
         progress(6);
+        let asked = transitions();
         for &port in [target, source].iter().chain(
             cluster
                 .ports
@@ -426,6 +447,14 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
                 .all(|&p| cluster.owner_as_seen_by(p, slot) == target)),
             "every node gives the slot to the target"
         );
+        let moved = Instant::now();
+        assert!(
+            eventually(LONG, || cluster
+                .shard_subscribers(target, breakers[0].channel())
+                == 2),
+            "both watchers subscribed on the new node"
+        );
+        let resubscribed = moved.elapsed();
         // Both fleets go on, and their watchers follow the slot.
         let after: Vec<usize> = logs.iter().map(|l| l.0.shared().len()).collect();
         progress(12);
@@ -436,11 +465,12 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
                 .all(|(l, &n)| l.0.shared().len() > n)),
             "both fleets change the word after the migration"
         );
-        assert!(
-            eventually(LONG, || cluster
-                .shard_subscribers(target, breakers[0].channel())
-                == 2),
-            "both watchers subscribed on the new node"
+        eprintln!(
+            "slot {slot} moved {source} -> {target}: {} transitions while MIGRATING with the key on the source, {} with the key on the target (ASK), {} after; both watchers subscribed on the target {:?} after every node gave it the slot",
+            migrating - started,
+            asked - migrating,
+            transitions() - asked,
+            resubscribed,
         );
         stop.store(true, Ordering::SeqCst);
     });
