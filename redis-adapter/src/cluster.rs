@@ -32,7 +32,7 @@ use redis::cluster::{ClusterClient, ClusterConfig, ClusterConnection};
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{
     Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisError,
-    RedisResult, Value,
+    RedisResult, Script, Value,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Weak};
@@ -173,8 +173,12 @@ pub(crate) fn channel(key: &str) -> String {
     }
 }
 
-/// `live` in batches of at most `batch` breakers of one slot each.
-pub(crate) fn by_slot(live: Vec<Arc<Inner>>, batch: usize) -> Vec<Vec<Arc<Inner>>> {
+/// The most batches a round of the watcher's refresh pipelines.
+const ROUND: usize = 256;
+
+/// `live` in batches of at most `batch` breakers of one slot each, in
+/// rounds of at most [`ROUND`] batches.
+pub(crate) fn rounds(live: Vec<Arc<Inner>>, batch: usize) -> Vec<Vec<Vec<Arc<Inner>>>> {
     let mut slots: HashMap<u16, Vec<Arc<Inner>>> = HashMap::new();
     for inner in live {
         slots
@@ -182,15 +186,45 @@ pub(crate) fn by_slot(live: Vec<Arc<Inner>>, batch: usize) -> Vec<Vec<Arc<Inner>
             .or_default()
             .push(inner);
     }
-    let mut out = Vec::new();
+    let mut batches = Vec::new();
     for (_, mut list) in slots {
         while list.len() > batch {
             let rest = list.split_off(batch);
-            out.push(std::mem::replace(&mut list, rest));
+            batches.push(std::mem::replace(&mut list, rest));
         }
-        out.push(list);
+        batches.push(list);
     }
-    out
+    let mut rounds = Vec::new();
+    while batches.len() > ROUND {
+        let rest = batches.split_off(ROUND);
+        rounds.push(std::mem::replace(&mut batches, rest));
+    }
+    if !batches.is_empty() {
+        rounds.push(batches);
+    }
+    rounds
+}
+
+/// `script` (`LOAD_MANY`) once for each batch of keys (with what each
+/// missing key reads as), pipelined: one round trip to each node owning a
+/// batch's slot (a redirected one retried alone). Fails with `NOSCRIPT`
+/// when a node has not loaded the script yet.
+pub(crate) fn load_batches(
+    con: &mut ClusterConnection,
+    script: &Script,
+    batches: &[Vec<(&str, u64)>],
+) -> RedisResult<Vec<Vec<String>>> {
+    let mut pipe = redis::cluster::cluster_pipe();
+    for batch in batches {
+        pipe.cmd("EVALSHA").arg(script.get_hash()).arg(batch.len());
+        for (key, _) in batch {
+            pipe.arg(*key);
+        }
+        for (_, missing) in batch {
+            pipe.arg(missing.to_string());
+        }
+    }
+    pipe.query(con)
 }
 
 /// A node's address.

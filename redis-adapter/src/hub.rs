@@ -353,41 +353,52 @@ impl Hub {
     /// is repaired by its breaker (one compare-and-set). Each batch is
     /// bounded by the operation timeout.
     pub(crate) fn refresh_all(&self) -> Result<(), RedisError> {
-        for batch in self.batches(self.live()) {
-            let batch = &batch[..];
+        for round in self.rounds(self.live()) {
             // The mirrors before the read: a word older than its mirror is
             // taken only if the mirror did not change meanwhile.
-            let bases: Vec<u64> = batch.iter().map(|b| b.mirror_word()).collect();
-            let keys: Vec<(&str, u64)> = batch
+            let bases: Vec<Vec<u64>> = round
                 .iter()
-                .map(|b| (b.key.as_str(), b.missing_word()))
+                .map(|batch| batch.iter().map(|b| b.mirror_word()).collect())
                 .collect();
-            let (words, _, _) = self.remote("", "", 0, |cell| cell.fetch_many(&keys));
-            let words = words?;
-            for ((inner, base), (word, missing)) in batch.iter().zip(bases).zip(words) {
-                if !missing {
-                    inner.stored(word);
+            let keys: Vec<Vec<(&str, u64)>> = round
+                .iter()
+                .map(|batch| {
+                    batch
+                        .iter()
+                        .map(|b| (b.key.as_str(), b.missing_word()))
+                        .collect()
+                })
+                .collect();
+            let (words, _, _) = self.remote("", "", 0, |cell| cell.fetch_batches(&keys));
+            for ((batch, bases), words) in round.iter().zip(bases).zip(words?) {
+                for ((inner, base), (word, missing)) in batch.iter().zip(bases).zip(words) {
+                    if !missing {
+                        inner.stored(word);
+                    }
+                    inner.refreshed(base, word)?;
                 }
-                inner.refreshed(base, word)?;
             }
         }
         Ok(())
     }
 
-    /// The breakers in batches of at most [`BATCH`] read in one round trip;
-    /// in a cluster each batch is of one slot (a script's keys must be).
-    fn batches(&self, mut live: Vec<Arc<Inner>>) -> Vec<Vec<Arc<Inner>>> {
+    /// The breakers in batches of at most [`BATCH`], each batch read by one
+    /// script, grouped in rounds each within one operation timeout: on one
+    /// Redis a round is one batch (one round trip); in a cluster each batch
+    /// is of one slot (a script's keys must be), and a round's batches are
+    /// pipelined, one round trip per node.
+    fn rounds(&self, mut live: Vec<Arc<Inner>>) -> Vec<Vec<Vec<Arc<Inner>>>> {
         #[cfg(feature = "cluster")]
         if self.cluster.is_some() {
-            return crate::cluster::by_slot(live, BATCH);
+            return crate::cluster::rounds(live, BATCH);
         }
         let mut out = Vec::new();
         while live.len() > BATCH {
             let rest = live.split_off(BATCH);
-            out.push(std::mem::replace(&mut live, rest));
+            out.push(vec![std::mem::replace(&mut live, rest)]);
         }
         if !live.is_empty() {
-            out.push(live);
+            out.push(vec![live]);
         }
         out
     }

@@ -249,9 +249,14 @@ impl<'a> RemoteCell<'a> {
         for (key, missing) in keys {
             invocation.key(*key).arg(missing.to_string());
         }
-        let mut reply: Vec<String> = invocation.invoke(&mut **con)?;
+        let reply: Vec<String> = invocation.invoke(&mut **con)?;
+        self.many(reply, keys.len())
+    }
+
+    /// A `LOAD_MANY` reply for `n` keys: the words, the server time last.
+    fn many(&self, mut reply: Vec<String>, n: usize) -> Result<Vec<(u64, bool)>, RedisError> {
         let time = parse_time(&reply.pop().unwrap_or_default())?;
-        if reply.len() != keys.len() {
+        if reply.len() != n {
             return Err(RedisError::from(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "tripword-redis: a refresh's reply has the wrong length",
@@ -259,6 +264,45 @@ impl<'a> RemoteCell<'a> {
         }
         self.observed(time);
         Ok(reply.iter().map(|w| parse_read(w)).collect())
+    }
+
+    /// [`fetch_many`](Self::fetch_many) for each batch: in a cluster the
+    /// batches (each of one slot) are pipelined, one round trip per node,
+    /// or, when a node has not loaded the script yet, read one after the
+    /// other (which loads it).
+    pub(crate) fn fetch_batches(
+        &self,
+        batches: &[Vec<(&str, u64)>],
+    ) -> Result<Vec<Vec<(u64, bool)>>, RedisError> {
+        #[cfg(feature = "cluster")]
+        if batches.len() > 1 {
+            let pipelined = {
+                let mut con = self.con.borrow_mut();
+                self.arm(&con)?;
+                match &mut **con {
+                    Con::Cluster(con) => {
+                        Some(crate::cluster::load_batches(con, &LOAD_MANY, batches))
+                    }
+                    Con::Node(_) => None,
+                }
+            };
+            match pipelined {
+                Some(Ok(replies)) if replies.len() == batches.len() => {
+                    return replies
+                        .into_iter()
+                        .zip(batches)
+                        .map(|(reply, batch)| self.many(reply, batch.len()))
+                        .collect();
+                }
+                Some(Err(e))
+                    if e.kind() != redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                {
+                    return Err(e);
+                }
+                _ => {}
+            }
+        }
+        batches.iter().map(|batch| self.fetch_many(batch)).collect()
     }
 
     /// The clock of the CAS loop: the server time read with the word the

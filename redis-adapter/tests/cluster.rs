@@ -495,3 +495,49 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
         assert!(eventually(LONG, || b.word() == word), "the mirrors agree");
     }
 }
+
+/// How long the watcher's refresh of many keys takes on the cluster (one
+/// round trip per slot with breakers in it) and on one Redis (one per 256
+/// keys): the time until every breaker's refresh count moved by two, from
+/// a moment the watchers were idle. A measurement, not a check: run with
+/// `cargo test -p tripword-redis --test cluster -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement"]
+fn refresh_of_many_keys_measured() {
+    let Some(cluster) = cluster("measure") else {
+        return;
+    };
+    let Some(single) = server() else { return };
+    let cfg = config(5, 1_000_000, 5_000_000);
+    let period = Duration::from_millis(500);
+    let on_cluster = cluster.fleet(cfg, period);
+    let on_one = Fleet::builder(single.url())
+        .config(cfg)
+        .op_timeout(Duration::from_secs(2))
+        .refresh(period)
+        .build()
+        .unwrap();
+    for n in [100, 1_000] {
+        for (name, fleet) in [("cluster", &on_cluster), ("one redis", &on_one)] {
+            let breakers: Vec<_> = (0..n).map(|i| fleet.breaker(&format!("k{i}"))).collect();
+            let slots: HashSet<u16> = (0..n).map(|i| cluster.slot(&format!("k{i}"))).collect();
+            // A whole refresh pass: every breaker's count moves twice, the
+            // second pass timed from its first breaker to its last.
+            let base: Vec<u64> = breakers.iter().map(|b| b.stats().refreshes).collect();
+            assert!(eventually(Duration::from_secs(120), || breakers
+                .iter()
+                .zip(&base)
+                .any(|(b, &r)| b.stats().refreshes >= r + 2)));
+            let start = Instant::now();
+            assert!(eventually(Duration::from_secs(120), || breakers
+                .iter()
+                .zip(&base)
+                .all(|(b, &r)| b.stats().refreshes >= r + 2)));
+            eprintln!(
+                "{name}: {n} keys ({} slots), the rest of a refresh pass after its first key: {:?}",
+                slots.len(),
+                start.elapsed()
+            );
+        }
+    }
+}
