@@ -20,6 +20,11 @@
 //!   rejoins the shared word when Redis answers again ([`Mode`]).
 //! - **A [`Fleet`] per process**: every key's breaker on one connection
 //!   pool, one pattern subscription and one watcher thread.
+//! - **Redis Cluster** (feature `cluster`): `Builder::cluster` and
+//!   `FleetBuilder::cluster` put each word on the node owning its key's
+//!   slot; changes are published and subscribed per shard (`SPUBLISH`,
+//!   `SSUBSCRIBE`), and a slot migrated under running instances loses no
+//!   change.
 //! - **Async** (feature `tokio`): what needs Redis is awaited on one
 //!   multiplexed tokio connection, never blocking an executor thread; a
 //!   cancelled call never leaves a probe held. With the feature
