@@ -97,7 +97,9 @@ fn cluster(name: &str) -> Option<LocalCluster> {
             .args(["--cluster-port", &bus.to_string()])
             .arg("--cluster-config-file")
             .arg(cluster.dir.join(format!("nodes-{port}.conf")))
-            .args(["--cluster-node-timeout", "5000"])
+            // No failover in these tests: a node paused for a while is not
+            // declared failed.
+            .args(["--cluster-node-timeout", "60000"])
             .args(["--save", ""])
             .args(["--appendonly", "no"])
             .arg("--dir")
@@ -146,6 +148,16 @@ fn cluster(name: &str) -> Option<LocalCluster> {
         "the cluster is up"
     );
     Some(cluster)
+}
+
+impl LocalCluster {
+    /// Sends `sig` (`-STOP`, `-CONT`) to the node on `port`.
+    fn signal(&self, port: u16, sig: &str) {
+        let i = self.ports.iter().position(|&p| p == port).unwrap();
+        let pid = self.children[i].id().to_string();
+        let status = Command::new("kill").args([sig, &pid]).status().unwrap();
+        assert!(status.success(), "kill {sig} {pid}");
+    }
 }
 
 fn url(port: u16) -> String {
@@ -493,6 +505,73 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
             "no instance fell back to its local breaker"
         );
         assert!(eventually(LONG, || b.word() == word), "the mirrors agree");
+    }
+}
+
+/// A node that stops answering (paused) sends the fleet to its local
+/// breakers, within an operation timeout or so; when it answers again,
+/// every breaker rejoins the shared word, and the words were kept.
+#[test]
+fn a_node_that_stops_answering_sends_the_fleet_local_until_it_answers() {
+    let Some(cluster) = cluster("pause") else {
+        return;
+    };
+    let cfg = config(1, 60_000_000, 5_000_000);
+    let fleet = Fleet::builder(url(cluster.ports[0]))
+        .cluster(cluster.ports[1..].iter().map(|&p| url(p)))
+        .config(cfg)
+        .op_timeout(Duration::from_millis(300))
+        .refresh(Duration::from_millis(100))
+        .retry(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let keys = ["payments", "search", "orders", "users", "carts", "mail"];
+    let breakers: Vec<_> = keys.iter().map(|k| fleet.breaker(k)).collect();
+    for b in &breakers {
+        assert_eq!(b.mode(), Mode::Shared);
+    }
+    // One breaker tripped before: its word must survive the pause.
+    let t = breakers[0].acquire().unwrap();
+    breakers[0].release(t, Outcome::Failure);
+    let tripped = cluster.stored(keys[0]).unwrap();
+    // Pause a node that owns none of the tripped breaker's slot.
+    let paused = *cluster
+        .ports
+        .iter()
+        .find(|&&p| p != cluster.owner(keys[0]))
+        .unwrap();
+    let on_paused: Vec<usize> = (0..keys.len())
+        .filter(|&i| cluster.owner(keys[i]) == paused)
+        .collect();
+    assert!(!on_paused.is_empty());
+    cluster.signal(paused, "-STOP");
+    let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        assert!(
+            eventually(LONG, || breakers.iter().all(|b| b.mode() == Mode::Local)),
+            "every breaker falls back to its local breaker"
+        );
+        // Calls go on, locally: the tripped one stays open.
+        assert!(breakers[0].acquire().is_err());
+        let i = on_paused[0];
+        let t = breakers[i].acquire().expect("closed locally");
+        breakers[i].release(t, Outcome::Success);
+    }));
+    cluster.signal(paused, "-CONT");
+    if let Err(panic) = resumed {
+        std::panic::resume_unwind(panic);
+    }
+    assert!(
+        eventually(LONG, || breakers.iter().all(|b| b.mode() == Mode::Shared)),
+        "every breaker rejoins the shared word"
+    );
+    assert_eq!(cluster.stored(keys[0]), Some(tripped));
+    assert_eq!(breakers[0].status(), Status::Open);
+    for (b, key) in breakers.iter().zip(keys) {
+        let stored = cluster.stored(key);
+        assert!(
+            eventually(LONG, || Some(b.word()) == stored || stored.is_none()),
+            "{key}: the mirror holds the word"
+        );
     }
 }
 
