@@ -16,8 +16,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+use tripword::kit::Reply;
 use tripword::word::{Snapshot, State};
-use tripword::{Outcome, Status, ValidConfig, W64};
+use tripword::{CircuitBreaker, Outcome, Status, ValidConfig, W64};
 use tripword_redis::{Fleet, Mode, RedisBreaker, server};
 
 /// `redis-cli`: `$TRIPWORD_REDIS_CLI`, or the one on the `PATH`.
@@ -573,6 +574,38 @@ fn a_node_that_stops_answering_sends_the_fleet_local_until_it_answers() {
             "{key}: the mirror holds the word"
         );
     }
+}
+
+/// On a cluster the async form answers at once with the sync form's
+/// answer (its one multiplexed connection would reach one node only):
+/// what needs Redis is a `Reply::Ready`, and it is recorded on the key's
+/// node.
+#[tokio::test(flavor = "current_thread")]
+async fn the_async_form_on_a_cluster_takes_the_sync_path() {
+    let Some(cluster) = cluster("async") else {
+        return;
+    };
+    let fleet = cluster.fleet(config(2, 60_000_000, 5_000_000), Duration::from_millis(200));
+    let b = fleet.breaker("async");
+    let before = b.stats().remote_calls;
+    for _ in 0..2 {
+        let t = match b.acquire_async() {
+            Reply::Ready(t) => t.unwrap(),
+            Reply::Wait(_) => panic!("a closed admission is one load"),
+        };
+        match b.release_async(t, Outcome::Failure.into()) {
+            Reply::Ready(r) => assert_eq!(r, tripword::Release::Recorded),
+            Reply::Wait(_) => panic!("the sync path on a cluster"),
+        }
+    }
+    assert_eq!(
+        b.stats().remote_calls,
+        before + 2,
+        "both failures went to Redis"
+    );
+    assert_eq!(b.status(), Status::Open);
+    assert_eq!(b.mode(), Mode::Shared);
+    assert_eq!(cluster.stored("async"), Some(b.word()));
 }
 
 /// How long the watcher's refresh of many keys takes on the cluster (one
