@@ -350,8 +350,9 @@ impl Hub {
 
     /// Reads the word of every live breaker into its mirror, up to
     /// [`BATCH`] keys a round trip, with the server's time; a corrupt word
-    /// is repaired by its breaker (one compare-and-set). Each batch is
-    /// bounded by the operation timeout.
+    /// is repaired by its breaker (one compare-and-set). Each round (one
+    /// batch, or in a cluster a pipeline of batches) is bounded by the
+    /// operation timeout.
     pub(crate) fn refresh_all(&self) -> Result<(), RedisError> {
         for round in self.rounds(self.live()) {
             // The mirrors before the read: a word older than its mirror is

@@ -14,6 +14,9 @@
 //! - Any error (Redis unreachable, slow past the operation timeout, paused)
 //!   switches every breaker to its local breaker; the watcher retries every
 //!   retry period and switches each back on the first read that succeeds.
+//! - In a Redis Cluster (feature `cluster`) it subscribes to each
+//!   breaker's sharded channel on the node owning its slot instead, and
+//!   follows the slots as they move (`crate::cluster`).
 //! - It holds the hub weakly: when the last breaker and the fleet are
 //!   dropped, it ends within 100 ms.
 
