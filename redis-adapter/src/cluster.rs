@@ -363,19 +363,31 @@ impl Subscriptions {
         let mut slots = slot_map(&hub)?;
         drop(hub);
         let mut next = Instant::now();
+        // The breakers' changes the subscriptions follow, and whether they
+        // must be followed again (the slot map was read again).
+        let mut followed = None;
+        let mut refollow = true;
         loop {
             let hub = weak.upgrade().ok_or(End::Gone)?;
             if self.reload {
                 slots = slot_map(&hub)?;
                 self.reload = false;
+                refollow = true;
             }
-            let added = self.follow(&hub, &slots);
+            let changes = hub.changes();
+            if followed != Some(changes) {
+                followed = Some(changes);
+                refollow = true;
+            }
+            let added = refollow && self.follow(&hub, &slots);
+            refollow = false;
             if added || Instant::now() >= next {
                 // Every word read after the subscriptions: a change made
                 // before them is not missed.
                 hub.refresh_all()?;
                 if !added {
                     slots = slot_map(&hub)?;
+                    refollow = true;
                 }
                 next = Instant::now() + t.refresh;
             }

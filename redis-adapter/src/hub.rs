@@ -148,6 +148,10 @@ pub(crate) struct Hub {
     /// The live breakers, by channel (more than one for a key only while an
     /// evicted breaker is still held by a caller).
     members: RwLock<HashMap<String, Vec<Weak<Inner>>>>,
+    /// Moves on every change of `members`: the cluster watcher follows the
+    /// channels again only when it moved.
+    #[cfg(feature = "cluster")]
+    changes: std::sync::atomic::AtomicU64,
     #[cfg(feature = "tokio")]
     pub(crate) aio: crate::aio::Multiplexed,
 }
@@ -183,6 +187,8 @@ impl Hub {
             clock,
             timing,
             members: RwLock::new(HashMap::new()),
+            #[cfg(feature = "cluster")]
+            changes: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -317,6 +323,15 @@ impl Hub {
             .entry(inner.channel.clone())
             .or_default()
             .push(Arc::downgrade(inner));
+        #[cfg(feature = "cluster")]
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+    }
+
+    /// How many times the breakers changed (joined, or pruned).
+    #[cfg(feature = "cluster")]
+    pub(crate) fn changes(&self) -> u64 {
+        self.changes.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Forgets the breakers of `channel` that are gone.
@@ -328,6 +343,9 @@ impl Hub {
                 members.remove(channel);
             }
         }
+        #[cfg(feature = "cluster")]
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
     }
 
     /// The live breakers on `channel`.
