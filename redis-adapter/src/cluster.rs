@@ -9,7 +9,8 @@
 //!   then the script there). A script's keys are all in one slot: the
 //!   compare-and-set and the load touch one key, the config claim touches
 //!   `<key>:config` alone, and the watcher's refresh reads together only
-//!   keys of one slot (one round trip per slot with breakers in it).
+//!   keys of one slot (one script a slot; the scripts of up to 256 slots
+//!   pipelined, one round trip to each node).
 //! - **Server time**: the scripts read `TIME` on the node owning the key;
 //!   the one `TIME` round trip a compare-and-set from the mirror makes is
 //!   sent to that node too. The nodes' clocks must agree (NTP): a breaker's
