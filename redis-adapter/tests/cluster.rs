@@ -576,6 +576,52 @@ fn a_node_that_stops_answering_sends_the_fleet_local_until_it_answers() {
     }
 }
 
+/// Without pub/sub the watcher's refresh alone keeps the mirrors fresh:
+/// 300 keys in about as many slots, read a slot a script, the scripts
+/// pipelined by node (two rounds), every word taken.
+#[test]
+fn the_refresh_reads_every_slots_words() {
+    let Some(cluster) = cluster("refresh") else {
+        return;
+    };
+    let cfg = config(1, 60_000_000, 5_000_000);
+    let polled = Fleet::builder(url(cluster.ports[0]))
+        .cluster(cluster.ports[1..].iter().map(|&p| url(p)))
+        .config(cfg)
+        .op_timeout(Duration::from_secs(2))
+        .refresh(Duration::from_millis(100))
+        .pubsub(false)
+        .build()
+        .unwrap();
+    let other = cluster.fleet(cfg, Duration::from_secs(3_600));
+    let keys: Vec<String> = (0..300).map(|i| format!("refresh:{i}")).collect();
+    let slots: HashSet<u16> = keys.iter().map(|k| cluster.slot(k)).collect();
+    assert!(slots.len() > 256, "more slots than one round");
+    let breakers: Vec<_> = keys.iter().map(|k| polled.breaker(k)).collect();
+    let base: Vec<u64> = breakers.iter().map(|b| b.stats().refreshes).collect();
+    let tripped = [0, 99, 150, 299];
+    for &i in &tripped {
+        let b = other.breaker(&keys[i]);
+        let t = b.acquire().unwrap();
+        b.release(t, Outcome::Failure);
+        assert_eq!(b.status(), Status::Open);
+    }
+    for (i, b) in breakers.iter().enumerate() {
+        let want = if tripped.contains(&i) {
+            Status::Open
+        } else {
+            Status::Closed
+        };
+        assert!(
+            eventually(LONG, || b.status() == want && b.stats().refreshes > base[i]),
+            "{}: refreshed",
+            keys[i]
+        );
+        assert_eq!(b.stats().published, 0, "no pub/sub");
+        assert_eq!(b.mode(), Mode::Shared);
+    }
+}
+
 /// On a cluster the async form answers at once with the sync form's
 /// answer (its one multiplexed connection would reach one node only):
 /// what needs Redis is a `Reply::Ready`, and it is recorded on the key's
