@@ -692,7 +692,7 @@ fn refresh_of_many_keys_measured() {
                 .zip(&base)
                 .all(|(b, &r)| b.stats().refreshes >= r + 2)));
             eprintln!(
-                "{name}: {n} keys ({} slots), the rest of a refresh pass after its first key: {:?}",
+                "{name}: {n} keys (in {} slots of a cluster), the rest of a refresh pass after its first key: {:?}",
                 slots.len(),
                 start.elapsed()
             );
