@@ -78,8 +78,10 @@ fn cluster(name: &str) -> Option<LocalCluster> {
             return None;
         }
     }
+    // `tripword-redis-<pid>-...`, as `RedisServer`'s: verification/reap-redis.sh
+    // stops the servers of a test process that is gone, by that pid.
     let dir = std::env::temp_dir().join(format!(
-        "tripword-redis-cluster-{}-{name}",
+        "tripword-redis-{}-cluster-{name}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
