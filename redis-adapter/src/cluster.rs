@@ -177,8 +177,12 @@ pub(crate) fn channel(key: &str) -> String {
 /// The most batches a round of the watcher's refresh pipelines.
 const ROUND: usize = 256;
 
+/// The most keys in a round (a round is bounded by one operation timeout).
+const ROUND_KEYS: usize = 1_024;
+
 /// `live` in batches of at most `batch` breakers of one slot each, in
-/// rounds of at most [`ROUND`] batches.
+/// rounds of at most [`ROUND`] batches and [`ROUND_KEYS`] keys (or one
+/// batch).
 pub(crate) fn rounds(live: Vec<Arc<Inner>>, batch: usize) -> Vec<Vec<Vec<Arc<Inner>>>> {
     let mut slots: HashMap<u16, Vec<Arc<Inner>>> = HashMap::new();
     for inner in live {
@@ -196,12 +200,18 @@ pub(crate) fn rounds(live: Vec<Arc<Inner>>, batch: usize) -> Vec<Vec<Vec<Arc<Inn
         batches.push(list);
     }
     let mut rounds = Vec::new();
-    while batches.len() > ROUND {
-        let rest = batches.split_off(ROUND);
-        rounds.push(std::mem::replace(&mut batches, rest));
+    let mut round: Vec<Vec<Arc<Inner>>> = Vec::new();
+    let mut keys = 0;
+    for batch in batches {
+        if !round.is_empty() && (round.len() == ROUND || keys + batch.len() > ROUND_KEYS) {
+            rounds.push(std::mem::take(&mut round));
+            keys = 0;
+        }
+        keys += batch.len();
+        round.push(batch);
     }
-    if !batches.is_empty() {
-        rounds.push(batches);
+    if !round.is_empty() {
+        rounds.push(round);
     }
     rounds
 }
@@ -616,6 +626,42 @@ mod tests {
         }
         assert_eq!(channel("payments"), "tripword:{payments}");
         assert_eq!(channel("{shop}:orders"), "tripword:{shop}:{shop}:orders");
+    }
+
+    #[test]
+    fn a_refresh_reads_a_slot_a_batch_in_bounded_rounds() {
+        use crate::breaker::Timing;
+        use crate::time::Monotonic;
+        // Nothing listens there: each breaker's first read fails at once.
+        let hub = Arc::new(
+            Hub::new("redis://127.0.0.1:1/", Timing::DEFAULT, Arc::new(Monotonic)).unwrap(),
+        );
+        let config = tripword::ValidConfig::new(crate::DEFAULT_CONFIG);
+        // 700 keys in as many slots or so, and 600 in one slot (a tag).
+        let keys: Vec<String> = (0..700)
+            .map(|i| format!("k{i}"))
+            .chain((0..600).map(|i| format!("{{tag}}{i}")))
+            .collect();
+        let breakers: Vec<_> = keys
+            .iter()
+            .map(|k| crate::RedisBreaker::join(&hub, k.clone(), config, Arc::new(())))
+            .collect();
+        let rounds = rounds(hub.live(), 256);
+        let mut seen = HashSet::new();
+        for round in &rounds {
+            let keys: usize = round.iter().map(Vec::len).sum();
+            assert!(round.len() == 1 || (round.len() <= ROUND && keys <= ROUND_KEYS));
+            for batch in round {
+                assert!(!batch.is_empty() && batch.len() <= 256);
+                let slots: HashSet<u16> = batch.iter().map(|b| slot(b.key.as_bytes())).collect();
+                assert_eq!(slots.len(), 1, "one slot a batch");
+                for b in batch {
+                    assert!(seen.insert(b.key.clone()), "each key once");
+                }
+            }
+        }
+        assert_eq!(seen.len(), keys.len());
+        drop(breakers);
     }
 
     #[test]
