@@ -65,6 +65,11 @@ impl Drop for LocalCluster {
 /// `redis-server` or `redis-cli` is missing and `TRIPWORD_REDIS_REQUIRE` is
 /// not set.
 fn cluster(name: &str) -> Option<LocalCluster> {
+    cluster_of(name, 0)
+}
+
+/// A fresh cluster of three primaries with `replicas` replicas each.
+fn cluster_of(name: &str, replicas: usize) -> Option<LocalCluster> {
     for binary in [server::binary(), cli()] {
         if !runs(&binary) {
             assert!(
@@ -91,7 +96,8 @@ fn cluster(name: &str) -> Option<LocalCluster> {
         ports: Vec::new(),
         dir,
     };
-    for _ in 0..3 {
+    let nodes = 3 * (1 + replicas);
+    for _ in 0..nodes {
         let (port, bus) = (free_port(), free_port());
         let child = Command::new(server::binary())
             .args(["--port", &port.to_string()])
@@ -131,6 +137,7 @@ fn cluster(name: &str) -> Option<LocalCluster> {
         create.arg(format!("127.0.0.1:{port}"));
     }
     let status = create
+        .args(["--cluster-replicas", &replicas.to_string()])
         .arg("--cluster-yes")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -146,7 +153,14 @@ fn cluster(name: &str) -> Option<LocalCluster> {
                 .arg("INFO")
                 .query(&mut node(p))
                 .unwrap_or_default();
-            info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
+            let replication: String = redis::cmd("INFO")
+                .arg("replication")
+                .query(&mut node(p))
+                .unwrap_or_default();
+            info.contains("cluster_state:ok")
+                && info.contains(&format!("cluster_known_nodes:{nodes}"))
+                && (replication.contains("role:master")
+                    || replication.contains("master_link_status:up"))
         })),
         "the cluster is up"
     );
@@ -154,6 +168,22 @@ fn cluster(name: &str) -> Option<LocalCluster> {
 }
 
 impl LocalCluster {
+    /// A replica of the primary on `port`.
+    fn replica_of(&self, port: u16) -> u16 {
+        *self
+            .ports
+            .iter()
+            .find(|&&p| {
+                let role: Vec<redis::Value> = redis::cmd("ROLE").query(&mut node(p)).unwrap();
+                let role: (String, String, u16) = redis::from_redis_value(redis::Value::Array(
+                    role.into_iter().take(3).collect(),
+                ))
+                .unwrap_or_default();
+                role.0 == "slave" && role.2 == port
+            })
+            .expect("a replica")
+    }
+
     /// Sends `sig` (`-STOP`, `-CONT`) to the node on `port`.
     fn signal(&self, port: u16, sig: &str) {
         let i = self.ports.iter().position(|&p| p == port).unwrap();
@@ -167,12 +197,16 @@ fn url(port: u16) -> String {
     format!("redis://127.0.0.1:{port}/")
 }
 
-/// A plain connection to one node.
+/// A plain connection to one node (a node that does not answer fails the
+/// test, it does not hang it).
 fn node(port: u16) -> redis::Connection {
-    redis::Client::open(url(port))
+    let con = redis::Client::open(url(port))
         .unwrap()
         .get_connection_with_timeout(Duration::from_secs(5))
-        .unwrap()
+        .unwrap();
+    con.set_read_timeout(Some(LONG)).unwrap();
+    con.set_write_timeout(Some(LONG)).unwrap();
+    con
 }
 
 impl LocalCluster {
@@ -402,6 +436,7 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
                 }
             });
         }
+        let _stop = StopOnDrop(&stop);
         let progress = |more: usize| {
             let from = transitions();
             assert!(
@@ -487,7 +522,6 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
             transitions() - asked,
             resubscribed,
         );
-        stop.store(true, Ordering::SeqCst);
     });
 
     // Every transition was reported once, by the instance that made it, and
@@ -509,6 +543,129 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
         );
         assert!(eventually(LONG, || b.word() == word), "the mirrors agree");
     }
+}
+
+/// Sets its flag when dropped: the workers of a scope stop also when an
+/// assertion fails in it (the scope waits for them before it unwinds).
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Two fleets, two threads each, keep tripping, probing and closing the
+/// breaker under `key` while `change` runs: it is handed a wait for more
+/// transitions, and returns the node that owns the key after it. Then both
+/// fleets must change the word again and be subscribed on that node; and
+/// every transition was reported once (the counters are `1..=` the stored
+/// word's), no instance fell back to its local breaker, the mirrors agree.
+fn under_churn(cluster: &LocalCluster, key: &str, change: impl FnOnce(&dyn Fn(usize)) -> u16) {
+    let cfg = config(2, 20_000, 5_000_000);
+    let logs = [Recorder::default(), Recorder::default()];
+    let fleets = [
+        cluster.fleet(cfg, Duration::from_millis(200)),
+        cluster.fleet(cfg, Duration::from_millis(200)),
+    ];
+    let breakers: Vec<_> = fleets
+        .iter()
+        .zip(&logs)
+        .map(|(f, log)| f.breaker_with(key, cfg, log.clone()))
+        .collect();
+    let transitions = || -> usize { logs.iter().map(|l| l.0.shared().len()).sum() };
+    let stop = AtomicBool::new(false);
+    let owner = std::thread::scope(|s| {
+        for i in 0..4 {
+            let (breaker, stop) = (&breakers[i % 2], &stop);
+            s.spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    match breaker.acquire() {
+                        Ok(t) => {
+                            let outcome = if t.is_probe() {
+                                Outcome::Success
+                            } else {
+                                Outcome::Failure
+                            };
+                            breaker.release(t, outcome);
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                    }
+                }
+            });
+        }
+        let _stop = StopOnDrop(&stop);
+        let progress = |more: usize| {
+            let from = transitions();
+            assert!(
+                eventually(Duration::from_secs(60), || transitions() >= from + more),
+                "the fleets go on changing the word"
+            );
+        };
+        let owner = change(&progress);
+        assert!(
+            eventually(LONG, || cluster
+                .shard_subscribers(owner, breakers[0].channel())
+                == 2),
+            "both watchers subscribed on the key's node"
+        );
+        let after: Vec<usize> = logs.iter().map(|l| l.0.shared().len()).collect();
+        assert!(
+            eventually(Duration::from_secs(60), || logs
+                .iter()
+                .zip(&after)
+                .all(|(l, &n)| l.0.shared().len() > n)),
+            "both fleets change the word after the change"
+        );
+        owner
+    });
+    assert_eq!(cluster.owner(key), owner);
+    let word = cluster.stored(key).expect("the word is on its node");
+    let last = Snapshot::decode::<W64>(word).unwrap().counter;
+    let mut counters: Vec<u32> = logs
+        .iter()
+        .flat_map(|l| l.0.shared().into_iter().map(|t| t.counter))
+        .collect();
+    counters.sort_unstable();
+    assert_eq!(counters, (1..=last).collect::<Vec<_>>());
+    for (b, log) in breakers.iter().zip(&logs) {
+        assert_eq!(b.mode(), Mode::Shared);
+        assert!(
+            !log.0.modes.lock().unwrap().contains(&Mode::Local),
+            "no instance fell back to its local breaker"
+        );
+        assert!(eventually(LONG, || b.word() == word), "the mirrors agree");
+    }
+}
+
+/// A manual failover (`CLUSTER FAILOVER` on the replica of the key's
+/// primary: the primary stops writes until the replica has all of them,
+/// then the replica takes its slots over) under running fleets loses no
+/// transition, and the watchers follow the slot to the new primary.
+#[test]
+fn a_manual_failover_under_running_fleets_loses_no_transition() {
+    let Some(cluster) = cluster_of("failover", 1) else {
+        return;
+    };
+    let key = "failing-over";
+    under_churn(&cluster, key, |progress| {
+        progress(12);
+        let (primary, slot) = (cluster.owner(key), cluster.slot(key));
+        let replica = cluster.replica_of(primary);
+        let () = redis::cmd("CLUSTER")
+            .arg("FAILOVER")
+            .query(&mut node(replica))
+            .unwrap();
+        assert!(
+            eventually(LONG, || cluster
+                .ports
+                .iter()
+                .all(|&p| cluster.owner_as_seen_by(p, slot) == replica)),
+            "every node gives the slot to the promoted replica"
+        );
+        progress(12);
+        replica
+    });
 }
 
 /// A node that stops answering (paused) sends the fleet to its local
