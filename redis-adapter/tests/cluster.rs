@@ -106,9 +106,15 @@ fn cluster_of(name: &str, replicas: usize) -> Option<LocalCluster> {
             .args(["--cluster-port", &bus.to_string()])
             .arg("--cluster-config-file")
             .arg(cluster.dir.join(format!("nodes-{port}.conf")))
-            // No failover in these tests: a node paused for a while is not
-            // declared failed.
-            .args(["--cluster-node-timeout", "60000"])
+            // Without replicas, no failover: a node paused for a while is
+            // not declared failed. With replicas, a failover election that
+            // gets no votes is tried again after four node timeouts.
+            .args([
+                "--cluster-node-timeout",
+                if replicas == 0 { "60000" } else { "5000" },
+            ])
+            .arg("--logfile")
+            .arg(cluster.dir.join(format!("node-{port}.log")))
             .args(["--save", ""])
             .args(["--appendonly", "no"])
             .arg("--dir")
@@ -182,6 +188,14 @@ impl LocalCluster {
                 role.0 == "slave" && role.2 == port
             })
             .expect("a replica")
+    }
+
+    /// The last lines of the log of the node on `port`.
+    fn log(&self, port: u16) -> String {
+        let log =
+            std::fs::read_to_string(self.dir.join(format!("node-{port}.log"))).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
     }
 
     /// Sends `sig` (`-STOP`, `-CONT`) to the node on `port`.
@@ -652,17 +666,28 @@ fn a_manual_failover_under_running_fleets_loses_no_transition() {
         progress(12);
         let (primary, slot) = (cluster.owner(key), cluster.slot(key));
         let replica = cluster.replica_of(primary);
-        let () = redis::cmd("CLUSTER")
-            .arg("FAILOVER")
-            .query(&mut node(replica))
-            .unwrap();
-        assert!(
-            eventually(LONG, || cluster
+        let promoted = || {
+            cluster
                 .ports
                 .iter()
-                .all(|&p| cluster.owner_as_seen_by(p, slot) == replica)),
-            "every node gives the slot to the promoted replica"
-        );
+                .all(|&p| cluster.owner_as_seen_by(p, slot) == replica)
+        };
+        // A manual failover that times out (the replica did not catch up,
+        // or its election got no votes in time) is asked for again.
+        let mut tries = 0;
+        while !promoted() {
+            tries += 1;
+            assert!(
+                tries <= 3,
+                "every node gives the slot to the promoted replica; its log:\n{}",
+                cluster.log(replica)
+            );
+            let () = redis::cmd("CLUSTER")
+                .arg("FAILOVER")
+                .query(&mut node(replica))
+                .unwrap();
+            eventually(Duration::from_secs(25), promoted);
+        }
         progress(12);
         replica
     });
