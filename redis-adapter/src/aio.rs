@@ -302,6 +302,10 @@ impl Inner {
 /// The async admission: `None` when it must be awaited and no tokio
 /// runtime is current (the caller then takes the sync path).
 pub(crate) fn acquire(inner: &Arc<Inner>, base: u64) -> Option<Acquiring> {
+    if inner.hub.is_cluster() {
+        // One node's multiplexed connection cannot follow the slots.
+        return None;
+    }
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     let (tx, rx) = oneshot::channel();
     let task = inner.clone();
@@ -391,6 +395,9 @@ pub(crate) fn release(
     counter: u32,
     outcome: Outcome,
 ) -> Option<Releasing> {
+    if inner.hub.is_cluster() {
+        return None;
+    }
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     let task = inner.clone();
     let handle =

@@ -1,6 +1,6 @@
 //! [`RedisBreaker`]: one breaker for a fleet, its word under a Redis key.
 
-use crate::hub::{CHANNEL_PREFIX, Hub};
+use crate::hub::Hub;
 use crate::local::Local;
 use crate::mirror::{CLEAR, HELD, Mirror, NONE, RUN};
 use crate::observer::{Mode, Observer, Scope};
@@ -41,6 +41,10 @@ pub enum Error {
         /// The fleet's, stored beside the word.
         fleet: String,
     },
+    /// Options that do not work together were set (on a Redis Cluster:
+    /// `sentinel`, `replicas` and `quorum` are not supported); the text
+    /// names them.
+    Unsupported(&'static str),
 }
 
 impl core::fmt::Display for Error {
@@ -53,6 +57,7 @@ impl core::fmt::Display for Error {
                 f,
                 "tripword-redis: this instance's config ({ours}) is not the fleet's ({fleet})"
             ),
+            Error::Unsupported(what) => write!(f, "tripword-redis: not supported: {what}"),
         }
     }
 }
@@ -223,6 +228,24 @@ impl Quorum {
     }
 }
 
+/// On a Redis Cluster, the options not supported there: Sentinel (a
+/// cluster fails over by itself), `replicas` (`WAIT` is not sent through
+/// the cluster connection) and a quorum (its votes are a second key, in
+/// another slot than the word's).
+#[cfg(feature = "cluster")]
+pub(crate) fn exclusive(sentinel: bool, replicas: u32, quorum: &Quorum) -> Result<(), Error> {
+    if sentinel {
+        return Err(Error::Unsupported("sentinel on a Redis Cluster"));
+    }
+    if replicas > 0 {
+        return Err(Error::Unsupported("replicas(n) on a Redis Cluster"));
+    }
+    if quorum.on() {
+        return Err(Error::Unsupported("quorum(q) on a Redis Cluster"));
+    }
+    Ok(())
+}
+
 /// The sentinels a hub asks for the primary, and the service they watch.
 #[derive(Clone, Debug)]
 pub(crate) struct Following {
@@ -266,6 +289,8 @@ pub struct Builder {
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
     following: Option<Following>,
+    #[cfg(feature = "cluster")]
+    cluster: Option<Vec<String>>,
 }
 
 impl core::fmt::Debug for Builder {
@@ -441,6 +466,27 @@ impl Builder {
         self
     }
 
+    /// The word is in a Redis Cluster, reached through the builder's URL
+    /// and `nodes` (more node URLs, tried in turn for the slot map). Each
+    /// script runs on the node owning the key's slot (redirections
+    /// followed), changes are published with `SPUBLISH` on a channel in the
+    /// key's slot ([`RedisBreaker::channel`]), and the watcher subscribes to
+    /// it with `SSUBSCRIBE` on that node. Async admissions and releases
+    /// take the sync path (they block for their round trip). The key names
+    /// are unchanged. Not with [`sentinel`](Self::sentinel) (a cluster
+    /// fails over by itself), [`replicas`](Self::replicas) or
+    /// [`quorum`](Self::quorum): `build` returns [`Error::Unsupported`].
+    #[cfg(feature = "cluster")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
+    pub fn cluster<I, S>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.cluster = Some(nodes.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Builds the instance and starts its watcher thread (a breaker built
     /// alone has a connection pool and a watcher of its own; the breakers
     /// of a [`Fleet`](crate::Fleet) share them). Reads the word once
@@ -452,8 +498,14 @@ impl Builder {
     /// # Errors
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<RedisBreaker, Error> {
-        let hub = Following::hub(self.following.as_ref(), &self.url, self.timing, self.clock)
+        #[allow(unused_mut)]
+        let mut hub = Following::hub(self.following.as_ref(), &self.url, self.timing, self.clock)
             .map_err(Error::Url)?;
+        #[cfg(feature = "cluster")]
+        if let Some(nodes) = &self.cluster {
+            exclusive(self.following.is_some(), self.timing.replicas, &self.quorum)?;
+            hub.on_cluster(&self.url, nodes).map_err(Error::Url)?;
+        }
         let hub = Arc::new(hub);
         // Joined first: the watcher's first read is of this key too.
         let breaker =
@@ -547,7 +599,7 @@ impl RedisBreaker {
         let fingerprint = fingerprint(&config, &quorum);
         let inner = Arc::new(Inner {
             config,
-            channel: format!("{CHANNEL_PREFIX}{key}"),
+            channel: hub.channel(&key),
             fingerprint_key: format!("{key}:config"),
             votes_key: format!("{key}:votes"),
             voter: quorum.voter.as_deref().map_or_else(voter_id, str::to_owned),
@@ -592,6 +644,8 @@ impl RedisBreaker {
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
             following: None,
+            #[cfg(feature = "cluster")]
+            cluster: None,
         }
     }
 
@@ -1962,6 +2016,32 @@ mod tests {
         }
         assert_eq!(w, step.word);
         assert!(!super::closed(step.word) && super::closed(closed(7)));
+    }
+
+    #[cfg(feature = "cluster")]
+    #[test]
+    fn a_cluster_refuses_sentinel_replicas_and_quorum() {
+        let on_cluster =
+            || RedisBreaker::builder("redis://127.0.0.1:1/", "k").cluster(["redis://127.0.0.1:2/"]);
+        let cases = [
+            (
+                on_cluster().sentinel(["redis://127.0.0.1:3/"], "s"),
+                "sentinel",
+            ),
+            (on_cluster().replicas(1), "replicas"),
+            (on_cluster().quorum(2), "quorum"),
+        ];
+        for (builder, what) in cases {
+            match builder.build() {
+                Err(e @ Error::Unsupported(_)) => assert!(e.to_string().contains(what), "{e}"),
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+        let fleet = crate::Fleet::builder("redis://127.0.0.1:1/")
+            .cluster(["redis://127.0.0.1:2/"])
+            .quorum(3)
+            .build();
+        assert!(matches!(fleet, Err(Error::Unsupported(_))));
     }
 
     #[test]

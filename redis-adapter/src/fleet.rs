@@ -70,6 +70,8 @@ pub struct FleetBuilder {
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
     following: Option<Following>,
+    #[cfg(feature = "cluster")]
+    cluster: Option<Vec<String>>,
 }
 
 impl core::fmt::Debug for FleetBuilder {
@@ -189,14 +191,37 @@ impl FleetBuilder {
         self
     }
 
+    /// The words are in a Redis Cluster, reached through the builder's URL
+    /// and `nodes` (more node URLs). See [`Builder::cluster`](crate::Builder::cluster).
+    #[cfg(feature = "cluster")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
+    pub fn cluster<I, S>(mut self, nodes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.cluster = Some(nodes.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Builds the fleet and starts its watcher thread. Connects to nothing
     /// yet: each breaker reads its word when it is made.
     ///
     /// # Errors
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<Fleet, Error> {
-        let hub = Following::hub(self.following.as_ref(), &self.url, self.timing, self.clock)
+        #[allow(unused_mut)]
+        let mut hub = Following::hub(self.following.as_ref(), &self.url, self.timing, self.clock)
             .map_err(Error::Url)?;
+        #[cfg(feature = "cluster")]
+        if let Some(nodes) = &self.cluster {
+            crate::breaker::exclusive(
+                self.following.is_some(),
+                self.timing.replicas,
+                &self.quorum,
+            )?;
+            hub.on_cluster(&self.url, nodes).map_err(Error::Url)?;
+        }
         let hub: Arc<Hub> = Arc::new(hub);
         watch::spawn(&hub).map_err(Error::Thread)?;
         Ok(Fleet {
@@ -221,6 +246,8 @@ impl Fleet {
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
             following: None,
+            #[cfg(feature = "cluster")]
+            cluster: None,
         }
     }
 

@@ -12,7 +12,7 @@ use crate::breaker::{Inner, Timing};
 use crate::remote::{self, RemoteCell};
 use crate::sentinel::Sentinels;
 use crate::time::{Estimate, LocalClock, LocalTicks};
-use redis::{Connection, IntoConnectionInfo, RedisError};
+use redis::{Cmd, Connection, ConnectionLike, IntoConnectionInfo, RedisError, RedisResult, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
@@ -35,14 +35,113 @@ fn connect_timeout(left: Duration, setup_reads: u32) -> Duration {
     left / setup_reads.max(1)
 }
 
+/// A connection the operations of a hub run on: to the one Redis, or
+/// (feature `cluster`) to a Redis Cluster, each command sent to the node
+/// owning its first key's slot, `MOVED` and `ASK` redirections followed.
+pub(crate) enum Con {
+    /// To the one Redis of the hub.
+    Node(Connection),
+    /// To the cluster.
+    #[cfg(feature = "cluster")]
+    Cluster(Box<redis::cluster::ClusterConnection>),
+}
+
+impl Con {
+    /// Bounds every read and write from now on by `left`.
+    pub(crate) fn set_timeouts(&self, left: Duration) -> RedisResult<()> {
+        match self {
+            Con::Node(con) => {
+                con.set_read_timeout(Some(left))?;
+                con.set_write_timeout(Some(left))
+            }
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => {
+                con.set_read_timeout(Some(left))?;
+                con.set_write_timeout(Some(left))
+            }
+        }
+    }
+
+    /// The server's `TIME` (seconds, microseconds), read on the node that
+    /// owns `key` (the one Redis when there is no cluster).
+    #[cfg_attr(not(feature = "cluster"), allow(unused_variables))]
+    pub(crate) fn time(&mut self, key: &str) -> RedisResult<(u64, u64)> {
+        match self {
+            Con::Node(con) => redis::cmd("TIME").query(con),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => crate::cluster::time(con, key),
+        }
+    }
+}
+
+impl ConnectionLike for Con {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
+        match self {
+            Con::Node(con) => con.req_packed_command(cmd),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        match self {
+            Con::Node(con) => con.req_packed_commands(cmd, offset, count),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn req_command(&mut self, cmd: &Cmd) -> RedisResult<Value> {
+        match self {
+            Con::Node(con) => con.req_command(cmd),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.req_command(cmd),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Con::Node(con) => con.get_db(),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.get_db(),
+        }
+    }
+
+    fn check_connection(&mut self) -> bool {
+        match self {
+            Con::Node(con) => con.check_connection(),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.check_connection(),
+        }
+    }
+
+    fn is_open(&self) -> bool {
+        match self {
+            Con::Node(con) => con.is_open(),
+            #[cfg(feature = "cluster")]
+            Con::Cluster(con) => con.is_open(),
+        }
+    }
+}
+
 pub(crate) struct Hub {
     client: redis::Client,
+    /// The cluster the words are in, when there is one (feature `cluster`):
+    /// operations then run on cluster connections, and the watcher
+    /// subscribes to each breaker's channel on the node owning its slot.
+    #[cfg(feature = "cluster")]
+    pub(crate) cluster: Option<crate::cluster::Cluster>,
     /// Replies the `redis` crate reads when it opens a connection (`AUTH`
     /// or `HELLO`, `SELECT`), each with the whole timeout it is given.
     setup_reads: u32,
     /// Connections for calls and refreshes; the lock is held only to take
     /// or return one, never across a round trip.
-    pool: Mutex<Vec<Connection>>,
+    pool: Mutex<Vec<Con>>,
     pub(crate) estimate: Estimate,
     pub(crate) clock: Arc<dyn LocalClock>,
     pub(crate) ticks: LocalTicks,
@@ -50,6 +149,10 @@ pub(crate) struct Hub {
     /// The live breakers, by channel (more than one for a key only while an
     /// evicted breaker is still held by a caller).
     members: RwLock<HashMap<String, Vec<Weak<Inner>>>>,
+    /// Moves on every change of `members`: the cluster watcher follows the
+    /// channels again only when it moved.
+    #[cfg(feature = "cluster")]
+    changes: std::sync::atomic::AtomicU64,
     #[cfg(feature = "tokio")]
     pub(crate) aio: crate::aio::Multiplexed,
     /// The sentinels that name the primary, when the hub follows one.
@@ -78,6 +181,8 @@ impl Hub {
             #[cfg(feature = "tokio")]
             aio: crate::aio::Multiplexed::new(client.clone()),
             client,
+            #[cfg(feature = "cluster")]
+            cluster: None,
             setup_reads,
             pool: Mutex::new(Vec::new()),
             estimate: Estimate::new(),
@@ -86,6 +191,8 @@ impl Hub {
             timing,
             members: RwLock::new(HashMap::new()),
             sentinels: None,
+            #[cfg(feature = "cluster")]
+            changes: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -100,6 +207,16 @@ impl Hub {
         self.aio.follow(sentinels.clone());
         self.sentinels = Some(sentinels);
         Ok(self)
+    }
+
+    /// Puts the hub on the Redis Cluster reached through `url` and `nodes`.
+    #[cfg(feature = "cluster")]
+    pub(crate) fn on_cluster(&mut self, url: &str, nodes: &[String]) -> Result<(), RedisError> {
+        let seeds: Vec<String> = std::iter::once(url.to_owned())
+            .chain(nodes.iter().cloned())
+            .collect();
+        self.cluster = Some(crate::cluster::Cluster::new(&seeds)?);
+        Ok(())
     }
 
     /// The estimate of the server's time, trusted for a refresh period and
@@ -127,6 +244,39 @@ impl Hub {
                 .client
                 .get_connection_with_timeout(connect_timeout(left, self.setup_reads)),
         }
+    }
+
+    /// A connection for operations: to the one Redis, or to the cluster.
+    fn connect_op(&self, deadline: Instant) -> Result<Con, RedisError> {
+        #[cfg(feature = "cluster")]
+        if let Some(cluster) = &self.cluster {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left < Duration::from_micros(100) {
+                return Err(remote::deadline_passed());
+            }
+            return cluster.connect(left).map(|con| Con::Cluster(Box::new(con)));
+        }
+        self.connect(deadline).map(Con::Node)
+    }
+
+    /// Whether the words are in a Redis Cluster.
+    pub(crate) fn is_cluster(&self) -> bool {
+        #[cfg(feature = "cluster")]
+        if self.cluster.is_some() {
+            return true;
+        }
+        false
+    }
+
+    /// The channel the changes of the word under `key` are published on:
+    /// `tripword:<key>`, or in a cluster a name in the key's slot (see
+    /// [`cluster::channel`](crate::cluster::channel)).
+    pub(crate) fn channel(&self, key: &str) -> String {
+        #[cfg(feature = "cluster")]
+        if self.cluster.is_some() {
+            return crate::cluster::channel(key);
+        }
+        format!("{CHANNEL_PREFIX}{key}")
     }
 
     /// How many breakers the watcher keeps fresh (the dead ones not yet
@@ -157,13 +307,16 @@ impl Hub {
             .pop();
         let mut con = match pooled {
             Some(con) => con,
-            None => match self.connect(deadline) {
+            None => match self.connect_op(deadline) {
                 Ok(con) => con,
                 Err(e) => return (Err(e), 0, None),
             },
         };
-        let cell = RemoteCell::new(&mut con, key, channel, missing, deadline, &*self.clock)
+        let mut cell = RemoteCell::new(&mut con, key, channel, missing, deadline, &*self.clock)
             .acknowledged_by(self.timing.replicas);
+        if self.is_cluster() {
+            cell.publish_sharded();
+        }
         let out = op(&cell).and_then(|v| match cell.take_failure() {
             Some(e) => Err(e),
             None => Ok(v),
@@ -198,7 +351,7 @@ impl Hub {
         self.aio.failed();
     }
 
-    fn give_back(&self, con: Connection) {
+    fn give_back(&self, con: Con) {
         let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
         if pool.len() < POOL {
             pool.push(con);
@@ -212,6 +365,15 @@ impl Hub {
             .entry(inner.channel.clone())
             .or_default()
             .push(Arc::downgrade(inner));
+        #[cfg(feature = "cluster")]
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+    }
+
+    /// How many times the breakers changed (joined, or pruned).
+    #[cfg(feature = "cluster")]
+    pub(crate) fn changes(&self) -> u64 {
+        self.changes.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Forgets the breakers of `channel` that are gone.
@@ -223,6 +385,9 @@ impl Hub {
                 members.remove(channel);
             }
         }
+        #[cfg(feature = "cluster")]
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
     }
 
     /// The live breakers on `channel`.
@@ -245,28 +410,58 @@ impl Hub {
 
     /// Reads the word of every live breaker into its mirror, up to
     /// [`BATCH`] keys a round trip, with the server's time; a corrupt word
-    /// is repaired by its breaker (one compare-and-set). Each batch is
-    /// bounded by the operation timeout.
+    /// is repaired by its breaker (one compare-and-set). Each round (one
+    /// batch, or in a cluster a pipeline of batches) is bounded by the
+    /// operation timeout.
     pub(crate) fn refresh_all(&self) -> Result<(), RedisError> {
-        let live = self.live();
-        for batch in live.chunks(BATCH) {
+        for round in self.rounds(self.live()) {
             // The mirrors before the read: a word older than its mirror is
             // taken only if the mirror did not change meanwhile.
-            let bases: Vec<u64> = batch.iter().map(|b| b.mirror_word()).collect();
-            let keys: Vec<(&str, u64)> = batch
+            let bases: Vec<Vec<u64>> = round
                 .iter()
-                .map(|b| (b.key.as_str(), b.missing_word()))
+                .map(|batch| batch.iter().map(|b| b.mirror_word()).collect())
                 .collect();
-            let (words, _, _) = self.remote("", "", 0, |cell| cell.fetch_many(&keys));
-            let words = words?;
-            for ((inner, base), (word, missing)) in batch.iter().zip(bases).zip(words) {
-                if !missing {
-                    inner.stored(word);
+            let keys: Vec<Vec<(&str, u64)>> = round
+                .iter()
+                .map(|batch| {
+                    batch
+                        .iter()
+                        .map(|b| (b.key.as_str(), b.missing_word()))
+                        .collect()
+                })
+                .collect();
+            let (words, _, _) = self.remote("", "", 0, |cell| cell.fetch_batches(&keys));
+            for ((batch, bases), words) in round.iter().zip(bases).zip(words?) {
+                for ((inner, base), (word, missing)) in batch.iter().zip(bases).zip(words) {
+                    if !missing {
+                        inner.stored(word);
+                    }
+                    inner.refreshed(base, word)?;
                 }
-                inner.refreshed(base, word)?;
             }
         }
         Ok(())
+    }
+
+    /// The breakers in batches of at most [`BATCH`], each batch read by one
+    /// script, grouped in rounds each within one operation timeout: on one
+    /// Redis a round is one batch (one round trip); in a cluster each batch
+    /// is of one slot (a script's keys must be), and a round's batches are
+    /// pipelined, one round trip per node.
+    fn rounds(&self, mut live: Vec<Arc<Inner>>) -> Vec<Vec<Vec<Arc<Inner>>>> {
+        #[cfg(feature = "cluster")]
+        if self.cluster.is_some() {
+            return crate::cluster::rounds(live, BATCH);
+        }
+        let mut out = Vec::new();
+        while live.len() > BATCH {
+            let rest = live.split_off(BATCH);
+            out.push(vec![std::mem::replace(&mut live, rest)]);
+        }
+        if !live.is_empty() {
+            out.push(vec![live]);
+        }
+        out
     }
 
     /// Every live breaker falls back to its local breaker.

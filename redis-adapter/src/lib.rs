@@ -28,6 +28,11 @@
 //!   election is lost when a replica that acknowledged is promoted.
 //! - **A [`Fleet`] per process**: every key's breaker on one connection
 //!   pool, one pattern subscription and one watcher thread.
+//! - **Redis Cluster** (feature `cluster`): `Builder::cluster` and
+//!   `FleetBuilder::cluster` put each word on the node owning its key's
+//!   slot; changes are published and subscribed per shard (`SPUBLISH`,
+//!   `SSUBSCRIBE`), and a slot migrated under running instances loses no
+//!   change.
 //! - **Async** (feature `tokio`): what needs Redis is awaited on one
 //!   multiplexed tokio connection, never blocking an executor thread; a
 //!   cancelled call never leaves a probe held. With the feature
@@ -61,6 +66,8 @@
 #[cfg(feature = "tokio")]
 mod aio;
 mod breaker;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod fleet;
 mod hub;
 mod local;

@@ -2,8 +2,9 @@
 //! compare-and-set, each one Lua script run atomically by the server, each
 //! returning the server's `TIME` read after the `GET`.
 
+use crate::hub::Con;
 use crate::time::{LocalClock, server_micros};
-use redis::{Connection, FromRedisValue, RedisError, Script, ScriptInvocation, Value};
+use redis::{FromRedisValue, RedisError, Script, ScriptInvocation, Value};
 use std::cell::{Cell as Slot, RefCell};
 use std::io;
 use std::sync::LazyLock;
@@ -80,7 +81,8 @@ return cur",
 });
 
 /// `{1, new, now}` when the key held `ARGV[1]` and now holds `ARGV[2]`
-/// (published on channel `ARGV[3]` as `"new now"` unless it is empty);
+/// (published on channel `ARGV[3]` as `"new now"` unless it is empty, by
+/// the command `ARGV[5]`, `PUBLISH` when absent: `SPUBLISH` in a cluster);
 /// `{0, word, now}` with the word it holds otherwise; a missing key holds
 /// `ARGV[4]`.
 pub(crate) static CAS: LazyLock<Script> = LazyLock::new(|| {
@@ -93,7 +95,7 @@ if cur ~= ARGV[1] then
   return {{0, cur, t}}
 end
 redis.call('SET', KEYS[1], ARGV[2])
-if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2] .. ' ' .. t) end
+if ARGV[3] ~= '' then redis.call(ARGV[5] or 'PUBLISH', ARGV[3], ARGV[2] .. ' ' .. t) end
 return {{1, ARGV[2], t}}"
     ))
 });
@@ -270,9 +272,11 @@ pub(crate) fn waited(
 /// One operation's view of the key: a connection, a deadline every command
 /// must meet, and the server time read with the word last observed.
 pub(crate) struct RemoteCell<'a> {
-    con: RefCell<&'a mut Connection>,
+    con: RefCell<&'a mut Con>,
     key: &'a str,
     channel: &'a str,
+    /// The command the compare-and-set publishes with.
+    publish: &'static str,
     /// What a missing key reads as, in decimal.
     missing: String,
     /// The latest word read that was stored in Redis (not a missing key's).
@@ -296,7 +300,7 @@ pub(crate) struct RemoteCell<'a> {
 
 impl<'a> RemoteCell<'a> {
     pub(crate) fn new(
-        con: &'a mut Connection,
+        con: &'a mut Con,
         key: &'a str,
         channel: &'a str,
         missing: u64,
@@ -307,6 +311,7 @@ impl<'a> RemoteCell<'a> {
             con: RefCell::new(con),
             key,
             channel,
+            publish: "PUBLISH",
             missing: missing.to_string(),
             stored: Slot::new(None),
             deadline,
@@ -331,13 +336,13 @@ impl<'a> RemoteCell<'a> {
     /// replicas acknowledged (`None` when none must).
     fn invoke_waited<T: FromRedisValue>(
         &self,
-        con: &mut Connection,
+        con: &mut Con,
         invocation: &ScriptInvocation<'_>,
     ) -> Result<(T, Option<u64>), RedisError> {
         if self.replicas == 0 {
             return invocation.invoke(con).map(|v| (v, None));
         }
-        let query = |con: &mut Connection| -> Result<Vec<Value>, RedisError> {
+        let query = |con: &mut Con| -> Result<Vec<Value>, RedisError> {
             let left = self.deadline.saturating_duration_since(Instant::now());
             waited(invocation, self.replicas, wait_millis(left)).query(con)
         };
@@ -360,15 +365,19 @@ impl<'a> RemoteCell<'a> {
         }
     }
 
+    /// Publishes the changes with `SPUBLISH` (a cluster's sharded
+    /// channels) instead of `PUBLISH`.
+    pub(crate) fn publish_sharded(&mut self) {
+        self.publish = "SPUBLISH";
+    }
+
     /// Sets the connection's timeouts to what is left before the deadline.
-    fn arm(&self, con: &Connection) -> Result<(), RedisError> {
+    fn arm(&self, con: &Con) -> Result<(), RedisError> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left < Duration::from_micros(100) {
             return Err(deadline_passed());
         }
-        con.set_read_timeout(Some(left))?;
-        con.set_write_timeout(Some(left))?;
-        Ok(())
+        con.set_timeouts(left)
     }
 
     fn observed(&self, time: u64) {
@@ -413,9 +422,14 @@ impl<'a> RemoteCell<'a> {
         for (key, missing) in keys {
             invocation.key(*key).arg(missing.to_string());
         }
-        let mut reply: Vec<String> = invocation.invoke(&mut **con)?;
+        let reply: Vec<String> = invocation.invoke(&mut **con)?;
+        self.many(reply, keys.len())
+    }
+
+    /// A `LOAD_MANY` reply for `n` keys: the words, the server time last.
+    fn many(&self, mut reply: Vec<String>, n: usize) -> Result<Vec<(u64, bool)>, RedisError> {
         let time = parse_time(&reply.pop().unwrap_or_default())?;
-        if reply.len() != keys.len() {
+        if reply.len() != n {
             return Err(RedisError::from(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "tripword-redis: a refresh's reply has the wrong length",
@@ -423,6 +437,45 @@ impl<'a> RemoteCell<'a> {
         }
         self.observed(time);
         Ok(reply.iter().map(|w| parse_read(w)).collect())
+    }
+
+    /// [`fetch_many`](Self::fetch_many) for each batch: in a cluster the
+    /// batches (each of one slot) are pipelined, one round trip per node,
+    /// or, when a node has not loaded the script yet, read one after the
+    /// other (which loads it).
+    pub(crate) fn fetch_batches(
+        &self,
+        batches: &[Vec<(&str, u64)>],
+    ) -> Result<Vec<Vec<(u64, bool)>>, RedisError> {
+        #[cfg(feature = "cluster")]
+        if batches.len() > 1 {
+            let pipelined = {
+                let mut con = self.con.borrow_mut();
+                self.arm(&con)?;
+                match &mut **con {
+                    Con::Cluster(con) => {
+                        Some(crate::cluster::load_batches(con, &LOAD_MANY, batches))
+                    }
+                    Con::Node(_) => None,
+                }
+            };
+            match pipelined {
+                Some(Ok(replies)) if replies.len() == batches.len() => {
+                    return replies
+                        .into_iter()
+                        .zip(batches)
+                        .map(|(reply, batch)| self.many(reply, batch.len()))
+                        .collect();
+                }
+                Some(Err(e))
+                    if e.kind() != redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                {
+                    return Err(e);
+                }
+                _ => {}
+            }
+        }
+        batches.iter().map(|batch| self.fetch_many(batch)).collect()
     }
 
     /// The clock of the CAS loop: the server time read with the word the
@@ -445,7 +498,7 @@ impl<'a> RemoteCell<'a> {
     fn server_time(&self) -> Result<u64, RedisError> {
         let mut con = self.con.borrow_mut();
         self.arm(&con)?;
-        let (s, us): (u64, u64) = redis::cmd("TIME").query(&mut **con)?;
+        let (s, us) = con.time(self.key)?;
         let t = server_micros(s, us);
         self.latest.set(Some((t, self.clock.micros())));
         self.round_trips.set(self.round_trips.get() + 1);
@@ -546,6 +599,14 @@ impl<'a> RemoteCell<'a> {
         Ok(())
     }
 
+    /// The cluster's slot map (`CLUSTER SLOTS`), from any node.
+    #[cfg(feature = "cluster")]
+    pub(crate) fn cluster_slots(&self) -> Result<redis::Value, RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        redis::cmd("CLUSTER").arg("SLOTS").query(&mut **con)
+    }
+
     /// The failure of a clock read during the operation, if any.
     pub(crate) fn take_failure(&self) -> Option<RedisError> {
         self.failed.borrow_mut().take()
@@ -582,7 +643,8 @@ impl Cell<W64> for RemoteCell<'_> {
             .arg(current.to_string())
             .arg(new.to_string())
             .arg(self.channel)
-            .arg(&self.missing);
+            .arg(&self.missing)
+            .arg(self.publish);
         let ((swapped, word, time), acked): ((i64, String, String), _) = self
             .invoke_waited(&mut con, &invocation)
             .map_err(CasError::Cell)?;
@@ -622,9 +684,11 @@ mod tests {
             return;
         };
         let client = redis::Client::open(server.url()).unwrap();
-        let mut con = client
-            .get_connection_with_timeout(Duration::from_secs(5))
-            .unwrap();
+        let mut con = Con::Node(
+            client
+                .get_connection_with_timeout(Duration::from_secs(5))
+                .unwrap(),
+        );
         let _: () = redis::cmd("SET")
             .arg("k")
             .arg(12_345)

@@ -14,6 +14,9 @@
 //! - Any error (Redis unreachable, slow past the operation timeout, paused)
 //!   switches every breaker to its local breaker; the watcher retries every
 //!   retry period and switches each back on the first read that succeeds.
+//! - In a Redis Cluster (feature `cluster`) it subscribes to each
+//!   breaker's sharded channel on the node owning its slot instead, and
+//!   follows the slots as they move (`crate::cluster`).
 //! - It holds the hub weakly: when the last breaker and the fleet are
 //!   dropped, it ends within 100 ms.
 
@@ -25,7 +28,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// The longest the watcher blocks before it looks whether its hub is gone.
-const SLICE: Duration = Duration::from_millis(100);
+pub(crate) const SLICE: Duration = Duration::from_millis(100);
 
 pub(crate) fn spawn(hub: &Arc<Hub>) -> std::io::Result<()> {
     let hub = Arc::downgrade(hub);
@@ -36,7 +39,7 @@ pub(crate) fn spawn(hub: &Arc<Hub>) -> std::io::Result<()> {
 }
 
 /// Why a watch ended.
-enum End {
+pub(crate) enum End {
     /// The hub is gone: the watcher ends.
     Gone,
     /// Redis failed: every breaker goes local, and the watcher retries.
@@ -72,7 +75,7 @@ fn run(hub: &Weak<Hub>) {
 }
 
 /// Sleeps up to `d` in slices; `false` when the hub went meanwhile.
-fn nap(hub: &Weak<Hub>, d: Duration) -> bool {
+pub(crate) fn nap(hub: &Weak<Hub>, d: Duration) -> bool {
     let until = Instant::now() + d;
     loop {
         if hub.strong_count() == 0 {
@@ -110,6 +113,11 @@ fn subscribed(weak: &Weak<Hub>) -> End {
 
 fn subscribe(weak: &Weak<Hub>) -> Result<End, End> {
     let hub = weak.upgrade().ok_or(End::Gone)?;
+    #[cfg(feature = "cluster")]
+    if hub.is_cluster() {
+        drop(hub);
+        return Err(crate::cluster::subscribed(weak));
+    }
     let t = hub.timing;
     let mut con = hub.connect(Instant::now() + t.op_timeout)?;
     con.set_read_timeout(Some(t.op_timeout))?;

@@ -1,0 +1,673 @@
+//! Redis Cluster (feature `cluster`): the words of a fleet's breakers are
+//! spread over the cluster's primaries by the slot of each key, and every
+//! script runs on the node owning its key's slot.
+//!
+//! - **Operations** run on the `redis` crate's cluster connection, which
+//!   sends `EVALSHA` to the node owning the script's first key and follows
+//!   `MOVED` (the slot has moved: its map is read again) and `ASK` (the slot
+//!   is being migrated and the key is already on the target: `ASKING`
+//!   then the script there). A script's keys are all in one slot: the
+//!   compare-and-set and the load touch one key, the config claim touches
+//!   `<key>:config` alone, and the watcher's refresh reads together only
+//!   keys of one slot (one script a slot; the scripts of up to 256 slots
+//!   pipelined, one round trip to each node).
+//! - **Server time**: the scripts read `TIME` on the node owning the key;
+//!   the one `TIME` round trip a compare-and-set from the mirror makes is
+//!   sent to that node too. The nodes' clocks must agree (NTP): a breaker's
+//!   open time is measured by whichever node owns its slot at the time.
+//! - **Sharded pub/sub**: each compare-and-set publishes with `SPUBLISH` on
+//!   a channel in the key's own slot ([`channel`]), and the watcher holds
+//!   one plain connection per primary that owns a breaker's slot, with one
+//!   `SSUBSCRIBE` per channel there. A breaker's messages stay on its
+//!   shard. When a slot moves, its node drops those subscriptions (a
+//!   `sunsubscribe` it sends): the watcher reads the slot map again and
+//!   subscribes on the new owner, and reads every word once after, so a
+//!   change made meanwhile is not missed beyond that read; the periodic
+//!   refresh bounds the staleness whatever happens.
+
+use crate::breaker::Inner;
+use crate::hub::{CHANNEL_PREFIX, Hub};
+use crate::remote::parse_published;
+use crate::watch::{End, SLICE, nap};
+use redis::cluster::{ClusterClient, ClusterConfig, ClusterConnection};
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+use redis::{
+    Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisError,
+    RedisResult, Script, Value,
+};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+/// Slots in a Redis Cluster.
+const SLOTS: u16 = 16_384;
+
+/// The cluster of a hub: the client of its seed nodes, and what a plain
+/// connection to one of its nodes is opened with (the seeds' settings).
+pub(crate) struct Cluster {
+    client: ClusterClient,
+    template: ConnectionInfo,
+}
+
+impl Cluster {
+    /// The cluster reached through `seeds` (node URLs; the slot map is read
+    /// from the first that answers). Connects to nothing yet.
+    pub(crate) fn new(seeds: &[String]) -> RedisResult<Cluster> {
+        let mut infos = Vec::with_capacity(seeds.len());
+        for seed in seeds {
+            let info = seed.as_str().into_connection_info()?;
+            // As the hub's plain client: no `CLIENT SETINFO` on connect.
+            let redis = info.redis_settings().clone().set_skip_set_lib_name();
+            infos.push(info.set_redis_settings(redis));
+        }
+        let template = infos.first().cloned().ok_or_else(|| {
+            RedisError::from(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "tripword-redis: a cluster needs at least one node URL",
+            ))
+        })?;
+        let client = ClusterClient::builder(infos)
+            // Redirections are followed at once; a `TRYAGAIN` (a multi-key
+            // command during a migration) is retried briefly. The
+            // operation timeout bounds each read and write.
+            .retries(8)
+            .min_retry_wait(2)
+            .max_retry_wait(50)
+            .build()?;
+        Ok(Cluster { client, template })
+    }
+
+    /// A cluster connection, each connect and reply bounded by `left`.
+    pub(crate) fn connect(&self, left: Duration) -> RedisResult<ClusterConnection> {
+        let config = ClusterConfig::new()
+            .set_connection_timeout(left)
+            .set_response_timeout(left);
+        self.client.get_connection_with_config(config)
+    }
+
+    /// A plain connection to the node at `host:port`, with the seeds'
+    /// settings, in RESP3: every subscription reply and message is then a
+    /// push, which the `redis` crate hands over even after a read timed
+    /// out (a reply it would skip, taking it for the one that was late).
+    fn node(&self, (host, port): &(String, u16), timeout: Duration) -> RedisResult<Connection> {
+        let redis = self
+            .template
+            .redis_settings()
+            .clone()
+            .set_protocol(ProtocolVersion::RESP3);
+        let info = self
+            .template
+            .clone()
+            .set_addr(ConnectionAddr::Tcp(host.clone(), *port))
+            .set_redis_settings(redis);
+        redis::Client::open(info)?.get_connection_with_timeout(timeout)
+    }
+}
+
+/// The server's `TIME` on the node owning `key`'s slot.
+pub(crate) fn time(con: &mut ClusterConnection, key: &str) -> RedisResult<(u64, u64)> {
+    let route = Route::new(slot(key.as_bytes()), SlotAddr::Master);
+    let reply = con.route_command(
+        &redis::cmd("TIME"),
+        RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
+    )?;
+    Ok(redis::from_redis_value(reply)?)
+}
+
+/// The part of `key` Redis Cluster hashes: the text between the first `{`
+/// and the first `}` after it when that is not empty, the whole key
+/// otherwise.
+fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    let len = key[open + 1..].iter().position(|&b| b == b'}')?;
+    (len > 0).then(|| &key[open + 1..open + 1 + len])
+}
+
+/// CRC-16/XMODEM, the checksum of Redis Cluster's key slots.
+fn crc16(bytes: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &b in bytes {
+        crc ^= u16::from(b) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
+}
+
+/// The slot of `key` (`CLUSTER KEYSLOT`).
+pub(crate) fn slot(key: &[u8]) -> u16 {
+    crc16(hash_tag(key).unwrap_or(key)) % SLOTS
+}
+
+/// A hash tag (decimal digits) whose slot is `slot`.
+fn tag_of_slot(slot: u16) -> String {
+    (0u32..)
+        .map(|n| n.to_string())
+        .find(|tag| self::slot(tag.as_bytes()) == slot)
+        .expect("every slot has a decimal tag")
+}
+
+/// The channel of the breaker under `key` in a cluster: in the key's slot,
+/// so that the compare-and-set can `SPUBLISH` on it (a script's keys and
+/// shard channels must all be in one slot).
+///
+/// - `tripword:{<key>}` for a key without a hash tag, not empty and
+///   without `}`;
+/// - `tripword:{<tag>}:<key>` for a key with the hash tag `{<tag>}`;
+/// - otherwise (an empty key, or a `}` in a key that hashes whole)
+///   `tripword:{<n>}:<key>`,
+///   `n` the smallest number in decimal whose slot is the key's.
+pub(crate) fn channel(key: &str) -> String {
+    match hash_tag(key.as_bytes()) {
+        // The tag is a part of the key between ASCII braces: text.
+        Some(tag) => format!("{CHANNEL_PREFIX}{{{}}}:{key}", String::from_utf8_lossy(tag)),
+        None if !key.is_empty() && !key.contains('}') => format!("{CHANNEL_PREFIX}{{{key}}}"),
+        None => format!(
+            "{CHANNEL_PREFIX}{{{}}}:{key}",
+            tag_of_slot(slot(key.as_bytes()))
+        ),
+    }
+}
+
+/// The most batches a round of the watcher's refresh pipelines.
+const ROUND: usize = 256;
+
+/// The most keys in a round (a round is bounded by one operation timeout).
+const ROUND_KEYS: usize = 1_024;
+
+/// `live` in batches of at most `batch` breakers of one slot each, in
+/// rounds of at most [`ROUND`] batches and [`ROUND_KEYS`] keys (or one
+/// batch).
+pub(crate) fn rounds(live: Vec<Arc<Inner>>, batch: usize) -> Vec<Vec<Vec<Arc<Inner>>>> {
+    let mut slots: HashMap<u16, Vec<Arc<Inner>>> = HashMap::new();
+    for inner in live {
+        slots
+            .entry(slot(inner.key.as_bytes()))
+            .or_default()
+            .push(inner);
+    }
+    let mut batches = Vec::new();
+    for (_, mut list) in slots {
+        while list.len() > batch {
+            let rest = list.split_off(batch);
+            batches.push(std::mem::replace(&mut list, rest));
+        }
+        batches.push(list);
+    }
+    let mut rounds = Vec::new();
+    let mut round: Vec<Vec<Arc<Inner>>> = Vec::new();
+    let mut keys = 0;
+    for batch in batches {
+        if !round.is_empty() && (round.len() == ROUND || keys + batch.len() > ROUND_KEYS) {
+            rounds.push(std::mem::take(&mut round));
+            keys = 0;
+        }
+        keys += batch.len();
+        round.push(batch);
+    }
+    if !round.is_empty() {
+        rounds.push(round);
+    }
+    rounds
+}
+
+/// `script` (`LOAD_MANY`) once for each batch of keys (with what each
+/// missing key reads as), pipelined: one round trip to each node owning a
+/// batch's slot (a redirected one retried alone). Fails with `NOSCRIPT`
+/// when a node has not loaded the script yet.
+pub(crate) fn load_batches(
+    con: &mut ClusterConnection,
+    script: &Script,
+    batches: &[Vec<(&str, u64)>],
+) -> RedisResult<Vec<Vec<String>>> {
+    let mut pipe = redis::cluster::cluster_pipe();
+    for batch in batches {
+        pipe.cmd("EVALSHA").arg(script.get_hash()).arg(batch.len());
+        for (key, _) in batch {
+            pipe.arg(*key);
+        }
+        for (_, missing) in batch {
+            pipe.arg(missing.to_string());
+        }
+    }
+    pipe.query(con)
+}
+
+/// A node's address.
+type Addr = (String, u16);
+
+/// Which primary owns each slot (`CLUSTER SLOTS`).
+struct SlotMap(Vec<(u16, u16, Addr)>);
+
+impl SlotMap {
+    fn owner(&self, slot: u16) -> Option<&Addr> {
+        self.0
+            .iter()
+            .find(|(start, end, _)| (*start..=*end).contains(&slot))
+            .map(|(_, _, addr)| addr)
+    }
+}
+
+fn bad_reply() -> RedisError {
+    RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "tripword-redis: unreadable CLUSTER SLOTS reply",
+    ))
+}
+
+fn int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The slot map, read from any node through the hub's connection pool.
+fn slot_map(hub: &Hub) -> RedisResult<SlotMap> {
+    let (reply, _, _) = hub.remote("", "", 0, |cell| cell.cluster_slots());
+    let Value::Array(ranges) = reply? else {
+        return Err(bad_reply());
+    };
+    let mut map = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let Value::Array(range) = range else {
+            return Err(bad_reply());
+        };
+        let (Some(start), Some(end), Some(Value::Array(primary))) = (
+            range.first().and_then(int),
+            range.get(1).and_then(int),
+            range.get(2),
+        ) else {
+            return Err(bad_reply());
+        };
+        let (Some(host), Some(port)) =
+            (primary.first().and_then(text), primary.get(1).and_then(int))
+        else {
+            return Err(bad_reply());
+        };
+        let (Ok(start), Ok(end), Ok(port)) = (
+            u16::try_from(start),
+            u16::try_from(end),
+            u16::try_from(port),
+        ) else {
+            return Err(bad_reply());
+        };
+        map.push((start, end, (host, port)));
+    }
+    Ok(SlotMap(map))
+}
+
+/// A subscription reply or message read from a node.
+enum Push {
+    /// A published change.
+    Message(String, String),
+    /// `SSUBSCRIBE` confirmed for the channel.
+    Subscribed(String),
+    /// The node dropped (or confirmed dropping) the channel.
+    Unsubscribed(String),
+    /// Anything else.
+    Other,
+}
+
+fn push(value: Value) -> Push {
+    let (kind, data) = match value {
+        Value::Push { kind, data } => (kind.to_string(), data),
+        Value::Array(mut data) if !data.is_empty() => {
+            let kind = text(&data.remove(0)).unwrap_or_default();
+            (kind, data)
+        }
+        _ => return Push::Other,
+    };
+    let channel = data.first().and_then(text).unwrap_or_default();
+    match kind.to_ascii_lowercase().as_str() {
+        "smessage" => Push::Message(channel, data.get(1).and_then(text).unwrap_or_default()),
+        "ssubscribe" => Push::Subscribed(channel),
+        "sunsubscribe" => Push::Unsubscribed(channel),
+        _ => Push::Other,
+    }
+}
+
+/// The watcher's connection to one primary, and the channels it holds
+/// there.
+struct Shard {
+    con: Connection,
+    channels: HashSet<String>,
+}
+
+/// The watcher's subscriptions, by node and by channel.
+#[derive(Default)]
+struct Subscriptions {
+    shards: HashMap<Addr, Shard>,
+    at: HashMap<String, Addr>,
+    /// Something moved or failed: read the slot map again.
+    reload: bool,
+}
+
+/// The watcher of a hub on a cluster, subscribed to every breaker's
+/// sharded channel on the node owning it (see the module's text). Returns
+/// when the hub is gone, or when reading the words or the slot map fails
+/// (every breaker then goes local, and the watcher retries).
+pub(crate) fn subscribed(weak: &Weak<Hub>) -> End {
+    let mut subs = Subscriptions::default();
+    match subs.run(weak) {
+        Ok(end) | Err(end) => end,
+    }
+}
+
+impl Subscriptions {
+    fn run(&mut self, weak: &Weak<Hub>) -> Result<End, End> {
+        let hub = weak.upgrade().ok_or(End::Gone)?;
+        let t = hub.timing;
+        let mut slots = slot_map(&hub)?;
+        drop(hub);
+        let mut next = Instant::now();
+        // The breakers' changes the subscriptions follow, and whether they
+        // must be followed again (the slot map was read again).
+        let mut followed = None;
+        let mut refollow = true;
+        loop {
+            let hub = weak.upgrade().ok_or(End::Gone)?;
+            if self.reload {
+                slots = slot_map(&hub)?;
+                self.reload = false;
+                refollow = true;
+            }
+            let changes = hub.changes();
+            if followed != Some(changes) {
+                followed = Some(changes);
+                refollow = true;
+            }
+            let added = refollow && self.follow(&hub, &slots);
+            refollow = false;
+            if added || Instant::now() >= next {
+                // Every word read after the subscriptions: a change made
+                // before them is not missed.
+                hub.refresh_all()?;
+                if !added {
+                    slots = slot_map(&hub)?;
+                    refollow = true;
+                }
+                next = Instant::now() + t.refresh;
+            }
+            let wait = next
+                .saturating_duration_since(Instant::now())
+                .clamp(Duration::from_millis(1), SLICE);
+            if self.shards.is_empty() {
+                drop(hub);
+                if !nap(weak, wait) {
+                    return Ok(End::Gone);
+                }
+                continue;
+            }
+            let turn = (wait / u32::try_from(self.shards.len()).unwrap_or(u32::MAX))
+                .max(Duration::from_millis(1));
+            self.read(&hub, turn);
+        }
+    }
+
+    /// Subscribes to the live breakers' channels on the nodes owning them,
+    /// and drops the channels of breakers that are gone. Returns whether
+    /// any channel was subscribed.
+    fn follow(&mut self, hub: &Hub, slots: &SlotMap) -> bool {
+        let live: HashSet<String> = hub.live().iter().map(|i| i.channel.clone()).collect();
+        let gone: Vec<String> = self
+            .at
+            .keys()
+            .filter(|ch| !live.contains(*ch))
+            .cloned()
+            .collect();
+        for ch in gone {
+            self.drop_channel(&ch, true);
+        }
+        let mut wanted: HashMap<Addr, Vec<String>> = HashMap::new();
+        for ch in live {
+            let Some(owner) = slots.owner(slot(ch.as_bytes())) else {
+                // A slot no node serves: the cluster is down there; the
+                // refresh reports it.
+                continue;
+            };
+            match self.at.get(&ch) {
+                Some(addr) if addr == owner => continue,
+                Some(_) => self.drop_channel(&ch, true),
+                None => {}
+            }
+            wanted.entry(owner.clone()).or_default().push(ch);
+        }
+        let mut added = false;
+        for (addr, channels) in wanted {
+            added |= self.subscribe(hub, addr, &channels);
+        }
+        added
+    }
+
+    /// Forgets `ch`, unsubscribing it on its node when `tell`.
+    fn drop_channel(&mut self, ch: &str, tell: bool) {
+        let Some(addr) = self.at.remove(ch) else {
+            return;
+        };
+        if let Some(shard) = self.shards.get_mut(&addr) {
+            shard.channels.remove(ch);
+            if tell {
+                let packed = redis::cmd("SUNSUBSCRIBE").arg(ch).get_packed_command();
+                if shard.con.send_packed_command(&packed).is_err() {
+                    self.lost(&addr);
+                }
+            }
+        }
+    }
+
+    /// The connection to `addr` failed: its channels are subscribed again
+    /// where the slot map says.
+    fn lost(&mut self, addr: &Addr) {
+        if let Some(shard) = self.shards.remove(addr) {
+            for ch in shard.channels {
+                self.at.remove(&ch);
+            }
+        }
+        self.reload = true;
+    }
+
+    /// Subscribes to `channels` on `addr`, and waits for the node to
+    /// confirm them (a message read meanwhile is delivered). Returns
+    /// whether they were.
+    fn subscribe(&mut self, hub: &Hub, addr: Addr, channels: &[String]) -> bool {
+        let Some(cluster) = &hub.cluster else {
+            return false;
+        };
+        let timeout = hub.timing.op_timeout;
+        if !self.shards.contains_key(&addr) {
+            let Ok(con) = cluster.node(&addr, timeout) else {
+                self.reload = true;
+                return false;
+            };
+            let shard = Shard {
+                con,
+                channels: HashSet::new(),
+            };
+            self.shards.insert(addr.clone(), shard);
+        }
+        let Some(shard) = self.shards.get_mut(&addr) else {
+            return false;
+        };
+        // One command a channel: the channels of one command must share
+        // a slot.
+        let mut packed = Vec::new();
+        for ch in channels {
+            packed.extend(redis::cmd("SSUBSCRIBE").arg(ch).get_packed_command());
+        }
+        let sent = shard.con.set_write_timeout(Some(timeout)).is_ok()
+            && shard.con.set_read_timeout(Some(timeout)).is_ok()
+            && shard.con.send_packed_command(&packed).is_ok();
+        if !sent {
+            self.lost(&addr);
+            return false;
+        }
+        let mut waiting: HashSet<&str> = channels.iter().map(String::as_str).collect();
+        while !waiting.is_empty() {
+            match shard.con.recv_response() {
+                Ok(value) => match push(value) {
+                    Push::Subscribed(ch) => {
+                        if waiting.remove(ch.as_str()) {
+                            shard.channels.insert(ch.clone());
+                            self.at.insert(ch, addr.clone());
+                        }
+                    }
+                    Push::Message(ch, payload) => deliver(hub, &ch, &payload),
+                    Push::Unsubscribed(_) | Push::Other => {}
+                },
+                // A `MOVED` (the slot map was stale) or a broken
+                // connection: start that node afresh.
+                Err(_) => {
+                    self.lost(&addr);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Reads what each node sends, up to `turn` of silence per node.
+    fn read(&mut self, hub: &Hub, turn: Duration) {
+        let addrs: Vec<Addr> = self.shards.keys().cloned().collect();
+        for addr in addrs {
+            let Some(shard) = self.shards.get_mut(&addr) else {
+                continue;
+            };
+            if shard.con.set_read_timeout(Some(turn)).is_err() {
+                self.lost(&addr);
+                continue;
+            }
+            // A bounded drain: the other nodes' turn comes.
+            let mut dropped = Vec::new();
+            let mut failed = false;
+            for _ in 0..1_024 {
+                match shard.con.recv_response() {
+                    Ok(value) => match push(value) {
+                        Push::Message(ch, payload) => deliver(hub, &ch, &payload),
+                        Push::Unsubscribed(ch) => dropped.push(ch),
+                        Push::Subscribed(_) | Push::Other => {}
+                    },
+                    Err(e) if e.is_timeout() => break,
+                    Err(_) => {
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+            if failed {
+                self.lost(&addr);
+                continue;
+            }
+            for ch in dropped {
+                // Ours are forgotten before they are sent: one still held
+                // here was dropped by the node (its slot moved away).
+                if self.at.get(&ch) == Some(&addr) {
+                    self.drop_channel(&ch, false);
+                    self.reload = true;
+                }
+            }
+        }
+    }
+}
+
+/// Hands a published change to the breakers of its channel.
+fn deliver(hub: &Hub, channel: &str, payload: &str) {
+    let Some((word, time)) = parse_published(payload) else {
+        return;
+    };
+    for inner in hub.on_channel(channel) {
+        inner.published(word, time);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_redis_clusters() {
+        // CRC-16/XMODEM's check value, and `CLUSTER KEYSLOT` answers.
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+        assert_eq!(slot(b"foo"), 12_182);
+        assert_eq!(slot(b"bar"), 5_061);
+        assert_eq!(slot(b"{user1000}.following"), slot(b"user1000"));
+        assert_eq!(slot(b"foo{}{bar}"), crc16(b"foo{}{bar}") % SLOTS);
+        assert_eq!(slot(b"foo{{bar}}zap"), slot(b"{bar"));
+    }
+
+    #[test]
+    fn a_channel_is_in_its_keys_slot() {
+        for key in [
+            "payments",
+            "breaker:search",
+            "{shop}:orders",
+            "a}b",
+            "a{}b",
+            "x{y",
+            "",
+            "ünï{cødé}",
+        ] {
+            let ch = channel(key);
+            assert!(ch.starts_with(CHANNEL_PREFIX), "{ch}");
+            assert_eq!(slot(ch.as_bytes()), slot(key.as_bytes()), "{key} -> {ch}");
+        }
+        assert_eq!(channel("payments"), "tripword:{payments}");
+        assert_eq!(channel("{shop}:orders"), "tripword:{shop}:{shop}:orders");
+    }
+
+    #[test]
+    fn a_refresh_reads_a_slot_a_batch_in_bounded_rounds() {
+        use crate::breaker::Timing;
+        use crate::time::Monotonic;
+        // Nothing listens there: each breaker's first read fails at once.
+        let hub = Arc::new(
+            Hub::new("redis://127.0.0.1:1/", Timing::DEFAULT, Arc::new(Monotonic)).unwrap(),
+        );
+        let config = tripword::ValidConfig::new(crate::DEFAULT_CONFIG);
+        // 700 keys in as many slots or so, and 600 in one slot (a tag).
+        let keys: Vec<String> = (0..700)
+            .map(|i| format!("k{i}"))
+            .chain((0..600).map(|i| format!("{{tag}}{i}")))
+            .collect();
+        let breakers: Vec<_> = keys
+            .iter()
+            .map(|k| crate::RedisBreaker::join(&hub, k.clone(), config, Arc::new(())))
+            .collect();
+        let rounds = rounds(hub.live(), 256);
+        let mut seen = HashSet::new();
+        for round in &rounds {
+            let keys: usize = round.iter().map(Vec::len).sum();
+            assert!(round.len() == 1 || (round.len() <= ROUND && keys <= ROUND_KEYS));
+            for batch in round {
+                assert!(!batch.is_empty() && batch.len() <= 256);
+                let slots: HashSet<u16> = batch.iter().map(|b| slot(b.key.as_bytes())).collect();
+                assert_eq!(slots.len(), 1, "one slot a batch");
+                for b in batch {
+                    assert!(seen.insert(b.key.clone()), "each key once");
+                }
+            }
+        }
+        assert_eq!(seen.len(), keys.len());
+        drop(breakers);
+    }
+
+    #[test]
+    fn every_slot_has_a_tag() {
+        for s in [0, 1, 5_061, 12_182, SLOTS - 1] {
+            assert_eq!(slot(tag_of_slot(s).as_bytes()), s);
+        }
+    }
+}
