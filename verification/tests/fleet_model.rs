@@ -1056,7 +1056,7 @@ fn a_fallback_without_its_trip_is_caught() {
 /// stand-in after the second loss repeats counters the fleet used after the
 /// first: the checker finds a transition reported twice and a stale release
 /// counted. With the variant that notes only a word not behind it, every
-/// property holds. About 100 s in debug: run with `--ignored`.
+/// property holds. About 40 s in debug: run with `--ignored`.
 #[test]
 #[ignore]
 fn two_losses_of_the_key() {
