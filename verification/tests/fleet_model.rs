@@ -800,14 +800,17 @@ impl Model for Fleet {
             ),
             // (d) Pub/sub converges the mirrors: an attached instance that
             // refreshed since the last loss, restart or dropped message, with
-            // nothing left on its way to it, holds the stored word.
+            // nothing left on its way to it, holds the stored word's state
+            // (its counter). Not always the word itself: failures counted in
+            // `Closed` keep the counter, so two of its words published out of
+            // order leave the older failure count until the next refresh.
             Property::always("mirrors converge", |m: &Fleet, s: &FleetState| {
                 (0..m.instances).all(|i| {
                     let inst = &s.instances[i];
                     let quiet = inst.attached
                         && inst.clean
                         && !s.bag.iter().any(|msg| msg.to as usize == i);
-                    !quiet || inst.mirror == m.read(s, i).0
+                    !quiet || counter(inst.mirror) == counter(m.read(s, i).0)
                 })
             }),
             // (e) The local fallback admits no more than a lone breaker: a
@@ -1076,6 +1079,33 @@ fn two_losses_of_the_key() {
         model,
         &["a restart", "a write lost"],
     );
+}
+
+/// With a failure threshold of 2 the initial word (`Closed`, no failures,
+/// counter 0) is stored again when a success resets a failure, and an
+/// instance that last saw it stored reads a lost key as a new fleet's
+/// initial word (`resumed` takes 0 for "nothing seen"), while another reads
+/// it as `Closed` at counter 4096: the checker finds a stale release counted
+/// after a restart. About 30 s in debug: run with `--ignored`.
+#[test]
+#[ignore]
+fn a_stored_initial_word_resumes_as_a_new_fleet() {
+    let faults = Faults {
+        restart: true,
+        ..NO_FAULTS
+    };
+    let mut model = fleet(faults, 3, Bug::None);
+    model.config = Config::new()
+        .failure_threshold(2)
+        .open_for(1)
+        .probe_timeout(2)
+        .horizon(0)
+        .check::<W64>()
+        .expect("a valid config");
+    let property = "no stale release changes the word";
+    let checker = check("threshold 2, a restart", model, &[property]);
+    let path = checker.discovery(property).expect("the counterexample");
+    println!("{:?}", path.into_actions());
 }
 
 /// Sizes a configuration from the environment (`K` instances, threshold
