@@ -607,7 +607,7 @@ impl RedisBreaker {
             quorum,
             key,
             mirror: Mirror::new(),
-            stored: AtomicU64::new(0),
+            stored: Mutex::new(None),
             local: Local::new(),
             observer,
             stats: AtomicStats::default(),
@@ -1206,11 +1206,16 @@ fn voter_id() -> String {
 /// instance takes the resumed word as newer than its mirror).
 pub(crate) const RESUME: u32 = 1 << 12;
 
-/// The word a lost key reads as for a mirror holding `seen`.
-fn resumed(seen: u64) -> u64 {
-    if seen == 0 {
+/// The word a lost key reads as for an instance that found `seen` stored
+/// last: with none, the initial word (a new fleet); else `Closed` with the
+/// counter moved on by [`RESUME`]. "None seen" is not the initial word: a
+/// success that resets a failure stores the initial word again, and a key
+/// lost after that must resume, not start over (found by the fleet model,
+/// `verification/tests/fleet_model.rs`).
+fn resumed(seen: Option<u64>) -> u64 {
+    let Some(seen) = seen else {
         return 0;
-    }
+    };
     let max = W64::LAYOUT.max_counter();
     let counter = Snapshot::counter_bits::<W64>(seen).wrapping_add(RESUME) & max;
     Snapshot {
@@ -1218,6 +1223,16 @@ fn resumed(seen: u64) -> u64 {
         counter,
     }
     .encode::<W64>()
+}
+
+/// The word noted as found stored after `word` is found, `seen` noted
+/// before: `word`, unless `seen`'s counter is past it (see
+/// [`Inner::stored`]).
+fn noted(seen: Option<u64>, word: u64) -> Option<u64> {
+    match seen {
+        Some(old) if mirror_ahead(old, Snapshot::counter_bits::<W64>(word)) => Some(old),
+        _ => Some(word),
+    }
 }
 
 /// Whether `now`, an estimate of the server's time, is before the timestamp
@@ -1309,11 +1324,12 @@ pub(crate) struct Inner {
     pub(crate) channel: String,
     /// The shared word as last seen, and what the fast paths read.
     mirror: Mirror,
-    /// The latest word found stored in Redis (0 until one is): what a
+    /// The newest word found stored in Redis (`None` until one is): what a
     /// missing key reads as is derived from it (`missing_word`), never from
     /// a missing key's stand-in, so that it stays put while the key is
-    /// missing.
-    stored: AtomicU64,
+    /// missing. It only moves forward (see [`Inner::stored`]). Taken only
+    /// with a round trip or a published message, never on a fast path.
+    stored: Mutex<Option<u64>>,
     /// The local breaker: used while Redis does not answer.
     local: Local,
     observer: Arc<dyn Observer>,
@@ -1536,13 +1552,19 @@ impl Inner {
     /// fewer than [`RESUME`] changes this instance's mirror had not seen.
     /// The first compare-and-set from it stores it.
     pub(crate) fn missing_word(&self) -> u64 {
-        resumed(self.stored.load(Ordering::Acquire))
+        resumed(*self.stored.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Notes a word found stored in Redis under the key (read, swapped in,
-    /// or published): what a lost key resumes from.
+    /// or published): what a lost key resumes from. Only forward: a word
+    /// whose counter is behind the one noted (a published message
+    /// delivered late, a read after a failover lost writes) is not taken,
+    /// else a message delayed across two losses of the key would move the
+    /// resume point back, and the second stand-in would repeat counters the
+    /// fleet used after the first (found by the fleet model).
     pub(crate) fn stored(&self, word: u64) {
-        self.stored.store(word, Ordering::Release);
+        let mut seen = self.stored.lock().unwrap_or_else(PoisonError::into_inner);
+        *seen = noted(*seen, word);
     }
 
     /// Runs `op` on the key with one of the hub's connections, every round
@@ -1904,8 +1926,12 @@ mod tests {
 
     #[test]
     fn a_lost_key_resumes_the_counter_past_every_ticket_of_its_word() {
-        assert_eq!(resumed(0), 0, "a new fleet starts at the initial word");
+        assert_eq!(resumed(None), 0, "a new fleet starts at the initial word");
         let max = W64::LAYOUT.max_counter();
+        // The initial word found stored (a success reset a failure) is a
+        // word seen: a key lost after it resumes past it.
+        let initial = Snapshot::decode::<W64>(resumed(Some(0))).unwrap();
+        assert_eq!(initial.counter, RESUME);
         for counter in [1, 7, max / 2, max - 1, max] {
             let seen = Snapshot {
                 state: State::Open {
@@ -1915,7 +1941,7 @@ mod tests {
                 counter,
             }
             .encode::<W64>();
-            let word = resumed(seen);
+            let word = resumed(Some(seen));
             let snap = Snapshot::decode::<W64>(word).unwrap();
             assert_eq!(snap.state, State::Closed { failures: 0 });
             assert_eq!(snap.counter, counter.wrapping_add(RESUME) & max);
@@ -1925,6 +1951,33 @@ mod tests {
                 assert!(mirror_ahead(word, counter.wrapping_sub(back) & max));
             }
         }
+    }
+
+    #[test]
+    fn the_word_noted_as_stored_only_moves_forward() {
+        let max = W64::LAYOUT.max_counter();
+        let at = |counter: u32| {
+            Snapshot {
+                state: State::Closed { failures: 0 },
+                counter,
+            }
+            .encode::<W64>()
+        };
+        assert_eq!(noted(None, at(0)), Some(at(0)));
+        assert_eq!(noted(Some(at(5)), at(6)), Some(at(6)));
+        // The same counter: the newer word (failures counted) is taken.
+        let failed = Snapshot {
+            state: State::Closed { failures: 1 },
+            counter: 5,
+        }
+        .encode::<W64>();
+        assert_eq!(noted(Some(at(5)), failed), Some(failed));
+        // Behind: a late message, a read after lost writes.
+        assert_eq!(noted(Some(at(6)), at(5)), Some(at(6)));
+        assert_eq!(noted(Some(at(RESUME + 3)), at(3)), Some(at(RESUME + 3)));
+        // Across the counter's wrap.
+        assert_eq!(noted(Some(at(max)), at(1)), Some(at(1)));
+        assert_eq!(noted(Some(at(1)), at(max)), Some(at(1)));
     }
 
     #[test]

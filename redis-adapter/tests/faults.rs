@@ -16,7 +16,7 @@ use std::net::{Ipv4Addr, TcpListener};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tripword::word::Snapshot;
+use tripword::word::{Snapshot, State};
 use tripword::{Outcome, Status, W64, Word};
 use tripword_redis::server::RedisServer;
 use tripword_redis::{Mode, RedisBreaker, Release, Scope};
@@ -404,4 +404,42 @@ fn a_lost_key_resumes_from_the_last_word_an_operation_stored() {
     assert!(eventually(LONG, || b.sync().is_ok()));
     assert_eq!(Snapshot::counter_bits::<W64>(b.word()), held + 4_096);
     assert_eq!(b.status(), Status::Closed);
+}
+
+/// The initial word stored again (threshold 2: a success resets a failure,
+/// and the word is `Closed`, no failures, counter 0 once more) is a word
+/// found stored: after an empty restart the key resumes past it, so a
+/// ticket taken before the restart is stale. (Read as "nothing seen", the
+/// stand-in was the initial word itself and the old ticket's failure
+/// counted: found by the fleet model, `verification/tests/fleet_model.rs`.)
+#[test]
+fn a_ticket_from_before_an_empty_restart_of_the_initial_word_is_stale() {
+    let Some(mut server) = server() else { return };
+    let a = RedisBreaker::builder(server.url(), "k")
+        .config(config(2, 50_000, 60_000_000))
+        .op_timeout(OP_TIMEOUT)
+        .refresh(Duration::from_millis(100))
+        .retry(Duration::from_millis(50))
+        .pubsub(false)
+        .build()
+        .unwrap();
+    let t = a.acquire().unwrap();
+    assert_eq!(a.release(t, Outcome::Failure), Release::Recorded);
+    let t = a.acquire().unwrap();
+    assert_eq!(a.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(stored(&server, "k").as_deref(), Some("0"), "the initial word");
+    let old = a.acquire().unwrap();
+    assert_eq!(old.counter(), 0);
+    server.restart().unwrap();
+    // Reconnected (the pooled connection died with the old server).
+    assert!(eventually(LONG, || a.sync().is_ok()));
+    assert_eq!(a.release(old, Outcome::Failure), Release::Stale);
+    assert_eq!(stored(&server, "k"), None, "a stale release stores nothing");
+    let new = a.acquire().unwrap();
+    assert_eq!(new.counter(), 4_096, "resumed past the initial word");
+    assert_eq!(a.release(new, Outcome::Failure), Release::Recorded);
+    let word: u64 = stored(&server, "k").unwrap().parse().unwrap();
+    let snap = Snapshot::decode::<W64>(word).unwrap();
+    assert_eq!(snap.counter, 4_096);
+    assert_eq!(snap.state, State::Closed { failures: 1 });
 }
