@@ -427,7 +427,11 @@ fn a_ticket_from_before_an_empty_restart_of_the_initial_word_is_stale() {
     assert_eq!(a.release(t, Outcome::Failure), Release::Recorded);
     let t = a.acquire().unwrap();
     assert_eq!(a.release(t, Outcome::Success), Release::Recorded);
-    assert_eq!(stored(&server, "k").as_deref(), Some("0"), "the initial word");
+    assert_eq!(
+        stored(&server, "k").as_deref(),
+        Some("0"),
+        "the initial word"
+    );
     let old = a.acquire().unwrap();
     assert_eq!(old.counter(), 0);
     server.restart().unwrap();
