@@ -229,21 +229,29 @@ impl Quorum {
 }
 
 /// On a Redis Cluster, the options not supported there: Sentinel (a
-/// cluster fails over by itself), `replicas` (`WAIT` is not sent through
-/// the cluster connection) and a quorum (its votes are a second key, in
-/// another slot than the word's).
+/// cluster fails over by itself) and `replicas` (`WAIT` is not sent
+/// through the cluster connection).
 #[cfg(feature = "cluster")]
-pub(crate) fn exclusive(sentinel: bool, replicas: u32, quorum: &Quorum) -> Result<(), Error> {
+pub(crate) fn exclusive(sentinel: bool, replicas: u32) -> Result<(), Error> {
     if sentinel {
         return Err(Error::Unsupported("sentinel on a Redis Cluster"));
     }
     if replicas > 0 {
         return Err(Error::Unsupported("replicas(n) on a Redis Cluster"));
     }
-    if quorum.on() {
-        return Err(Error::Unsupported("quorum(q) on a Redis Cluster"));
-    }
     Ok(())
+}
+
+/// Where the quorum's votes for the word under `key` are kept: `<key>:votes`
+/// on one Redis; on a cluster, a key in `key`'s slot (the vote and trip
+/// scripts touch both): the channel's name, which is in that slot, with
+/// `:votes` (`tripword:{payments}:votes`).
+fn votes_key(hub: &Hub, key: &str) -> String {
+    if hub.is_cluster() {
+        format!("{}:votes", hub.channel(key))
+    } else {
+        format!("{key}:votes")
+    }
 }
 
 /// The sentinels a hub asks for the primary, and the service they watch.
@@ -345,8 +353,8 @@ impl Builder {
     /// So one instance whose own path to the dependency is broken is held
     /// off by itself and does not trip the fleet. The quorum and its
     /// window are part of the config fingerprint: every instance of a
-    /// fleet must use the same. In a Redis Cluster, give the key a hash tag
-    /// (`{payments}`) so that `<key>:votes` is in its slot.
+    /// fleet must use the same. On a Redis Cluster the votes are kept in
+    /// the key's slot, under `tripword:{<key>}:votes`.
     pub fn quorum(mut self, instances: u32) -> Self {
         self.quorum = self.quorum.with_instances(instances);
         self
@@ -474,8 +482,9 @@ impl Builder {
     /// it with `SSUBSCRIBE` on that node. Async admissions and releases
     /// take the sync path (they block for their round trip). The key names
     /// are unchanged. Not with [`sentinel`](Self::sentinel) (a cluster
-    /// fails over by itself), [`replicas`](Self::replicas) or
-    /// [`quorum`](Self::quorum): `build` returns [`Error::Unsupported`].
+    /// fails over by itself) or [`replicas`](Self::replicas): `build`
+    /// returns [`Error::Unsupported`]. With a [`quorum`](Self::quorum), the
+    /// votes are kept in the key's slot (`tripword:{<key>}:votes`).
     #[cfg(feature = "cluster")]
     #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
     pub fn cluster<I, S>(mut self, nodes: I) -> Self
@@ -503,7 +512,7 @@ impl Builder {
             .map_err(Error::Url)?;
         #[cfg(feature = "cluster")]
         if let Some(nodes) = &self.cluster {
-            exclusive(self.following.is_some(), self.timing.replicas, &self.quorum)?;
+            exclusive(self.following.is_some(), self.timing.replicas)?;
             hub.on_cluster(&self.url, nodes).map_err(Error::Url)?;
         }
         let hub = Arc::new(hub);
@@ -601,7 +610,7 @@ impl RedisBreaker {
             config,
             channel: hub.channel(&key),
             fingerprint_key: format!("{key}:config"),
-            votes_key: format!("{key}:votes"),
+            votes_key: votes_key(&hub, &key),
             voter: quorum.voter.as_deref().map_or_else(voter_id, str::to_owned),
             voted: AtomicBool::new(false),
             quorum,
@@ -2082,7 +2091,6 @@ mod tests {
                 "sentinel",
             ),
             (on_cluster().replicas(1), "replicas"),
-            (on_cluster().quorum(2), "quorum"),
         ];
         for (builder, what) in cases {
             match builder.build() {
@@ -2092,7 +2100,7 @@ mod tests {
         }
         let fleet = crate::Fleet::builder("redis://127.0.0.1:1/")
             .cluster(["redis://127.0.0.1:2/"])
-            .quorum(3)
+            .replicas(2)
             .build();
         assert!(matches!(fleet, Err(Error::Unsupported(_))));
     }

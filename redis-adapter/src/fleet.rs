@@ -215,11 +215,7 @@ impl FleetBuilder {
             .map_err(Error::Url)?;
         #[cfg(feature = "cluster")]
         if let Some(nodes) = &self.cluster {
-            crate::breaker::exclusive(
-                self.following.is_some(),
-                self.timing.replicas,
-                &self.quorum,
-            )?;
+            crate::breaker::exclusive(self.following.is_some(), self.timing.replicas)?;
             hub.on_cluster(&self.url, nodes).map_err(Error::Url)?;
         }
         let hub: Arc<Hub> = Arc::new(hub);

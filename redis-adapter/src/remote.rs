@@ -136,6 +136,7 @@ return {{w, t, n}}"
 /// `ARGV[2]` new, channel `ARGV[3]`, a missing key holds `ARGV[4]`), made
 /// only while at least `ARGV[6]` votes under `KEYS[2]` are within the
 /// window of `ARGV[5]` microseconds; the votes are consumed by the trip.
+/// Published with `ARGV[7]` (`PUBLISH`, or `SPUBLISH` on a cluster).
 /// Replies `{swapped, word, now, votes}`.
 pub(crate) static QUORUM_TRIP: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
@@ -149,7 +150,7 @@ if cur ~= ARGV[1] or n < tonumber(ARGV[6]) then
 end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('DEL', KEYS[2])
-if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2] .. ' ' .. t) end
+if ARGV[3] ~= '' then redis.call(ARGV[7] or 'PUBLISH', ARGV[3], ARGV[2] .. ' ' .. t) end
 return {{1, ARGV[2], t, n}}"
     ))
 });
@@ -560,7 +561,8 @@ impl<'a> RemoteCell<'a> {
             .arg(self.channel)
             .arg(&self.missing)
             .arg(window)
-            .arg(quorum);
+            .arg(quorum)
+            .arg(self.publish);
         let ((swapped, word, time, n), acked): ((i64, String, String, u64), _) =
             self.invoke_waited(&mut con, &invocation)?;
         let time = parse_time(&time)?;

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tripword::kit::Reply;
 use tripword::word::{Snapshot, State};
 use tripword::{CircuitBreaker, Outcome, Status, ValidConfig, W64};
-use tripword_redis::{Fleet, Mode, RedisBreaker, server};
+use tripword_redis::{Fleet, Mode, RedisBreaker, Release, server};
 
 /// `redis-cli`: `$TRIPWORD_REDIS_CLI`, or the one on the `PATH`.
 fn cli() -> String {
@@ -816,4 +816,68 @@ fn refresh_of_many_keys_measured() {
             );
         }
     }
+}
+
+/// A quorum on a cluster: the votes are kept in the key's slot (the vote
+/// and trip scripts touch the word and the votes), one instance failing
+/// every call does not trip the breaker, a second one's votes do, and the
+/// trip reaches the other fleet by sharded pub/sub.
+#[test]
+fn a_quorum_on_a_cluster_keeps_its_votes_in_the_keys_slot() {
+    let Some(cluster) = cluster("quorum") else {
+        return;
+    };
+    let cfg = config(2, 300_000, 10_000_000);
+    let fleet = |id: &str| {
+        Fleet::builder(url(cluster.ports[0]))
+            .cluster(cluster.ports[1..].iter().map(|&p| url(p)))
+            .config(cfg)
+            .op_timeout(Duration::from_secs(2))
+            .refresh(Duration::from_secs(3_600))
+            .retry(Duration::from_millis(50))
+            .quorum(2)
+            .quorum_id(id)
+            .build()
+            .unwrap()
+    };
+    let (a, b, c) = (fleet("a"), fleet("b"), fleet("c"));
+    let key = "payments";
+    let (ba, bb, bc) = (a.breaker(key), b.breaker(key), c.breaker(key));
+    assert!(eventually(LONG, || cluster
+        .shard_subscribers(cluster.owner(key), ba.channel())
+        == 3));
+    let fail = |x: &RedisBreaker| {
+        for _ in 0..2 {
+            let t = x.acquire().expect("admitted");
+            x.release(t, Outcome::Failure);
+        }
+    };
+    // One bad instance: held off by itself, its vote in the key's slot.
+    fail(&ba);
+    assert_eq!(ba.status(), Status::Open, "a holds itself off");
+    let votes = format!("tripword:{{{key}}}:votes");
+    assert_eq!(cluster.slot(&votes), cluster.slot(key));
+    let voters: Vec<String> = redis::cmd("ZRANGE")
+        .arg(&votes)
+        .arg(0)
+        .arg(-1)
+        .query(&mut node(cluster.owner(key)))
+        .unwrap();
+    assert_eq!(voters, ["a"]);
+    assert_eq!(bb.status(), Status::Closed);
+    assert!(
+        bc.acquire()
+            .is_ok_and(|t| bc.release(t, Outcome::Success) == Release::Recorded)
+    );
+    let word = Snapshot::decode::<W64>(cluster.stored(key).unwrap_or(0)).unwrap();
+    assert!(matches!(word.state, State::Closed { .. }), "{word:?}");
+    // A second instance's votes trip the fleet; the third learns it by
+    // sharded pub/sub.
+    fail(&bb);
+    assert!(
+        eventually(LONG, || bc.status() == Status::Open),
+        "c sees the trip"
+    );
+    let word = Snapshot::decode::<W64>(cluster.stored(key).unwrap()).unwrap();
+    assert!(matches!(word.state, State::Open { .. }), "{word:?}");
 }
