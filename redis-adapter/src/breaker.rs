@@ -610,7 +610,7 @@ impl RedisBreaker {
             config,
             channel: hub.channel(&key),
             fingerprint_key: format!("{key}:config"),
-            votes_key: votes_key(&hub, &key),
+            votes_key: votes_key(hub, &key),
             voter: quorum.voter.as_deref().map_or_else(voter_id, str::to_owned),
             voted: AtomicBool::new(false),
             quorum,
