@@ -348,7 +348,12 @@ fn keys_spread_over_the_nodes_and_two_fleets_share_each_breaker() {
             eventually(LONG, || bb.status() == Status::Open),
             "{key}: fleet b sees the trip"
         );
-        assert!(bb.stats().published > published, "{key}: by pub/sub");
+        // By pub/sub (the watcher's read after subscribing may bring the
+        // word first; the message comes all the same).
+        assert!(
+            eventually(LONG, || bb.stats().published > published),
+            "{key}: by pub/sub"
+        );
 
         // Once open time is over, one probe is elected over both fleets.
         let probes = AtomicU32::new(0);
@@ -399,7 +404,9 @@ fn keys_spread_over_the_nodes_and_two_fleets_share_each_breaker() {
         == 3));
     a.breaker("payments").force_open().unwrap();
     assert!(eventually(LONG, || alone.status() == Status::Open));
-    assert!(alone.stats().published >= 1);
+    // The message comes (its subscription was in place before the force),
+    // though the watcher's read after subscribing may bring the word first.
+    assert!(eventually(LONG, || alone.stats().published >= 1));
 }
 
 /// The slot of `key` moves from its node to another by hand, the way
