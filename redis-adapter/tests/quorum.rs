@@ -484,3 +484,29 @@ fn a_stable_id_makes_a_restarted_instances_vote_replace_its_earlier_one() {
     assert_eq!(calls(&other, 2, failing), [Ok(false); 2]);
     assert!(matches!(shared(&server, key), Some(State::Open { .. })));
 }
+
+/// An instance gone local does not vote: a trip of its local breaker while
+/// it is local stays its own, even with Redis answering again before the
+/// instance's next refresh.
+#[test]
+fn an_instance_gone_local_does_not_vote() {
+    let Some(mut server) = server() else { return };
+    let key = "quorum:gone-local";
+    let b = quorum(&server, key, 1, 60_000_000, 2)
+        .pubsub(false)
+        .refresh(Duration::from_secs(3_600))
+        .retry(Duration::from_secs(3_600))
+        .build()
+        .unwrap();
+    server.stop();
+    assert!(b.sync().is_err(), "Redis is gone");
+    assert_eq!(b.mode(), Mode::Local);
+    let t = b.acquire().expect("the local breaker is closed");
+    assert_eq!(t.scope(), Scope::Local);
+    server.restart().unwrap();
+    assert!(server.ping(), "Redis answers again");
+    b.release(t, Outcome::Failure);
+    assert_eq!(b.status(), Status::Open, "held off by itself");
+    assert!(voters(&server, key).is_empty(), "no vote while local");
+    assert_eq!(b.mode(), Mode::Local);
+}
