@@ -228,20 +228,6 @@ impl Quorum {
     }
 }
 
-/// On a Redis Cluster, the options not supported there: Sentinel (a
-/// cluster fails over by itself) and `replicas` (`WAIT` is not sent
-/// through the cluster connection).
-#[cfg(feature = "cluster")]
-pub(crate) fn exclusive(sentinel: bool, replicas: u32) -> Result<(), Error> {
-    if sentinel {
-        return Err(Error::Unsupported("sentinel on a Redis Cluster"));
-    }
-    if replicas > 0 {
-        return Err(Error::Unsupported("replicas(n) on a Redis Cluster"));
-    }
-    Ok(())
-}
-
 /// Where the quorum's votes for the word under `key` are kept: `<key>:votes`
 /// on one Redis; on a cluster, a key in `key`'s slot (the vote and trip
 /// scripts touch both): the channel's name, which is in that slot, with
@@ -271,19 +257,49 @@ impl Following {
             service: service.into(),
         }
     }
+}
 
-    /// A hub on `url` following the primary when `following` says so.
+/// The deployment a builder's hub is for, beyond its URL: the sentinels to
+/// follow, or (feature `cluster`) the cluster's nodes. Shared by
+/// [`Builder`] and [`FleetBuilder`](crate::FleetBuilder).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Deployment {
+    pub(crate) following: Option<Following>,
+    #[cfg(feature = "cluster")]
+    pub(crate) cluster: Option<Vec<String>>,
+}
+
+impl Deployment {
+    /// The hub on `url` for this deployment. On a Redis Cluster, Sentinel
+    /// (a cluster fails over by itself) and `replicas` (`WAIT` is not sent
+    /// through the cluster connection) are refused:
+    /// [`Error::Unsupported`].
     pub(crate) fn hub(
-        following: Option<&Following>,
+        &self,
         url: &str,
         timing: Timing,
         clock: Arc<dyn LocalClock>,
-    ) -> Result<Hub, RedisError> {
-        let hub = Hub::new(url, timing, clock)?;
-        match following {
-            Some(f) => hub.following(&f.sentinels, &f.service),
-            None => Ok(hub),
+    ) -> Result<Arc<Hub>, Error> {
+        #[cfg(feature = "cluster")]
+        if self.cluster.is_some() {
+            if self.following.is_some() {
+                return Err(Error::Unsupported("sentinel on a Redis Cluster"));
+            }
+            if timing.replicas > 0 {
+                return Err(Error::Unsupported("replicas(n) on a Redis Cluster"));
+            }
         }
+        let mut hub = Hub::new(url, timing, clock).map_err(Error::Url)?;
+        if let Some(f) = &self.following {
+            hub = hub
+                .following(&f.sentinels, &f.service)
+                .map_err(Error::Url)?;
+        }
+        #[cfg(feature = "cluster")]
+        if let Some(nodes) = &self.cluster {
+            hub.on_cluster(url, nodes).map_err(Error::Url)?;
+        }
+        Ok(Arc::new(hub))
     }
 }
 
@@ -296,9 +312,7 @@ pub struct Builder {
     timing: Timing,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
-    following: Option<Following>,
-    #[cfg(feature = "cluster")]
-    cluster: Option<Vec<String>>,
+    deployment: Deployment,
 }
 
 impl core::fmt::Debug for Builder {
@@ -309,7 +323,7 @@ impl core::fmt::Debug for Builder {
             .field("config", &self.config)
             .field("quorum", &self.quorum)
             .field("timing", &self.timing)
-            .field("following", &self.following)
+            .field("deployment", &self.deployment)
             .finish_non_exhaustive()
     }
 }
@@ -430,7 +444,7 @@ impl Builder {
         sentinels: impl IntoIterator<Item = S>,
         service: impl Into<String>,
     ) -> Self {
-        self.following = Some(Following::new(sentinels, service));
+        self.deployment.following = Some(Following::new(sentinels, service));
         self
     }
 
@@ -492,7 +506,7 @@ impl Builder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.cluster = Some(nodes.into_iter().map(Into::into).collect());
+        self.deployment.cluster = Some(nodes.into_iter().map(Into::into).collect());
         self
     }
 
@@ -507,15 +521,7 @@ impl Builder {
     /// # Errors
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<RedisBreaker, Error> {
-        #[allow(unused_mut)]
-        let mut hub = Following::hub(self.following.as_ref(), &self.url, self.timing, self.clock)
-            .map_err(Error::Url)?;
-        #[cfg(feature = "cluster")]
-        if let Some(nodes) = &self.cluster {
-            exclusive(self.following.is_some(), self.timing.replicas)?;
-            hub.on_cluster(&self.url, nodes).map_err(Error::Url)?;
-        }
-        let hub = Arc::new(hub);
+        let hub = self.deployment.hub(&self.url, self.timing, self.clock)?;
         // Joined first: the watcher's first read is of this key too.
         let breaker =
             RedisBreaker::join_with(&hub, self.key, self.config, self.observer, self.quorum);
@@ -652,9 +658,7 @@ impl RedisBreaker {
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
-            following: None,
-            #[cfg(feature = "cluster")]
-            cluster: None,
+            deployment: Deployment::default(),
         }
     }
 

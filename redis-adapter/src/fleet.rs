@@ -1,7 +1,7 @@
 //! [`Fleet`]: every breaker a process keeps on one Redis deployment, on one
 //! connection pool, one subscription and one watcher thread.
 
-use crate::breaker::{DEFAULT_CONFIG, Error, Following, Quorum, RedisBreaker, Timing};
+use crate::breaker::{DEFAULT_CONFIG, Deployment, Error, Following, Quorum, RedisBreaker, Timing};
 use crate::hub::Hub;
 use crate::observer::Observer;
 use crate::time::{LocalClock, Monotonic};
@@ -69,9 +69,7 @@ pub struct FleetBuilder {
     timing: Timing,
     clock: Arc<dyn LocalClock>,
     observer: Arc<dyn Observer>,
-    following: Option<Following>,
-    #[cfg(feature = "cluster")]
-    cluster: Option<Vec<String>>,
+    deployment: Deployment,
 }
 
 impl core::fmt::Debug for FleetBuilder {
@@ -81,7 +79,7 @@ impl core::fmt::Debug for FleetBuilder {
             .field("config", &self.config)
             .field("quorum", &self.quorum)
             .field("timing", &self.timing)
-            .field("following", &self.following)
+            .field("deployment", &self.deployment)
             .finish_non_exhaustive()
     }
 }
@@ -168,7 +166,7 @@ impl FleetBuilder {
         sentinels: impl IntoIterator<Item = S>,
         service: impl Into<String>,
     ) -> Self {
-        self.following = Some(Following::new(sentinels, service));
+        self.deployment.following = Some(Following::new(sentinels, service));
         self
     }
 
@@ -200,7 +198,7 @@ impl FleetBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.cluster = Some(nodes.into_iter().map(Into::into).collect());
+        self.deployment.cluster = Some(nodes.into_iter().map(Into::into).collect());
         self
     }
 
@@ -210,15 +208,7 @@ impl FleetBuilder {
     /// # Errors
     /// [`Error::Url`], [`Error::Thread`].
     pub fn build(self) -> Result<Fleet, Error> {
-        #[allow(unused_mut)]
-        let mut hub = Following::hub(self.following.as_ref(), &self.url, self.timing, self.clock)
-            .map_err(Error::Url)?;
-        #[cfg(feature = "cluster")]
-        if let Some(nodes) = &self.cluster {
-            crate::breaker::exclusive(self.following.is_some(), self.timing.replicas)?;
-            hub.on_cluster(&self.url, nodes).map_err(Error::Url)?;
-        }
-        let hub: Arc<Hub> = Arc::new(hub);
+        let hub = self.deployment.hub(&self.url, self.timing, self.clock)?;
         watch::spawn(&hub).map_err(Error::Thread)?;
         Ok(Fleet {
             hub,
@@ -241,9 +231,7 @@ impl Fleet {
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
             observer: Arc::new(()),
-            following: None,
-            #[cfg(feature = "cluster")]
-            cluster: None,
+            deployment: Deployment::default(),
         }
     }
 

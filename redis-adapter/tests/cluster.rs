@@ -519,10 +519,20 @@ fn under_churn(
 ) {
     let cfg = config(2, 20_000, 5_000_000);
     let logs = [Recorder::default(), Recorder::default()];
-    let fleets = [
-        cluster.fleet(cfg, Duration::from_millis(200)),
-        cluster.fleet(cfg, Duration::from_millis(200)),
-    ];
+    // A generous operation timeout: the check is that no instance falls
+    // back, which a round trip slowed past the timeout on a loaded machine
+    // would make it do.
+    let fleet = || {
+        Fleet::builder(url(cluster.ports[0]))
+            .cluster(cluster.ports[1..].iter().map(|&p| url(p)))
+            .config(cfg)
+            .op_timeout(Duration::from_secs(10))
+            .refresh(Duration::from_millis(200))
+            .retry(Duration::from_millis(50))
+            .build()
+            .unwrap()
+    };
+    let fleets = [fleet(), fleet()];
     let breakers: Vec<_> = fleets
         .iter()
         .zip(&logs)
