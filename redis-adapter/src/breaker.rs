@@ -2086,7 +2086,7 @@ mod tests {
 
     #[cfg(feature = "cluster")]
     #[test]
-    fn a_cluster_refuses_sentinel_replicas_and_quorum() {
+    fn a_cluster_refuses_sentinel_and_replicas() {
         let on_cluster =
             || RedisBreaker::builder("redis://127.0.0.1:1/", "k").cluster(["redis://127.0.0.1:2/"]);
         let cases = [
