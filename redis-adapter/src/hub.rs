@@ -487,6 +487,29 @@ mod tests {
         assert_eq!(connect_timeout(left, 3), Duration::from_millis(200));
     }
 
+    /// The connection enum forwards what the `redis` crate asks of a
+    /// connection to the one it holds.
+    #[test]
+    fn a_node_connection_forwards_to_its_connection() {
+        if !crate::server::available() {
+            assert!(
+                std::env::var_os("TRIPWORD_REDIS_REQUIRE").is_none(),
+                "redis-server is not runnable and TRIPWORD_REDIS_REQUIRE is set"
+            );
+            return;
+        }
+        let mut server = crate::server::RedisServer::start().unwrap();
+        let url = format!("redis://127.0.0.1:{}/3", server.port());
+        let client = redis::Client::open(url).unwrap();
+        let mut con = Con::Node(client.get_connection().unwrap());
+        assert_eq!(con.get_db(), 3);
+        assert!(con.is_open());
+        assert!(con.check_connection());
+        server.stop();
+        assert!(!con.check_connection(), "the server is gone");
+        assert!(!con.is_open(), "closed by the failed check");
+    }
+
     #[test]
     fn breakers_that_are_gone_leave_the_watchers_list() {
         // Nothing listens there: each breaker's first read fails at once.
