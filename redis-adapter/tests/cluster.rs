@@ -10,7 +10,6 @@ mod common;
 use common::*;
 use std::collections::HashSet;
 use std::io::Write;
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Barrier;
@@ -33,14 +32,6 @@ fn runs(binary: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Three primaries in one cluster, every slot served; killed and reaped on

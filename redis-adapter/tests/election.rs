@@ -26,9 +26,7 @@ mod common;
 
 use common::*;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::io::BufRead;
 use std::time::Duration;
 use tripword::transition::{self, Event, Verdict};
 use tripword::word::{Snapshot, State};
@@ -36,7 +34,6 @@ use tripword::{Cause, Outcome, Status, Transition, ValidConfig, W64};
 use tripword_redis::{Observer, RedisBreaker, Release, Scope};
 
 const CHILD: &str = "TRIPWORD_REDIS_CHILD";
-const URL: &str = "TRIPWORD_REDIS_URL";
 const KEY: &str = "fleet";
 
 fn rounds() -> usize {
@@ -116,82 +113,15 @@ fn child_role() {
     }
 }
 
-/// The children, killed and reaped when dropped (also when the test fails).
-struct Children {
-    procs: Vec<Child>,
-    stdin: Vec<ChildStdin>,
-    lines: mpsc::Receiver<(usize, String)>,
-}
-
-impl Children {
-    fn spawn(n: usize, url: &str) -> Children {
-        let exe = std::env::current_exe().unwrap();
-        let (tx, lines) = mpsc::channel();
-        let mut procs = Vec::new();
-        let mut stdin = Vec::new();
-        for i in 0..n {
-            let mut child = Command::new(&exe)
-                .args([
-                    "child_role",
-                    "--exact",
-                    "--nocapture",
-                    "--test-threads",
-                    "1",
-                ])
-                .env(CHILD, i.to_string())
-                .env(URL, url)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("spawn the test binary as a child");
-            stdin.push(child.stdin.take().unwrap());
-            let out = BufReader::new(child.stdout.take().unwrap());
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in out.lines().map_while(Result::ok) {
-                    // libtest may print "test child_role ... " first.
-                    if let Some(at) = line.find("@@ ") {
-                        let _ = tx.send((i, line[at + 3..].to_string()));
-                    }
-                }
-            });
-            procs.push(child);
-        }
-        Children {
-            procs,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, i: usize, msg: &str) {
-        writeln!(self.stdin[i], "{msg}").expect("child alive");
-        self.stdin[i].flush().unwrap();
-    }
-
-    /// The next protocol line, recording transition lines into `log` on the
-    /// way.
-    fn next(&self, log: &mut Vec<(usize, String)>) -> (usize, String) {
-        loop {
-            let (i, line) = self
-                .lines
-                .recv_timeout(Duration::from_secs(60))
-                .expect("a child answers within 60 s");
-            if line.starts_with("t ") {
-                log.push((i, line));
-            } else {
-                return (i, line);
-            }
-        }
-    }
-}
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        self.stdin.clear();
-        for c in &mut self.procs {
-            let _ = c.kill();
-            let _ = c.wait();
+/// The next protocol line of the children, recording transition lines
+/// into `log` on the way.
+fn next(kids: &Processes, log: &mut Vec<(usize, String)>) -> (usize, String) {
+    loop {
+        let (i, line) = kids.next(Duration::from_secs(60));
+        if line.starts_with("t ") {
+            log.push((i, line));
+        } else {
+            return (i, line);
         }
     }
 }
@@ -223,10 +153,10 @@ fn eight_processes_elect_one_probe_per_round() {
         .observer(log.clone())
         .build()
         .unwrap();
-    let mut kids = Children::spawn(n, &server.url());
+    let mut kids = Processes::spawn(n, "child_role", CHILD, &server.url());
     let mut transitions = Vec::new();
     for _ in 0..n {
-        let (_, line) = kids.next(&mut transitions);
+        let (_, line) = next(&kids, &mut transitions);
         assert!(line.starts_with("ready"), "{line}");
     }
     let mut word = word_of(&server);
@@ -237,7 +167,7 @@ fn eight_processes_elect_one_probe_per_round() {
         }
         let counter = Snapshot::counter_bits::<W64>(word);
         for _ in 0..n {
-            let (i, line) = kids.next(&mut transitions);
+            let (i, line) = next(&kids, &mut transitions);
             assert_eq!(line, format!("prepped {r} {counter} false"), "child {i}");
         }
         // The parent trips the fleet.
@@ -263,7 +193,7 @@ fn eight_processes_elect_one_probe_per_round() {
         let mut winner = None;
         let mut rejected = 0;
         for _ in 0..n {
-            let (i, line) = kids.next(&mut transitions);
+            let (i, line) = next(&kids, &mut transitions);
             let fields: Vec<&str> = line.split_whitespace().collect();
             assert_eq!(fields[1], r.to_string());
             match fields[2] {
@@ -312,7 +242,7 @@ fn eight_processes_elect_one_probe_per_round() {
         assert_eq!((old.word, old.verdict), (probing, Verdict::Stale));
         // The probe reports.
         kids.send(winner, &format!("finish {r}"));
-        let (i, line) = kids.next(&mut transitions);
+        let (i, line) = next(&kids, &mut transitions);
         assert_eq!((i, line), (winner, format!("finished {r} Recorded")));
         let closed = word_of(&server);
         let success = transition::apply(
@@ -337,11 +267,11 @@ fn eight_processes_elect_one_probe_per_round() {
     for i in 0..n {
         kids.send(i, "quit 0");
     }
-    for (i, c) in kids.procs.iter_mut().enumerate() {
-        assert!(c.wait().unwrap().success(), "child {i} exited cleanly");
+    for (i, ok) in kids.wait_all().into_iter().enumerate() {
+        assert!(ok, "child {i} exited cleanly");
     }
     // The stdout readers have seen every line: collect the rest.
-    while let Ok((i, line)) = kids.lines.recv_timeout(Duration::from_millis(200)) {
+    while let Some((i, line)) = kids.try_next(Duration::from_millis(200)) {
         if line.starts_with("t ") {
             transitions.push((i, line));
         }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{LONG, config, eventually, raw, server, server_now, stored};
+use common::{LONG, config, eventually, free_port, raw, server, server_now, stored};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -28,14 +28,6 @@ const OP_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A failover takes seconds: the limit of waits across one.
 const FAILOVER: Duration = Duration::from_secs(120);
-
-fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A redis-server in sentinel mode, with its config file in a folder of its
 /// own; killed, reaped and its folder removed when dropped.

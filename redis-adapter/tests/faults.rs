@@ -31,14 +31,6 @@ fn faulty_builder(server_url: String, threshold: u32) -> tripword_redis::Builder
         .retry(Duration::from_millis(50))
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Threads calling the breaker in a loop, each call a failure report (so
 /// each goes to Redis while the instance is shared), counting the calls
 /// that started after `mark` was raised and finished.

@@ -67,9 +67,7 @@ mod common;
 
 use common::*;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::io::BufRead;
 use std::time::Duration;
 use tripword::kit::{CircuitBreaker, TickVerdict};
 use tripword::word::{Snapshot, State};
@@ -81,7 +79,6 @@ use tripword_verification::harness::{
 use tripword_verification::model::{Model, ModelConfig, ModelState};
 
 const WORKER: &str = "TRIPWORD_REDIS_HISTORY_WORKER";
-const URL: &str = "TRIPWORD_REDIS_URL";
 /// Worker processes.
 const PROCS: usize = 4;
 /// Tickets a worker may hold at once.
@@ -465,78 +462,6 @@ fn history_worker() {
     }
 }
 
-/// The workers, killed and reaped when dropped (also when the test fails).
-struct Workers {
-    procs: Vec<Child>,
-    stdin: Vec<ChildStdin>,
-    lines: mpsc::Receiver<(usize, String)>,
-}
-
-impl Workers {
-    fn spawn(n: usize, url: &str) -> Workers {
-        let exe = std::env::current_exe().unwrap();
-        let (tx, lines) = mpsc::channel();
-        let mut procs = Vec::new();
-        let mut stdin = Vec::new();
-        for i in 0..n {
-            let mut child = Command::new(&exe)
-                .args([
-                    "history_worker",
-                    "--exact",
-                    "--nocapture",
-                    "--test-threads",
-                    "1",
-                ])
-                .env(WORKER, i.to_string())
-                .env(URL, url)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("spawn the test binary as a worker");
-            stdin.push(child.stdin.take().unwrap());
-            let out = BufReader::new(child.stdout.take().unwrap());
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in out.lines().map_while(Result::ok) {
-                    // libtest may print "test history_worker ... " first.
-                    if let Some(at) = line.find("@@ ") {
-                        let _ = tx.send((i, line[at + 3..].to_string()));
-                    }
-                }
-            });
-            procs.push(child);
-        }
-        Workers {
-            procs,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send_all(&mut self, msg: &str) {
-        for s in &mut self.stdin {
-            writeln!(s, "{msg}").expect("worker alive");
-            s.flush().unwrap();
-        }
-    }
-
-    fn next(&self) -> (usize, String) {
-        self.lines
-            .recv_timeout(Duration::from_secs(120))
-            .expect("a worker answers within 120 s")
-    }
-}
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        self.stdin.clear();
-        for c in &mut self.procs {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 /// The search state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Search {
@@ -827,7 +752,7 @@ fn histories_across_processes_are_linearizable() {
     }
     let Some(server) = server() else { return };
     let start = std::time::Instant::now();
-    let mut workers = Workers::spawn(PROCS, &server.url());
+    let mut workers = Processes::spawn(PROCS, "history_worker", WORKER, &server.url());
     let mut rng = XorShift::new(0x7219_5EED);
     let mut totals = Totals::default();
     let mut kinds = BTreeMap::new();
@@ -847,7 +772,7 @@ fn histories_across_processes_are_linearizable() {
         ));
         let mut ready = 0;
         while ready < PROCS {
-            let (i, line) = workers.next();
+            let (i, line) = workers.next(Duration::from_secs(120));
             assert_eq!(line, format!("ready {h}"), "worker {i}");
             ready += 1;
         }
@@ -855,7 +780,7 @@ fn histories_across_processes_are_linearizable() {
         let mut history = Vec::new();
         let mut done = 0;
         while done < PROCS {
-            let (i, line) = workers.next();
+            let (i, line) = workers.next(Duration::from_secs(120));
             if line == format!("done {h}") {
                 done += 1;
             } else if line.starts_with("e ") {
@@ -932,8 +857,8 @@ fn histories_across_processes_are_linearizable() {
         println!("{n:6} {k}");
     }
     workers.send_all("quit");
-    for (i, c) in workers.procs.iter_mut().enumerate() {
-        assert!(c.wait().unwrap().success(), "worker {i} exited cleanly");
+    for (i, ok) in workers.wait_all().into_iter().enumerate() {
+        assert!(ok, "worker {i} exited cleanly");
     }
     println!(
         "histories across {PROCS} processes: {} histories, {} operations ({} with a round trip, {} answered by the mirror), {} probes elected, {} stale releases, {} transitions each reported once, {} pairs of overlapping operations of different processes, {} doctored histories rejected, 0 violations, {:.1}s",

@@ -238,3 +238,110 @@ pub fn numpat(server: &RedisServer) -> i64 {
         .query(&mut raw(server))
         .unwrap()
 }
+
+/// Processes of this test binary started again in a role (the test named
+/// `role`, run alone, with `env` set to the process's index and
+/// `TRIPWORD_REDIS_URL` to the server's URL): a line to each on its stdin,
+/// the lines each prints after `@@ ` gathered on one channel. Killed and
+/// reaped when dropped, also when the test fails.
+pub struct Processes {
+    procs: Vec<std::process::Child>,
+    stdin: Vec<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<(usize, String)>,
+}
+
+/// The environment variable that carries the server's URL to a role.
+pub const URL: &str = "TRIPWORD_REDIS_URL";
+
+impl Processes {
+    pub fn spawn(n: usize, role: &str, env: &str, url: &str) -> Processes {
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let exe = std::env::current_exe().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        let mut procs = Vec::new();
+        let mut stdin = Vec::new();
+        for i in 0..n {
+            let mut child = Command::new(&exe)
+                .args([role, "--exact", "--nocapture", "--test-threads", "1"])
+                .env(env, i.to_string())
+                .env(URL, url)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("spawn the test binary in a role");
+            stdin.push(child.stdin.take().unwrap());
+            let out = std::io::BufReader::new(child.stdout.take().unwrap());
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in out.lines().map_while(Result::ok) {
+                    // libtest may print "test <role> ... " first.
+                    if let Some(at) = line.find("@@ ") {
+                        let _ = tx.send((i, line[at + 3..].to_string()));
+                    }
+                }
+            });
+            procs.push(child);
+        }
+        Processes {
+            procs,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Sends `msg` to process `i`.
+    pub fn send(&mut self, i: usize, msg: &str) {
+        writeln!(self.stdin[i], "{msg}").expect("the process is alive");
+        self.stdin[i].flush().unwrap();
+    }
+
+    /// Sends `msg` to every process.
+    pub fn send_all(&mut self, msg: &str) {
+        for i in 0..self.stdin.len() {
+            self.send(i, msg);
+        }
+    }
+
+    /// The next line of any process within `limit`, if one comes.
+    pub fn try_next(&self, limit: Duration) -> Option<(usize, String)> {
+        self.lines.recv_timeout(limit).ok()
+    }
+
+    /// The next line of any process, within `limit`.
+    pub fn next(&self, limit: Duration) -> (usize, String) {
+        self.lines
+            .recv_timeout(limit)
+            .unwrap_or_else(|_| panic!("a process answers within {limit:?}"))
+    }
+}
+
+impl Processes {
+    /// Waits for every process to exit; whether each exited with success.
+    pub fn wait_all(&mut self) -> Vec<bool> {
+        self.stdin.clear();
+        self.procs
+            .iter_mut()
+            .map(|c| c.wait().is_ok_and(|s| s.success()))
+            .collect()
+    }
+}
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        self.stdin.clear();
+        for c in &mut self.procs {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A port nothing listens on now (the OS's pick of a free one).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
