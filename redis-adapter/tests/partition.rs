@@ -235,14 +235,7 @@ fn a_cut_instance_goes_local_and_the_rest_keep_the_shared_word() {
     let cfg = config(2, 200_000, 60_000_000);
     let proxy = CutProxy::start(&server);
     let cut_log = Recorder::default();
-    let a = RedisBreaker::builder(proxy.url(), KEY)
-        .config(cfg)
-        .op_timeout(Duration::from_millis(300))
-        .refresh(Duration::from_millis(100))
-        .retry(Duration::from_millis(50))
-        .observer(cut_log.clone())
-        .build()
-        .unwrap();
+    let a = behind(&proxy, cfg, &cut_log);
     let logs = [Recorder::default(), Recorder::default()];
     let b = builder(&server, KEY, cfg)
         .observer(logs[0].clone())
@@ -402,6 +395,19 @@ fn a_cut_instance_goes_local_and_the_rest_keep_the_shared_word() {
     assert_eq!(after.state, State::Closed { failures: 1 });
     assert_eq!(after.counter, closed.counter);
     assert!(eventually(LONG, || b.word() == word(&server)));
+}
+
+/// An instance reaching Redis through `proxy`, reporting to `log`: a short
+/// operation timeout, a refresh every 100 ms.
+fn behind(proxy: &CutProxy, cfg: tripword::ValidConfig<W64>, log: &Recorder) -> RedisBreaker {
+    RedisBreaker::builder(proxy.url(), KEY)
+        .config(cfg)
+        .op_timeout(Duration::from_millis(300))
+        .refresh(Duration::from_millis(100))
+        .retry(Duration::from_millis(50))
+        .observer(log.clone())
+        .build()
+        .unwrap()
 }
 
 /// The instance behind the proxy for the in-flight cases: its watcher is
@@ -651,14 +657,7 @@ fn a_probe_cut_off_with_its_ticket_holds_the_fleet_until_the_probe_timeout() {
     let cfg = config(1, 1, 1_000_000);
     let proxy = CutProxy::start(&server);
     let log = Recorder::default();
-    let a = RedisBreaker::builder(proxy.url(), KEY)
-        .config(cfg)
-        .op_timeout(Duration::from_millis(300))
-        .refresh(Duration::from_millis(100))
-        .retry(Duration::from_millis(50))
-        .observer(log.clone())
-        .build()
-        .unwrap();
+    let a = behind(&proxy, cfg, &log);
     let b = builder(&server, KEY, cfg).build().unwrap();
     let t = b.acquire().unwrap();
     assert_eq!(b.release(t, Outcome::Failure), Release::Recorded);
