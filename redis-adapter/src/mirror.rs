@@ -6,7 +6,15 @@
 //! and [`NONE`] otherwise. Writers (replies to this instance's operations,
 //! published changes, refreshes) are rare and take a small lock, never held
 //! across a round trip, so the word and the words derived from it always
-//! change together.
+//! change together for writers.
+//!
+//! **Readers across a change.** A reader reads `word` and the fast words as
+//! separate atomics, so a writer first withdraws the fast words (stores
+//! [`NONE`]), then changes `word` (or the mode), then derives them again.
+//! A thread that has read a word therefore never reads a fast word older
+//! than it afterwards: an admission after a release the mirror called stale
+//! is never made under the passed counter. A fast read that meets the
+//! withdrawn words takes the slow path, which decides on `word`.
 //!
 //! **Order.** Replies and published changes arrive on different
 //! connections and threads, so an older word can arrive after a newer one.
@@ -99,6 +107,14 @@ impl Mirror {
         self.attached.load(Ordering::Acquire)
     }
 
+    /// Withdraws the fast-path words before `word`, `attached` or `own`
+    /// change (the lock held; see the module docs, "Readers across a
+    /// change").
+    fn withdraw(&self) {
+        self.admit.store(NONE, Ordering::Release);
+        self.quiet.store(NONE, Ordering::Release);
+    }
+
     /// Recomputes the fast-path words from `word` (the lock held).
     fn derive(&self, config: &ValidConfig<W64>, word: u64) {
         let (mut admit, mut quiet) = (NONE, NONE);
@@ -130,6 +146,7 @@ impl Mirror {
             return;
         }
         if base == Some(current) || not_behind(word, current) {
+            self.withdraw();
             self.word.store(word, Ordering::Release);
             self.derive(config, word);
         }
@@ -141,7 +158,9 @@ impl Mirror {
     pub(crate) fn set_own(&self, config: &ValidConfig<W64>, own: impl FnOnce() -> u8) {
         let _lock = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let level = own();
-        if self.own.swap(level, Ordering::AcqRel) != level {
+        if self.own.load(Ordering::Relaxed) != level {
+            self.withdraw();
+            self.own.store(level, Ordering::Release);
             self.derive(config, self.word.load(Ordering::Acquire));
         }
     }
@@ -150,6 +169,7 @@ impl Mirror {
     /// mode changed.
     pub(crate) fn set_attached(&self, config: &ValidConfig<W64>, on: bool) -> bool {
         let _lock = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        self.withdraw();
         let was = self.attached.swap(on, Ordering::AcqRel);
         self.derive(config, self.word.load(Ordering::Acquire));
         was != on
@@ -229,5 +249,41 @@ mod tests {
         assert_eq!(m.word(), open, "an older reply, the mirror moved meanwhile");
         m.offer(&config, Some(open), closed);
         assert_eq!(m.word(), closed, "a refresh after Redis restarted empty");
+    }
+
+    /// A reader that sees a word in [`Mirror::word`] must not then be
+    /// admitted by [`Mirror::admit`] on an older one: a release the mirror
+    /// called stale followed by an admission under the passed counter is
+    /// the mirror going back. The writer offers newer closed words while
+    /// the reader reads `word` then `admit`, as a release and the next
+    /// admission of one thread do.
+    #[test]
+    fn a_reader_never_sees_the_fast_word_behind_the_word() {
+        use std::sync::atomic::AtomicBool;
+        let config = Config::new().failure_threshold(3).check().unwrap();
+        let m = Mirror::new();
+        m.set_attached(&config, true);
+        let done = AtomicBool::new(false);
+        let behind = std::thread::scope(|s| {
+            s.spawn(|| {
+                for counter in 1..=200_000u32 {
+                    m.offer(&config, None, word(State::Closed { failures: 0 }, counter));
+                }
+                done.store(true, Ordering::Release);
+            });
+            let mut behind = 0u64;
+            while !done.load(Ordering::Acquire) {
+                let seen = Snapshot::counter_bits::<W64>(m.word());
+                let fast = m.admit();
+                if fast != NONE && Snapshot::counter_bits::<W64>(fast) < seen {
+                    behind += 1;
+                }
+            }
+            behind
+        });
+        assert_eq!(
+            behind, 0,
+            "admissions on a word older than one already read"
+        );
     }
 }

@@ -6,9 +6,20 @@
 //! the rate and the minimum. The log keeps every result and filters at read
 //! time; the breaker keeps `N` buckets and drops a slice when its bucket is
 //! reused, so the two agree exactly where the spec says they do: stamps
-//! compared modulo their fields ([`check`] keeps runs below 2^8 slices and
-//! open times of three slices, so fewer than 2^4 state changes fit one
-//! window) and counts below a bucket's largest.
+//! compared modulo their fields, and counts below a bucket's largest
+//! ([`check`] keeps runs below 2^8 slices and 300 operations, so neither
+//! the slice stamp nor a count wraps).
+//!
+//! The one limit a run can reach is the `Closed` counter's stamp (2^4 on
+//! `W32`): a probe released `Ignored` goes back to `HalfOpen` and the next
+//! admission probes again, two state changes with no time passing, so any
+//! number of changes fit one window. A bucket written under an earlier
+//! `Closed` state whose counter is the current one modulo the stamp is then
+//! read as current (spec, "Failure rate", "Limits of the representation").
+//! The model holds that limit exactly: with [`RateModel::stamp_bits`] below
+//! 64, [`RateModel::window_of`] reads the window as the buckets hold it
+//! ([`RateModel::stored_window`]), and [`RateModel::aliased`] says when that
+//! differs from the spec's window ([`RateModel::spec_window`]).
 //!
 //! [`check`] runs one operation list on a real `RateBreaker` and on the
 //! model: the proptest suite (`tests/rate_model.rs`) and the fuzz target
@@ -16,7 +27,7 @@
 
 use std::cell::RefCell;
 use tripword::clock::ManualClock;
-use tripword::rate::{Rate, RateBreaker};
+use tripword::rate::{BucketLayout, Rate, RateBreaker};
 use tripword::{Config, Observer, Outcome, Release, Status, Ticket, Transition, Word};
 
 use crate::model::{Model, ModelConfig, ModelState};
@@ -70,6 +81,9 @@ pub struct RateModel {
     pub percent: u64,
     /// The fewest calls that can trip.
     pub minimum: u64,
+    /// Bits of the `Closed` counter a bucket's stamp keeps
+    /// ([`BucketLayout::counter_bits`]; 64: the spec's window, no limit).
+    pub stamp_bits: u32,
 }
 
 impl RateModel {
@@ -79,8 +93,27 @@ impl RateModel {
         self.window_of(slice, counter, N as u64)
     }
 
-    /// [`window`](Self::window) for a window of `n` slices.
+    /// A model of width `W`'s rate breaker: `model` (threshold 1) with an
+    /// empty log, the bucket stamp of `W`.
+    pub fn new<W: Word>(model: Model, percent: u64, minimum: u64) -> RateModel {
+        RateModel {
+            model,
+            log: Vec::new(),
+            percent,
+            minimum,
+            stamp_bits: BucketLayout::for_bits(W::LAYOUT.word_bits).counter_bits,
+        }
+    }
+
+    /// The window the breaker reads: [`stored_window`](Self::stored_window)
+    /// (the spec's window, unless a counter stamp is [`aliased`](Self::aliased)).
     pub fn window_of(&self, slice: u64, counter: u64, n: u64) -> (u64, u64) {
+        self.stored_window(slice, counter, n)
+    }
+
+    /// The spec's window: the results of the `Closed` state `counter` in
+    /// the `n` slices up to `slice`.
+    pub fn spec_window(&self, slice: u64, counter: u64, n: u64) -> (u64, u64) {
         let live = self
             .log
             .iter()
@@ -88,6 +121,44 @@ impl RateModel {
         live.fold((0, 0), |(n, f), &(_, _, failed)| {
             (n + 1, f + u64::from(failed))
         })
+    }
+
+    /// The window as `n` buckets stamped with [`stamp_bits`](Self::stamp_bits)
+    /// of the counter hold it: each slice's bucket keeps the last run of
+    /// that slice's results under one stamp (a result under another stamp
+    /// starts it afresh), and is read when its stamp is `counter`'s.
+    pub fn stored_window(&self, slice: u64, counter: u64, n: u64) -> (u64, u64) {
+        let stamp = |c: u64| {
+            if self.stamp_bits >= 64 {
+                c
+            } else {
+                c & ((1 << self.stamp_bits) - 1)
+            }
+        };
+        let (mut calls, mut failures) = (0, 0);
+        for s in slice.saturating_sub(n - 1)..=slice {
+            let mut run = self.log.iter().filter(|&&(ls, _, _)| ls == s).rev();
+            let Some(&(_, last, _)) = run.clone().next() else {
+                continue;
+            };
+            if stamp(last) != stamp(counter) {
+                continue;
+            }
+            for &(_, _, failed) in run
+                .by_ref()
+                .take_while(|&&(_, c, _)| stamp(c) == stamp(last))
+            {
+                calls += 1;
+                failures += u64::from(failed);
+            }
+        }
+        (calls, failures)
+    }
+
+    /// Whether the stored window differs from the spec's: a bucket of an
+    /// earlier `Closed` state read as `counter`'s.
+    pub fn aliased(&self, slice: u64, counter: u64, n: u64) -> bool {
+        self.stored_window(slice, counter, n) != self.spec_window(slice, counter, n)
     }
 
     /// A release in a run of slices of `slice` ticks and a window of `n`
@@ -133,6 +204,18 @@ impl RateModel {
 /// # Errors
 /// What disagreed, and at which step.
 pub fn check<W: Word>(percent: u32, minimum: u32, ops: &[RateOp]) -> Result<(), String> {
+    run::<W>(percent, minimum, ops).map(|_| ())
+}
+
+/// [`check`], returning the model and the breaker's status at the end.
+///
+/// # Errors
+/// What disagreed, and at which step.
+pub fn run<W: Word>(
+    percent: u32,
+    minimum: u32,
+    ops: &[RateOp],
+) -> Result<(RateModel, Status), String> {
     let config = Config::new()
         .open_for(3 * SLICE)
         .probe_timeout(SLICE)
@@ -147,12 +230,7 @@ pub fn check<W: Word>(percent: u32, minimum: u32, ops: &[RateOp]) -> Result<(), 
     let b: RateBreaker<&ManualClock, W, &Log, N> =
         RateBreaker::from_parts(valid, rate.check::<W, N>().unwrap(), &clock, &log);
     let mcfg = ModelConfig::for_width(&config.failure_threshold(1).check::<W>().unwrap());
-    let mut m = RateModel {
-        model: Model::new(mcfg),
-        log: Vec::new(),
-        percent: percent.into(),
-        minimum: minimum.into(),
-    };
+    let mut m = RateModel::new::<W>(Model::new(mcfg), percent.into(), minimum.into());
     let mut held: Vec<(Ticket, u64, bool)> = Vec::new();
     let mut now = 0u64;
     for (i, op) in ops.iter().enumerate() {
@@ -203,5 +281,5 @@ pub fn check<W: Word>(percent: u32, minimum: u32, ops: &[RateOp]) -> Result<(), 
             );
         }
     }
-    Ok(())
+    Ok((m, b.status()))
 }

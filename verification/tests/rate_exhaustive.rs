@@ -169,12 +169,7 @@ fn explore<W: Word>() -> (usize, usize) {
         buckets: [0; N],
         now: 0,
         held: Vec::new(),
-        model: RateModel {
-            model: Model::new(mcfg),
-            log: Vec::new(),
-            percent: 50,
-            minimum: 2,
-        },
+        model: RateModel::new::<W>(Model::new(mcfg), 50, 2),
         depth: 0,
     };
     let mut seen: HashSet<Key> = HashSet::new();

@@ -382,12 +382,7 @@ fn check_width<W: Word>(seed: u64) {
             .check::<W>()
             .unwrap();
         let s = State {
-            m: RateModel {
-                model: Model::new(ModelConfig::for_width(&config)),
-                log: Vec::new(),
-                percent: 50,
-                minimum: 2,
-            },
+            m: RateModel::new::<W>(Model::new(ModelConfig::for_width(&config)), 50, 2),
             clock: 0,
             tickets: vec![Vec::new(); threads],
             owners: Vec::new(),

@@ -8,8 +8,8 @@
 //! counts as read by the breaker must equal the model's.
 
 use proptest::prelude::*;
-use tripword::{Outcome, W32, W64};
-use tripword_verification::rate_model::{RateOp, SLICE, check};
+use tripword::{Outcome, Status, W32, W64};
+use tripword_verification::rate_model::{N, RateOp, SLICE, check, run};
 
 fn op() -> impl Strategy<Value = RateOp> {
     prop_oneof![
@@ -52,4 +52,47 @@ proptest! {
     ) {
         prop_assert_eq!(check::<W32>(percent, minimum, &ops), Ok(()));
     }
+}
+
+/// The counter stamp's limit (spec, "Failure rate", "Limits of the
+/// representation"), reached with no time passing: a trip, then probes
+/// released `Ignored` (each `HalfOpen` → `Probing` → `HalfOpen` is two
+/// state changes) until the probe that closes lands on counter 16, which a
+/// `W32` bucket's 4-bit stamp reads as counter 0. The first `Closed`
+/// state's bucket (2 calls, 1 failure, 3 slices back) is then read as the
+/// new state's: one failure trips a `W32` breaker where the spec's window
+/// (1 call, under the minimum of 2) does not, and a `W64` breaker (12-bit
+/// stamp) follows the spec. The model holds the limit: `run` (as `check`)
+/// finds the breaker agreeing with it on both widths.
+#[test]
+fn the_counter_stamp_limit_is_reached_by_ignored_probes_and_modelled() {
+    let mut ops = vec![RateOp::Acquire; 2];
+    ops.push(RateOp::Release(0, Outcome::Success));
+    ops.push(RateOp::Release(0, Outcome::Failure));
+    ops.push(RateOp::Advance(3 * SLICE + 1));
+    // Probing at counter 3; six more probes released Ignored reach 15.
+    ops.push(RateOp::Acquire);
+    for _ in 0..6 {
+        ops.push(RateOp::Release(0, Outcome::Ignored));
+        ops.push(RateOp::Acquire);
+    }
+    ops.push(RateOp::Release(0, Outcome::Success));
+    let closed_at_16 = ops.len();
+    ops.push(RateOp::Acquire);
+    ops.push(RateOp::Release(0, Outcome::Failure));
+    let n = N as u64;
+    let slice = 3;
+    let (m64, status) = run::<W64>(50, 2, &ops).unwrap();
+    assert_eq!((m64.model.counter(), status), (16, Status::Closed));
+    assert_eq!(m64.spec_window(slice, 16, n), (1, 1));
+    assert!(!m64.aliased(slice, 16, n));
+    let (m32, status) = run::<W32>(50, 2, &ops).unwrap();
+    assert_eq!((m32.model.counter(), status), (17, Status::Open), "tripped");
+    assert_eq!(m32.spec_window(slice, 16, n), (1, 1));
+    assert_eq!(
+        m32.stored_window(slice, 16, n),
+        (3, 2),
+        "counter 0's bucket read as 16's"
+    );
+    assert_eq!(check::<W32>(50, 2, &ops[..closed_at_16]), Ok(()));
 }
