@@ -58,8 +58,10 @@ done
 hist=$(grep -Eo '^linearizability: [0-9]+ histories' "$counts/linearizability.txt" | grep -Eo '[0-9]+')
 note "$((seq64 + seq32)) proptest sequences vs the model; $states states / $edges transitions explored exhaustively; $hist histories linearizable $source_note"
 # The fleet protocol's model (stateright; its default checks ran in stage
-# 30): the larger check, two losses of the key, about 30 s.
-cargo test -p tripword-verification --test fleet_model -- --ignored --nocapture two_losses \
+# 30): the larger check, two losses of the key, about 30 s. `--workspace`
+# resolves features as stage 30 did, so its build is reused (with `-p` the
+# verification crate is built again).
+cargo test --workspace --test fleet_model -- --ignored --nocapture two_losses \
   2>&1 | tee target/ci-fleet-model.log
 fleet=$(grep -Eo '^two losses: [0-9]+ states \([0-9]+ unique\)' target/ci-fleet-model.log | grep -Eo '\([0-9]+' | tr -d '(')
 grep -q '^test result: ok. 1 passed' target/ci-fleet-model.log

@@ -523,16 +523,20 @@ impl<'a> RemoteCell<'a> {
     pub(crate) fn vote(&self, votes: &str, voter: &str, window: u64) -> Result<Ballot, RedisError> {
         let mut con = self.con.borrow_mut();
         self.arm(&con)?;
-        let (word, time, n): (String, String, u64) = VOTE
-            .key(self.key)
+        let mut invocation = VOTE.key(self.key);
+        invocation
             .key(votes)
             .arg(voter)
             .arg(window)
-            .arg(&self.missing)
-            .invoke(&mut **con)?;
+            .arg(&self.missing);
+        let ((word, time, n), acked): ((String, String, u64), _) =
+            self.invoke_waited(&mut con, &invocation)?;
         let time = parse_time(&time)?;
         drop(con);
         self.observed(time);
+        // A vote is a change like any other: it counts once the replicas
+        // asked for acknowledged it, so a failover does not lose it.
+        self.check_acknowledged(acked)?;
         Ok(Ballot {
             word: self.read(&word),
             now: time,

@@ -408,6 +408,61 @@ fn an_instance_asking_for_more_replicas_than_answer_stays_local() {
     assert_eq!(b.mode(), Mode::Local);
 }
 
+/// A vote is a change like the others: with `replicas(1)` it counts only
+/// once a replica acknowledged it (a failover would lose it otherwise), and
+/// a vote no replica acknowledged is an error that sends the instance
+/// local. A quorum of 3, so that neither vote here is enough to trip.
+#[test]
+fn with_replicas_a_vote_counts_only_once_acknowledged() {
+    let Some(primary) = server() else { return };
+    let replica = server().expect("a redis-server");
+    quick_sync(&primary);
+    replicate(&replica, primary.port());
+    let voter = |id: &str| {
+        RedisBreaker::builder(primary.url(), "voters")
+            .config(config(1, 60_000_000, 60_000_000))
+            .quorum(3)
+            .quorum_id(id)
+            .replicas(1)
+            .op_timeout(OP_TIMEOUT)
+            .refresh(Duration::from_millis(100))
+            .retry(Duration::from_secs(60))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (voter("a"), voter("b"));
+    assert!(eventually(LONG, || shared(&a) && shared(&b)));
+    let votes = |server: &RedisServer| -> Vec<String> {
+        redis::cmd("ZRANGE")
+            .arg("voters:votes")
+            .arg(0)
+            .arg(-1)
+            .query(&mut raw(server))
+            .unwrap()
+    };
+    // Acknowledged: the vote is on the replica too.
+    let ticket = a.acquire().unwrap();
+    assert_eq!(a.release(ticket, Outcome::Failure), Release::Recorded);
+    assert_eq!(a.status(), Status::Open, "a's own breaker tripped");
+    assert_eq!(a.mode(), Mode::Shared);
+    assert!(eventually(LONG, || votes(&replica) == ["a"]));
+    // The replica goes: b's vote reaches the primary only, is not
+    // acknowledged, and b goes local.
+    drop(replica);
+    assert!(eventually(LONG, || {
+        field(&replication(&primary), "connected_slaves").as_deref() == Some("0")
+    }));
+    let ticket = b.acquire().unwrap();
+    b.release(ticket, Outcome::Failure);
+    assert_eq!(b.mode(), Mode::Local, "an unacknowledged vote is an error");
+    assert_eq!(votes(&primary), ["a", "b"], "written, not acknowledged");
+    assert_eq!(
+        stored(&primary, "voters"),
+        None,
+        "no trip: the word never written"
+    );
+}
+
 /// A TCP proxy on the replication link: forwards both ways until `hold`
 /// is set, then drops what the primary sends (a link that stalls: the
 /// primary's changes go nowhere, as in a partition).
