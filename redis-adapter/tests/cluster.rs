@@ -258,6 +258,23 @@ impl LocalCluster {
         panic!("no node owns slot {slot}");
     }
 
+    /// The lowest slot the node on `port` owns.
+    fn first_slot_of(&self, port: u16) -> u16 {
+        let ranges: Vec<redis::Value> = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query(&mut node(self.ports[0]))
+            .unwrap();
+        ranges
+            .into_iter()
+            .filter_map(|range| {
+                let (start, _, primary, ..): (u16, u16, (String, u16, String)) =
+                    redis::from_redis_value(trim(range, 3)).unwrap();
+                (primary.1 == port).then_some(start)
+            })
+            .min()
+            .expect("the node owns slots")
+    }
+
     fn owner(&self, key: &str) -> u16 {
         self.owner_as_seen_by(self.ports[0], self.slot(key))
     }
@@ -486,6 +503,65 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
     });
 }
 
+/// `redis-cli --cluster reshard` itself, run while two fleets keep
+/// tripping, probing and closing a breaker: it moves the lowest slots of
+/// the key's node, the key's slot among them, to another node (for each
+/// slot `SETSLOT IMPORTING`/`MIGRATING`, `MIGRATE` of its keys, `SETSLOT
+/// NODE` on every node, as the tool does it), and no transition is lost or
+/// reported twice, no instance falls back to its local breaker.
+#[test]
+fn redis_cli_reshard_under_running_fleets_loses_no_transition() {
+    let Some(cluster) = cluster("reshard") else {
+        return;
+    };
+    let source = cluster.ports[1];
+    let first = cluster.first_slot_of(source);
+    // A key within the first 32 slots of its node, so that the reshard
+    // moves few slots (the tool takes a node's slots from its lowest up).
+    let key = (0..)
+        .map(|i| format!("reshard-{i}"))
+        .find(|k| (first..first + 32).contains(&cluster.slot(k)))
+        .unwrap();
+    let moved = cluster.slot(&key) - first + 1;
+    assert_eq!(cluster.owner(&key), source);
+    under_churn(&cluster, &key, |progress, transitions| {
+        progress(12);
+        let before = transitions();
+        let target = cluster.ports[0];
+        let output = Command::new(cli())
+            .arg("--cluster")
+            .arg("reshard")
+            .arg(format!("127.0.0.1:{source}"))
+            .args(["--cluster-from", &cluster.id(source)])
+            .args(["--cluster-to", &cluster.id(target)])
+            .args(["--cluster-slots", &moved.to_string()])
+            .arg("--cluster-yes")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run redis-cli --cluster reshard");
+        assert!(
+            output.status.success(),
+            "redis-cli --cluster reshard: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout)
+        );
+        let during = transitions() - before;
+        let slot = cluster.slot(&key);
+        assert!(
+            eventually(LONG, || cluster
+                .ports
+                .iter()
+                .all(|&p| cluster.owner_as_seen_by(p, slot) == target)),
+            "every node gives the key's slot to the target"
+        );
+        progress(12);
+        eprintln!(
+            "redis-cli --cluster reshard moved {moved} slots ({slot} among them) {source} -> {target}: {during} transitions while it ran"
+        );
+        target
+    });
+}
+
 /// Sets its flag when dropped: the workers of a scope stop also when an
 /// assertion fails in it (the scope waits for them before it unwinds).
 struct StopOnDrop<'a>(&'a AtomicBool);
@@ -638,6 +714,105 @@ fn a_manual_failover_under_running_fleets_loses_no_transition() {
 /// A node that stops answering (paused) sends the fleet to its local
 /// breakers, within an operation timeout or so; when it answers again,
 /// every breaker rejoins the shared word, and the words were kept.
+/// A primary killed (`SIGKILL`): the cluster promotes its replica after the
+/// node timeout (5 s here). Meanwhile the fleet's breakers go local (the
+/// watcher's refresh fails); after it, they rejoin the shared word on the
+/// promoted replica, where the trip made before the kill (acknowledged by
+/// the replica first, `WAIT` after a later write, so that the asynchronous
+/// replication cannot lose it) still holds the breaker open, and the breaker goes on through
+/// the new primary: its probe is elected there and closes it.
+#[test]
+fn a_primary_killed_is_replaced_by_its_replica_and_the_fleet_follows() {
+    let Some(cluster) = cluster_of("death", 1) else {
+        return;
+    };
+    let key = "dying";
+    let open_for = 2_000_000;
+    let fleet = Fleet::builder(url(cluster.ports[0]))
+        .cluster(cluster.ports[1..].iter().map(|&p| url(p)))
+        .config(config(1, open_for, 5_000_000))
+        .op_timeout(Duration::from_millis(500))
+        .refresh(Duration::from_millis(100))
+        .retry(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let breaker = fleet.breaker(key);
+    assert_eq!(breaker.mode(), Mode::Shared);
+    let t = breaker.acquire().unwrap();
+    assert_eq!(breaker.release(t, Outcome::Failure), Release::Recorded);
+    let (primary, slot) = (cluster.owner(key), cluster.slot(key));
+    let tripped = cluster.stored(key).unwrap();
+    let replica = cluster.replica_of(primary);
+    // `WAIT` counts the replicas that have this connection's writes: one
+    // write of its own, in the key's slot and after the trip in the
+    // replication stream, so that its acknowledgement covers the trip.
+    let mut con = node(primary);
+    let () = redis::cmd("SET")
+        .arg(format!("{{{key}}}:after"))
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(5_000)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(acked, 1, "the trip is on the replica");
+    let killed = Instant::now();
+    cluster.signal(primary, "-KILL");
+    assert!(
+        eventually(LONG, || breaker.mode() == Mode::Local),
+        "the breaker falls back to its local breaker"
+    );
+    let others: Vec<u16> = cluster
+        .ports
+        .iter()
+        .copied()
+        .filter(|&p| p != primary)
+        .collect();
+    assert!(
+        eventually(Duration::from_secs(60), || others
+            .iter()
+            .all(|&p| cluster.owner_as_seen_by(p, slot) == replica)),
+        "the replica is promoted; its log:\n{}",
+        cluster.log(replica)
+    );
+    let promoted = killed.elapsed();
+    assert!(
+        eventually(LONG, || breaker.mode() == Mode::Shared),
+        "the breaker rejoins the shared word"
+    );
+    let rejoined = killed.elapsed();
+    let word = |port: u16| -> Option<u64> {
+        let v: Option<String> = redis::cmd("GET").arg(key).query(&mut node(port)).unwrap();
+        v.map(|s| s.parse().unwrap())
+    };
+    let survived = word(replica);
+    assert_eq!(
+        survived,
+        Some(tripped),
+        "the trip survived the kill: {:?} for {:?}",
+        survived.map(Snapshot::decode::<W64>),
+        Snapshot::decode::<W64>(tripped)
+    );
+    assert!(eventually(LONG, || breaker.word() == tripped));
+    // The open time passes: the probe is elected on the new primary.
+    let t = loop {
+        match breaker.acquire() {
+            Ok(t) => break t,
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    assert!(t.is_probe());
+    assert_eq!(breaker.release(t, Outcome::Success), Release::Recorded);
+    assert_eq!(breaker.status(), Status::Closed);
+    let closed = Snapshot::decode::<W64>(word(replica).unwrap()).unwrap();
+    assert!(matches!(closed.state, State::Closed { failures: 0 }));
+    eprintln!(
+        "primary {primary} killed: replica {replica} promoted after {promoted:?}, the breaker shared again after {rejoined:?}"
+    );
+}
+
 #[test]
 fn a_node_that_stops_answering_sends_the_fleet_local_until_it_answers() {
     let Some(cluster) = cluster("pause") else {
