@@ -76,8 +76,17 @@ case $mode in std | redis | std-diff | redis-diff)
     shard_of "$n"
   fi
   status=0
+  # MUTANTS_IN_PLACE=1: mutate the working tree itself and build in its
+  # target dir (`--in-place`, one job), so the adapter's test binaries are
+  # rebuilt from an earlier build instead of from nothing in a scratch copy
+  # per job. For CI's clone; a tree left mutated by an interrupted run is
+  # restored with `git checkout`.
+  place=()
+  if [ "${MUTANTS_IN_PLACE:-0}" = 1 ]; then
+    place=(--in-place)
+  fi
   cargo mutants -p "$pkg" "${features[@]}" --config "$config" "${select[@]}" "${shard[@]}" \
-    -o "$out/$adapter" "$@" || status=$?
+    "${place[@]}" -o "$out/$adapter" "$@" || status=$?
   if [ "$adapter" = redis ]; then
     # Servers of test processes killed by a timeout, or of mutants of the
     # server handle's `Drop`.
