@@ -39,13 +39,13 @@ note "since $base: $(cat target/mutants/summary)"
 adapters=(std-adapter redis-adapter)
 for adapter in std redis; do
   if git diff --quiet HEAD -- "${adapters[@]}" && [ -z "$(git status --porcelain -- "${adapters[@]}")" ]; then
-    place=1 jobs=1
+    place=1 jobs=()
   else
-    place=0 jobs=2
+    place=0 jobs=(-j 2)
   fi
   status=0
   MUTANTS_IN_PLACE=$place MUTANTS_OUT="target/mutants-$adapter" MUTANTS_MAX=${MUTANTS_ADAPTER_MAX:-2} \
-    timeout 900 bash verification/mutants.sh "$adapter-diff" "$base" -j "$jobs" --baseline skip --timeout 300 ||
+    timeout 900 bash verification/mutants.sh "$adapter-diff" "$base" "${jobs[@]}" --baseline skip --timeout 300 ||
     status=$?
   [ "$place" = 1 ] && git checkout -- "${adapters[@]}"
   [ "$status" = 0 ] || exit "$status"
