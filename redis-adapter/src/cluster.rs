@@ -637,10 +637,12 @@ mod tests {
             Hub::new("redis://127.0.0.1:1/", Timing::DEFAULT, Arc::new(Monotonic)).unwrap(),
         );
         let config = tripword::ValidConfig::new(crate::DEFAULT_CONFIG);
-        // 700 keys in as many slots or so, and 600 in one slot (a tag).
+        // 700 keys in as many slots or so, 600 in one slot (a tag), and
+        // five full batches of 256 (1 280 keys: the key bound splits them).
         let keys: Vec<String> = (0..700)
             .map(|i| format!("k{i}"))
             .chain((0..600).map(|i| format!("{{tag}}{i}")))
+            .chain((0..5 * 256).map(|i| format!("{{big{}}}{i}", i / 256)))
             .collect();
         let breakers: Vec<_> = keys
             .iter()
@@ -661,6 +663,12 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), keys.len());
+        // And as full as the bounds allow: each round but the last ends
+        // because the next batch would break one of them.
+        for pair in rounds.windows(2) {
+            let keys: usize = pair[0].iter().map(Vec::len).sum();
+            assert!(pair[0].len() == ROUND || keys + pair[1][0].len() > ROUND_KEYS);
+        }
         drop(breakers);
     }
 

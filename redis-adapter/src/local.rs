@@ -122,8 +122,8 @@ impl Local {
         clock: &dyn LocalClock,
         observer: &dyn Observer,
     ) -> bool {
-        let (applied, _) = self.run(config, Event::Release { counter, outcome }, clock, observer);
-        applied.decision == Decision::Recorded
+        self.release_traced(config, counter, outcome, clock, observer)
+            .0
     }
 
     /// A release, and the status this release moved the breaker to, if
