@@ -408,6 +408,63 @@ fn an_instance_asking_for_more_replicas_than_answer_stays_local() {
     assert_eq!(b.mode(), Mode::Local);
 }
 
+/// A quorum through a failover: with `replicas(1)` a vote is on the replica
+/// before it counts, so a vote cast on the old primary still counts on the
+/// promoted replica. Instance `a` votes, the primary is killed, and `b`'s
+/// vote on the new primary meets `a`'s there: the fleet trips, once.
+#[test]
+fn with_replicas_a_quorums_votes_survive_a_failover() {
+    let Some(mut d) = Deployment::start() else {
+        return;
+    };
+    let voter = |id: &str| {
+        // Only the settings of this URL are used: the sentinels name the host.
+        RedisBreaker::builder("redis://127.0.0.1:1/", "quorum-failover")
+            .sentinel(d.sentinel_urls(), SERVICE)
+            .replicas(1)
+            .quorum(2)
+            .quorum_id(id)
+            .config(config(1, 60_000_000, 60_000_000))
+            .op_timeout(OP_TIMEOUT)
+            .refresh(Duration::from_millis(200))
+            .retry(Duration::from_millis(50))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (voter("a"), voter("b"));
+    assert!(eventually(LONG, || shared(&a) && shared(&b)));
+    let ticket = a.acquire().unwrap();
+    assert_eq!(a.release(ticket, Outcome::Failure), Release::Recorded);
+    assert_eq!(a.mode(), Mode::Shared, "a's vote acknowledged");
+    assert_eq!(
+        b.status(),
+        Status::Closed,
+        "one vote of two: the fleet is closed"
+    );
+
+    d.fail_over();
+    // A new replica joins the new primary (with none, no claim is
+    // acknowledged and the instances stay local).
+    let spare = server().expect("a redis-server");
+    quick_sync(&d.replica);
+    replicate(&spare, d.replica.port());
+    assert!(
+        eventually(FAILOVER, || shared(&a) && shared(&b)),
+        "both rejoin on the promoted replica"
+    );
+    let ticket = b.acquire().unwrap();
+    assert_eq!(ticket.scope(), Scope::Shared);
+    assert_eq!(b.release(ticket, Outcome::Failure), Release::Recorded);
+    let word = stored(&d.replica, "quorum-failover").expect("the fleet tripped");
+    let snap = tripword::word::Snapshot::decode::<tripword::W64>(word.parse().unwrap()).unwrap();
+    assert!(
+        matches!(snap.state, tripword::word::State::Open { trips: 1, .. }),
+        "{snap:?}"
+    );
+    assert!(eventually(LONG, || a.status() == Status::Open
+        && b.status() == Status::Open));
+}
+
 /// A vote is a change like the others: with `replicas(1)` it counts only
 /// once a replica acknowledged it (a failover would lose it otherwise), and
 /// a vote no replica acknowledged is an error that sends the instance
