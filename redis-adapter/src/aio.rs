@@ -10,6 +10,12 @@
 //! probe elected for nobody (the task hands the ticket back, `Ignored`),
 //! nor a failure half-reported. Outside a tokio runtime the async path
 //! answers at once with the sync form's answer.
+//!
+//! On a Redis Cluster (feature `cluster-async`) the connection is the
+//! `redis` crate's async cluster connection, which sends each script to
+//! the node owning its key's slot and follows redirections; the scripts
+//! are the same, and a compare-and-set publishes with `SPUBLISH`. With
+//! `cluster` alone, the async form takes the sync path on a cluster.
 
 use crate::breaker::{Inner, RedisBreaker, Release, Ticket};
 use crate::remote::{self, CAS, LOAD, parse_read, parse_time};
@@ -32,13 +38,57 @@ pub type Acquiring = Pin<Box<dyn Future<Output = Result<Ticket, Rejected>> + Sen
 /// The future of a release that needs Redis.
 pub type Releasing = Pin<Box<dyn Future<Output = tripword::Release> + Send>>;
 
-/// The hub's one multiplexed connection, made on first use and made again
-/// after an error.
+/// The connection an async operation runs on: one server's multiplexed
+/// connection, or a cluster's (a cheap clone either way).
+#[derive(Clone)]
+pub(crate) enum AsyncCon {
+    Single(MultiplexedConnection),
+    #[cfg(feature = "cluster-async")]
+    Cluster(redis::cluster_async::ClusterConnection),
+}
+
+impl redis::aio::ConnectionLike for AsyncCon {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
+        match self {
+            AsyncCon::Single(c) => c.req_packed_command(cmd),
+            #[cfg(feature = "cluster-async")]
+            AsyncCon::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<Value>> {
+        match self {
+            AsyncCon::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            #[cfg(feature = "cluster-async")]
+            AsyncCon::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            AsyncCon::Single(c) => c.get_db(),
+            #[cfg(feature = "cluster-async")]
+            AsyncCon::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// The hub's one async connection, made on first use and made again after
+/// an error.
 pub(crate) struct Multiplexed {
     client: redis::Client,
-    con: Mutex<Option<MultiplexedConnection>>,
+    con: Mutex<Option<AsyncCon>>,
     /// The sentinels that name the primary, when the hub follows one.
     sentinels: Option<Arc<crate::sentinel::Sentinels>>,
+    /// The cluster, and the bound of each connect and reply, when the hub
+    /// is on one.
+    #[cfg(feature = "cluster-async")]
+    cluster: Option<(crate::cluster::Cluster, std::time::Duration)>,
 }
 
 impl Multiplexed {
@@ -47,7 +97,20 @@ impl Multiplexed {
             client,
             con: Mutex::new(None),
             sentinels: None,
+            #[cfg(feature = "cluster-async")]
+            cluster: None,
         }
+    }
+
+    /// Connects to `cluster` instead of the client's address, each connect
+    /// and reply bounded by `timeout` (the operation timeout).
+    #[cfg(feature = "cluster-async")]
+    pub(crate) fn on_cluster(
+        &mut self,
+        cluster: crate::cluster::Cluster,
+        timeout: std::time::Duration,
+    ) {
+        self.cluster = Some((cluster, timeout));
     }
 
     /// Connects to the primary the sentinels name instead of the client's
@@ -58,7 +121,7 @@ impl Multiplexed {
 
     /// The connection (a cheap clone), connecting before `deadline` if
     /// there is none. The caller bounds the whole by its deadline.
-    async fn get(&self) -> Result<MultiplexedConnection, RedisError> {
+    async fn get(&self) -> Result<AsyncCon, RedisError> {
         if let Some(con) = self
             .con
             .lock()
@@ -71,14 +134,20 @@ impl Multiplexed {
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(None)
             .set_response_timeout(None);
-        let con = match &self.sentinels {
+        #[cfg(feature = "cluster-async")]
+        if let Some((cluster, timeout)) = &self.cluster {
+            let con = AsyncCon::Cluster(cluster.connect_async(*timeout).await?);
+            *self.con.lock().unwrap_or_else(PoisonError::into_inner) = Some(con.clone());
+            return Ok(con);
+        }
+        let con = AsyncCon::Single(match &self.sentinels {
             Some(sentinels) => sentinels.connect_async(&config).await?,
             None => {
                 self.client
                     .get_multiplexed_async_connection_with_config(&config)
                     .await?
             }
-        };
+        });
         *self.con.lock().unwrap_or_else(PoisonError::into_inner) = Some(con.clone());
         Ok(con)
     }
@@ -106,7 +175,7 @@ impl Op<'_> {
     }
 
     /// The word under the key and the server time read after it.
-    async fn fetch(&mut self, con: &mut MultiplexedConnection) -> Result<(u64, u64), RedisError> {
+    async fn fetch(&mut self, con: &mut AsyncCon) -> Result<(u64, u64), RedisError> {
         let (word, time): (String, String) = LOAD
             .key(&self.inner.key)
             .arg(self.inner.missing_word().to_string())
@@ -131,7 +200,7 @@ impl Op<'_> {
     /// the server time read with it.
     async fn cas(
         &mut self,
-        con: &mut MultiplexedConnection,
+        con: &mut AsyncCon,
         current: u64,
         new: u64,
     ) -> Result<(bool, u64, u64), RedisError> {
@@ -140,14 +209,20 @@ impl Op<'_> {
             .arg(current.to_string())
             .arg(new.to_string())
             .arg(&self.inner.channel)
-            .arg(self.inner.missing_word().to_string());
+            .arg(self.inner.missing_word().to_string())
+            // On a cluster, published on the key's shard (as the sync form).
+            .arg(if self.inner.hub.is_cluster() {
+                "SPUBLISH"
+            } else {
+                "PUBLISH"
+            });
         let replicas = self.inner.hub.timing.replicas;
         let ((swapped, word, time), acked): ((i64, String, String), u64) = if replicas == 0 {
             (invocation.invoke_async(con).await?, 0)
         } else {
             // The script and `WAIT` in one round trip; the WAIT holds the
             // multiplexed connection's later commands until it answers.
-            let query = async |con: &mut MultiplexedConnection| -> Result<Vec<Value>, RedisError> {
+            let query = async |con: &mut AsyncCon| -> Result<Vec<Value>, RedisError> {
                 let left = self.deadline.saturating_duration_since(Instant::now());
                 remote::waited(&invocation, replicas, remote::wait_millis(left))
                     .query_async(con)
@@ -176,7 +251,7 @@ impl Op<'_> {
     /// (the mirror's) starts again from a fresh read, which brings both.
     async fn apply(
         &mut self,
-        con: &mut MultiplexedConnection,
+        con: &mut AsyncCon,
         config: &ValidConfig<W64>,
         seen: u64,
         seen_at: Option<u64>,
@@ -228,7 +303,7 @@ impl Inner {
     /// the server's clock and counts the round trips either way.
     async fn operation<T>(
         &self,
-        body: impl AsyncFnOnce(&mut Op<'_>, &mut MultiplexedConnection) -> Result<T, RedisError>,
+        body: impl AsyncFnOnce(&mut Op<'_>, &mut AsyncCon) -> Result<T, RedisError>,
     ) -> Result<T, RedisError> {
         let deadline = Instant::now() + self.hub.timing.op_timeout;
         let mut op = Op {
@@ -302,7 +377,7 @@ impl Inner {
 /// The async admission: `None` when it must be awaited and no tokio
 /// runtime is current (the caller then takes the sync path).
 pub(crate) fn acquire(inner: &Arc<Inner>, base: u64) -> Option<Acquiring> {
-    if inner.hub.is_cluster() {
+    if inner.hub.is_cluster() && !cfg!(feature = "cluster-async") {
         // One node's multiplexed connection cannot follow the slots.
         return None;
     }
@@ -395,7 +470,7 @@ pub(crate) fn release(
     counter: u32,
     outcome: Outcome,
 ) -> Option<Releasing> {
-    if inner.hub.is_cluster() {
+    if inner.hub.is_cluster() && !cfg!(feature = "cluster-async") {
         return None;
     }
     let runtime = tokio::runtime::Handle::try_current().ok()?;

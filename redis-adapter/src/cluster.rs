@@ -44,6 +44,7 @@ const SLOTS: u16 = 16_384;
 
 /// The cluster of a hub: the client of its seed nodes, and what a plain
 /// connection to one of its nodes is opened with (the seeds' settings).
+#[derive(Clone)]
 pub(crate) struct Cluster {
     client: ClusterClient,
     template: ConnectionInfo,
@@ -75,6 +76,19 @@ impl Cluster {
             .max_retry_wait(50)
             .build()?;
         Ok(Cluster { client, template })
+    }
+
+    /// An async cluster connection (for the async form), each connect and
+    /// reply bounded by `timeout`; the caller bounds the whole operation.
+    #[cfg(feature = "cluster-async")]
+    pub(crate) async fn connect_async(
+        &self,
+        timeout: Duration,
+    ) -> RedisResult<redis::cluster_async::ClusterConnection> {
+        let config = ClusterConfig::new()
+            .set_connection_timeout(timeout)
+            .set_response_timeout(timeout);
+        self.client.get_async_connection_with_config(config).await
     }
 
     /// A cluster connection, each connect and reply bounded by `left`.

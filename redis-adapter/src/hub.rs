@@ -215,7 +215,10 @@ impl Hub {
         let seeds: Vec<String> = std::iter::once(url.to_owned())
             .chain(nodes.iter().cloned())
             .collect();
-        self.cluster = Some(crate::cluster::Cluster::new(&seeds)?);
+        let cluster = crate::cluster::Cluster::new(&seeds)?;
+        #[cfg(feature = "cluster-async")]
+        self.aio.on_cluster(cluster.clone(), self.timing.op_timeout);
+        self.cluster = Some(cluster);
         Ok(())
     }
 

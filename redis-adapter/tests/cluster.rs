@@ -923,17 +923,33 @@ fn the_refresh_reads_every_slots_words() {
     }
 }
 
-/// On a cluster the async form answers at once with the sync form's
-/// answer (its one multiplexed connection would reach one node only):
-/// what needs Redis is a `Reply::Ready`, and it is recorded on the key's
-/// node.
+/// With `cluster-async` (on in the tests), the async form on a cluster
+/// awaits its round trips (`Reply::Wait`) on an async cluster connection,
+/// which sends each script to the key's node: the failures are recorded
+/// there, the trip is published on the key's shard (`SPUBLISH`: a second
+/// fleet, refreshing once an hour, learns it by its sharded subscription),
+/// and after the open time a probe is elected and closes the breaker, all
+/// awaited.
 #[tokio::test(flavor = "current_thread")]
-async fn the_async_form_on_a_cluster_takes_the_sync_path() {
+async fn the_async_form_on_a_cluster_awaits_its_round_trips() {
     let Some(cluster) = cluster("async") else {
         return;
     };
-    let fleet = cluster.fleet(config(2, 60_000_000, 5_000_000), Duration::from_millis(200));
+    let cfg = config(2, 200_000, 5_000_000);
+    let fleet = cluster.fleet(cfg, Duration::from_millis(200));
+    let other = cluster.fleet(cfg, Duration::from_secs(3_600));
     let b = fleet.breaker("async");
+    let o = other.breaker("async");
+    let owner = cluster.owner("async");
+    let mut subscribed = false;
+    for _ in 0..200 {
+        if cluster.shard_subscribers(owner, b.channel()) == 2 {
+            subscribed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(subscribed, "both watchers subscribed on the key's node");
     let before = b.stats().remote_calls;
     for _ in 0..2 {
         let t = match b.acquire_async() {
@@ -941,8 +957,8 @@ async fn the_async_form_on_a_cluster_takes_the_sync_path() {
             Reply::Wait(_) => panic!("a closed admission is one load"),
         };
         match b.release_async(t, Outcome::Failure.into()) {
-            Reply::Ready(r) => assert_eq!(r, tripword::Release::Recorded),
-            Reply::Wait(_) => panic!("the sync path on a cluster"),
+            Reply::Ready(_) => panic!("a failure report awaits Redis"),
+            Reply::Wait(release) => assert_eq!(release.await, tripword::Release::Recorded),
         }
     }
     assert_eq!(
@@ -952,6 +968,32 @@ async fn the_async_form_on_a_cluster_takes_the_sync_path() {
     );
     assert_eq!(b.status(), Status::Open);
     assert_eq!(b.mode(), Mode::Shared);
+    assert_eq!(cluster.stored("async"), Some(b.word()));
+    let mut told = false;
+    for _ in 0..200 {
+        if o.word() == b.word() {
+            told = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(told, "the other fleet learns the trip on the key's shard");
+    assert!(o.stats().published >= 1, "by pub/sub");
+    // The open time passes: the probe is elected in Redis, awaited.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let probe = loop {
+        match b.acquire_async() {
+            Reply::Wait(admission) => break admission.await.unwrap(),
+            Reply::Ready(Err(_)) => tokio::time::sleep(Duration::from_millis(20)).await,
+            Reply::Ready(Ok(_)) => panic!("a probe is elected in Redis"),
+        }
+    };
+    assert!(probe.is_probe());
+    match b.release_async(probe, Outcome::Success.into()) {
+        Reply::Ready(_) => panic!("a probe's result awaits Redis"),
+        Reply::Wait(release) => assert_eq!(release.await, tripword::Release::Recorded),
+    }
+    assert_eq!(b.status(), Status::Closed);
     assert_eq!(cluster.stored("async"), Some(b.word()));
 }
 
