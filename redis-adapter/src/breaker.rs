@@ -494,7 +494,9 @@ impl Builder {
     /// followed), changes are published with `SPUBLISH` on a channel in the
     /// key's slot ([`RedisBreaker::channel`]), and the watcher subscribes to
     /// it with `SSUBSCRIBE` on that node. Async admissions and releases
-    /// take the sync path (they block for their round trip). The key names
+    /// await their round trips on an async cluster connection with the
+    /// feature `cluster-async`, and take the sync path (they block for
+    /// their round trip) with `cluster` alone. The key names
     /// are unchanged. Not with [`sentinel`](Self::sentinel) (a cluster
     /// fails over by itself) or [`replicas`](Self::replicas): `build`
     /// returns [`Error::Unsupported`]. With a [`quorum`](Self::quorum), the

@@ -32,7 +32,8 @@
 //!   `FleetBuilder::cluster` put each word on the node owning its key's
 //!   slot; changes are published and subscribed per shard (`SPUBLISH`,
 //!   `SSUBSCRIBE`), and a slot migrated under running instances loses no
-//!   change.
+//!   change. With `cluster-async`, the async form awaits its round trips
+//!   there too.
 //! - **Async** (feature `tokio`): what needs Redis is awaited on one
 //!   multiplexed tokio connection, never blocking an executor thread; a
 //!   cancelled call never leaves a probe held. With the feature
