@@ -22,11 +22,13 @@ source .ci/lib.sh
 FOOTPRINT_GOAL=1024
 rm -f "target/ci-notes/$(basename "$0" .sh)"   # this stage's note, when run alone
 
-if ! command -v qemu-system-arm >/dev/null 2>&1 || ! command -v qemu-system-riscv32 >/dev/null 2>&1; then
-  apt-get update -qq
-  # qemu-system-misc holds qemu-system-riscv32.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm qemu-system-misc >/dev/null
-fi
+# QEMU from the system, or unpacked into a private prefix where apt cannot
+# install it beside the image's packages (.ci/qemu.sh says how).
+source .ci/qemu.sh
+t_qemu=$(date +%s)
+ensure_qemu
+qemu_note="qemu $(qemu-system-arm --version | grep -Eo 'version [0-9.]+' | head -n 1 | cut -d' ' -f2) from ${QEMU_SOURCE} in $(( $(date +%s) - t_qemu ))s"
+echo "$qemu_note"
 ensure_targets thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv32imac-unknown-none-elf
 rustup component add llvm-tools >/dev/null 2>&1 || rustup component add llvm-tools
 
@@ -118,5 +120,5 @@ cd "$root"
 if [ "$failed" = 0 ]; then goal="1 KiB goal met"; else goal="see log"; fi
 
 joined=$(printf '%s; ' "${results[@]}" "${rtos[@]}")
-note "${joined}${footprint} ($goal)"
+note "${qemu_note}; ${joined}${footprint} ($goal)"
 exit $failed
