@@ -49,7 +49,7 @@ use tripword::{Breaker, Config, Outcome, W32, W64, Word};
 use crate::exec::{block_on, finish, now, runtime};
 use crate::mutex_breaker::MutexBreaker;
 use tripword_std::classify::OkOrFailure;
-use tripword_std::tower::{BreakerError, BreakerLayer, BreakerService};
+use tripword_std::tower::{BreakerLayer, BreakerService};
 use tripword_std::{BreakerExt, CallError, MonotonicClock};
 
 /// What every caller does to the shared breaker.
@@ -1045,10 +1045,10 @@ pub fn std_call_async<B: BreakerExt>(b: &B, ok: bool) -> bool {
 /// `ready().await`, `call(..).await`; whether it was admitted.
 pub async fn layer_call<S, Req, E>(svc: &mut S, request: Req) -> bool
 where
-    S: Service<Req, Error = BreakerError<E>>,
+    S: Service<Req, Error = CallError<E>>,
 {
     match svc.ready().await {
-        Ok(svc) => !matches!(svc.call(request).await, Err(BreakerError::Open(_))),
+        Ok(svc) => !matches!(svc.call(request).await, Err(CallError::Open(_))),
         Err(_) => false,
     }
 }

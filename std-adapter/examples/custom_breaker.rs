@@ -32,7 +32,7 @@ use tripword::kit::{CircuitBreaker, Reply, TickVerdict};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::{Cause, Clock, Config, Outcome, Rejected, Release, Status, ValidConfig, W64};
 use tripword_std::classify::OkOrFailure;
-use tripword_std::tower::{BreakerLayer, KeyedError, RegistryLayer};
+use tripword_std::tower::{BreakerLayer, RegistryLayer};
 use tripword_std::{BreakerExt, MonotonicClock, RegistryOf};
 
 /// The word behind an async lock.
@@ -406,7 +406,7 @@ async fn main() {
     let r = send("a.example", 5).await;
     check(
         "a.example is rejected, and the rejection names it",
-        matches!(&r, Err(KeyedError::Open { key, .. }) if key == "a.example"),
+        matches!(&r, Err(e) if e.key() == Some("a.example")),
     );
     if let Err(e) = r {
         println!("  {e}");

@@ -23,8 +23,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 use tower::{BoxError, Service, ServiceBuilder, ServiceExt};
 use tripword_std::http::RetryAfterClassifier;
-use tripword_std::tower::{BreakerError, BreakerLayer};
-use tripword_std::{MonotonicClock, RealClock, Settings};
+use tripword_std::tower::BreakerLayer;
+use tripword_std::{CallError, MonotonicClock, RealClock, Settings};
 use tripword_std::{OnTransition, Status, Transition};
 
 const THRESHOLD: u32 = 3;
@@ -240,7 +240,7 @@ async fn main() -> Result<ExitCode, BoxError> {
     }
 }
 
-type ClientError = BreakerError<BoxError>;
+type ClientError = CallError<BoxError>;
 
 /// One request when the client is ready.
 async fn ready_call<S>(client: &mut S, url: &str) -> Result<u16, ClientError>
@@ -265,7 +265,7 @@ where
     let path = url.rsplit_once('/').map_or(url, |(_, p)| p);
     let shown = match ready_call(client, url).await {
         Ok(status) => status.to_string(),
-        Err(BreakerError::Open(r)) => {
+        Err(CallError::Open(r)) => {
             tally.rejected += 1;
             let wait = r.retry_after();
             format!(
@@ -274,7 +274,7 @@ where
                 wait.map_or(f64::NAN, |w| w.as_secs_f64() * 1e3)
             )
         }
-        Err(BreakerError::Inner(e)) => format!("error: {e}"),
+        Err(CallError::Inner(e)) => format!("error: {e}"),
     };
     println!("GET /{path:<10} {shown}");
     shown

@@ -47,13 +47,17 @@ use crate::future::{CallAsync, CallOrElse};
 use crate::guard::Pending;
 use crate::policy::{AsPolicy, CallPolicy, Timing};
 
-/// Why a call through the breaker did not return `Ok`: the breaker did not
-/// admit it (the function was not called), or the function returned an
-/// error.
+/// Why a guarded call did not return `Ok`: the breaker did not admit it
+/// (the function, future or inner service was not called), or it ran and
+/// returned an error. The one error of every call form: [`BreakerExt::call`]
+/// and its siblings, [`call_async`](BreakerExt::call_async), the tower
+/// `BreakerLayer` and, with the request's key in its rejection, the per-key
+/// `RegistryLayer`.
 ///
 /// The [`Rejection`] of `Open` says why ([`Cause`]), how long until a call
-/// could be admitted (a [`Duration`] on a clock that knows its tick), and
-/// which breaker said no, if it has a name:
+/// could be admitted (a [`Duration`] on a clock that knows its tick), which
+/// breaker said no, if it has a name, and for which key, if the layer
+/// picked the breaker by one:
 ///
 /// ```
 /// use std::time::Duration;
@@ -72,6 +76,13 @@ use crate::policy::{AsPolicy, CallPolicy, Timing};
 /// assert_eq!(inner.into_inner(), Some("timeout"));
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```
+///
+/// It is an [`Error`](std::error::Error) whenever `E` is `Debug + Display`,
+/// tower's `BoxError` included (a `Box<dyn Error + Send + Sync>` does not
+/// implement `Error` itself), so it converts into a `BoxError` with `?` and
+/// composes with layers outside it. The price: it cannot forward the inner
+/// error's [`source`](std::error::Error::source); [`inner`](Self::inner)
+/// gives the error itself, whose chain is then the caller's to walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CallError<E> {
     /// The circuit is open (or a probe is running): the function was not
@@ -95,8 +106,9 @@ impl<E> CallError<E> {
     /// The rejection, if the call was not admitted: its
     /// [`cause`](Rejection::cause), its wait
     /// ([`retry_after`](Rejection::retry_after), or in ticks
-    /// [`retry_after_ticks`](Rejection::retry_after_ticks)) and the
-    /// breaker's [`name`](Rejection::name).
+    /// [`retry_after_ticks`](Rejection::retry_after_ticks)), the
+    /// breaker's [`name`](Rejection::name) and the request's
+    /// [`key`](Rejection::key).
     ///
     /// ```
     /// use tripword::{Breaker, Cause, Config};
@@ -142,6 +154,18 @@ impl<E> CallError<E> {
             CallError::Open(_) => None,
             CallError::Inner(e) => Some(e),
         }
+    }
+
+    /// The key whose breaker rejected the call, as text, if the call was
+    /// rejected by a breaker picked by key (the per-key tower layer): see
+    /// [`Rejection::key`].
+    ///
+    /// ```
+    /// use tripword_std::CallError;
+    /// assert_eq!(CallError::Inner(()).key(), None);
+    /// ```
+    pub fn key(&self) -> Option<&'static str> {
+        self.rejected().and_then(Rejection::key)
     }
 
     /// Why the call was not admitted, if it was not.
@@ -241,15 +265,7 @@ impl<E: fmt::Display> fmt::Display for CallError<E> {
     }
 }
 
-impl<E: std::error::Error + 'static> std::error::Error for CallError<E> {
-    /// `Inner` is transparent: its source is the function error's source.
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            CallError::Open(_) => None,
-            CallError::Inner(e) => e.source(),
-        }
-    }
-}
+impl<E: fmt::Debug + fmt::Display> std::error::Error for CallError<E> {}
 
 /// What a closure given to [`BreakerExt::call`] returns: a `Result`. Sealed,
 /// so that a closure returning anything else, a future above all, is a
@@ -343,6 +359,9 @@ pub struct Rejection {
     /// One tick of the breaker's clock in nanoseconds; 0 when unknown.
     tick_nanos: u64,
     name: Option<&'static str>,
+    /// The `Debug` text of the request's key, when the breaker was picked
+    /// by one (interned: see [`Rejection::for_key`]).
+    key: Option<&'static str>,
 }
 
 impl Rejection {
@@ -353,6 +372,7 @@ impl Rejection {
             rejected,
             tick_nanos: 0,
             name: None,
+            key: None,
         }
     }
 
@@ -368,6 +388,45 @@ impl Rejection {
     #[inline]
     pub const fn on_clock<C: tripword::Clock + ?Sized>(rejected: Rejected) -> Self {
         Rejection::new(rejected).with_tick(C::TICK_PERIOD)
+    }
+
+    /// The same rejection, for the request whose key is `key` (what the
+    /// per-key tower layer does with its breaker's rejection): the key's
+    /// `Debug` text, read back by [`key`](Self::key) and shown by
+    /// `Display`. The text is interned, so that a rejection stays `Copy`
+    /// and three words: each distinct key text is allocated once for the
+    /// life of the process, and past 65 536 distinct texts a rejection
+    /// carries no key (its name and wait still say which breaker and how
+    /// long). Only a rejection pays for it, never an admitted call.
+    ///
+    /// ```
+    /// use tripword::{Breaker, Config};
+    /// use tripword::clock::ManualClock;
+    /// use tripword_std::Rejection;
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let b = Breaker::new(Config::new(), &clock);
+    /// b.force_open();
+    /// let r = Rejection::new(b.acquire().unwrap_err()).for_key(&"api.example.com");
+    /// assert_eq!(r.key(), Some("api.example.com"));
+    /// assert_eq!(Rejection::new(r.rejected()).for_key(&7).key(), Some("7"));
+    /// assert_eq!(r.to_string(), r#"circuit forced open for "api.example.com": call not admitted"#);
+    /// ```
+    pub fn for_key<K: fmt::Debug + ?Sized>(mut self, key: &K) -> Self {
+        self.key = crate::intern::intern_debug(key);
+        self
+    }
+
+    /// The key of the request it rejected, as text, when its breaker was
+    /// picked by key (the per-key tower layer); `None` otherwise. The text
+    /// is the key's `Debug`, without the quotes of a plain string's
+    /// (`api.example.com` for a `String` key; `Display` keeps them:
+    /// `circuit open for "api.example.com": ...`).
+    pub fn key(&self) -> Option<&'static str> {
+        self.key.map(|text| match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+            Some(plain) if !plain.contains(['\\', '"']) => plain,
+            _ => text,
+        })
     }
 
     /// The same rejection, its ticks `tick` long (`None`: unknown).
@@ -451,6 +510,9 @@ impl fmt::Debug for Rejection {
         if let Some(name) = self.name {
             out.field("name", &name);
         }
+        if let Some(key) = self.key {
+            out.field("key", &format_args!("{key}"));
+        }
         out.field("cause", &self.cause());
         match (self.retry_after(), self.retry_after_ticks()) {
             (Some(wait), _) => out.field("retry_after", &wait),
@@ -463,30 +525,19 @@ impl fmt::Debug for Rejection {
 
 impl fmt::Display for Rejection {
     /// `circuit 'payments' open: call not admitted (retry after 30.0s)`:
-    /// the name if the breaker has one, the wait to the nearest tenth of a
-    /// second from 1 s (whole milliseconds, microseconds or nanoseconds
-    /// below), in ticks if the tick's length is unknown, absent when forced
-    /// open.
+    /// the name if the breaker has one, the key if the breaker was picked
+    /// by one (`circuit open for "api.example.com": ...`), the wait to the
+    /// nearest tenth of a second from 1 s (whole milliseconds, microseconds
+    /// or nanoseconds below), in ticks if the tick's length is unknown,
+    /// absent when forced open.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.write_for(f, None)
-    }
-}
-
-impl Rejection {
-    /// The `Display` text, with the registry key the rejection was for, if
-    /// any: `circuit open for "api.example.com": call not admitted (...)`.
-    pub(crate) fn write_for(
-        &self,
-        f: &mut fmt::Formatter<'_>,
-        key: Option<&dyn fmt::Debug>,
-    ) -> fmt::Result {
         f.write_str("circuit ")?;
         if let Some(name) = self.name {
             write!(f, "'{name}' ")?;
         }
         write!(f, "{}", self.cause())?;
-        if let Some(key) = key {
-            write!(f, " for {key:?}")?;
+        if let Some(key) = self.key {
+            write!(f, " for {key}")?;
         }
         f.write_str(": call not admitted")?;
         match (self.retry_after(), self.retry_after_ticks()) {

@@ -110,7 +110,8 @@ pub struct OkOrFailure;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot classify a `Result<{T}, {E}>`",
     label = "not a classifier of `Result<{T}, {E}>`",
-    note = "a classifier is a `Fn(&Result<T, E>) -> Outcome` (or `-> Verdict`), `OkOrFailure`, or, for `http::Response`s only, `tripword_std::http::StatusClassifier` / `RetryAfterClassifier`"
+    note = "a classifier is a `Fn(&Result<T, E>) -> Outcome` (or `-> Verdict`), `OkOrFailure` (the default of `call` and of the tower layers: any `Err` a failure, for any `Result`), or, for `http::Response`s only, `tripword_std::http::StatusClassifier` / `RetryAfterClassifier`",
+    note = "to classify by HTTP status, the service must answer `http::Response`s; otherwise drop `.classify(..)` to use `OkOrFailure`, or pass a closure over `&Result<{T}, {E}>`"
 )]
 pub trait Classify<T, E> {
     /// What it returns: an [`Outcome`], a [`Verdict`] or a [`TickVerdict`].

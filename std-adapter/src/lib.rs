@@ -96,6 +96,7 @@ pub mod clock;
 pub mod declare;
 pub mod future;
 mod guard;
+mod intern;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;

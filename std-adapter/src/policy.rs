@@ -360,3 +360,74 @@ impl<K, S> AsPolicy for Arc<CallPolicy<K, S>> {
         self
     }
 }
+
+/// The [`CallPolicy`] setters of the tower layers, written once here:
+/// each gives the layer back with its policy changed by the
+/// [`CallPolicy`] method of the same name. `policy_setters!(Layer<P..>,
+/// [fields..])`: the layer's type parameters before `K, S`, and its fields
+/// other than `policy`.
+#[cfg(feature = "tower")]
+macro_rules! policy_setters {
+    ($Layer:ident < $($p:ident),* >, [$($field:ident),*]) => {
+        impl<$($p,)* K, S> $Layer<$($p,)* K, S> {
+            /// Classifies results with `classify` ([`CallPolicy::classify`]):
+            /// a closure over `&Result<Response, Error>` returning an
+            /// [`Outcome`](tripword::Outcome) or a
+            /// [`Verdict`](crate::classify::Verdict), or any
+            /// [`Classify`](crate::classify::Classify) (for HTTP status
+            /// codes, `StatusClassifier`, feature `http`). Cloned for every
+            /// call: keep it cheap to clone.
+            pub fn classify<K2>(self, classify: K2) -> $Layer<$($p,)* K2, S> {
+                self.map_policy(|p| p.classify(classify))
+            }
+
+            /// A success slower than `threshold` counts as a failure
+            /// ([`CallPolicy::slow_after`]).
+            pub fn slow_after(
+                self,
+                threshold: std::time::Duration,
+            ) -> $Layer<$($p,)* K, $crate::policy::SlowAfter> {
+                self.map_policy(|p| p.slow_after(threshold))
+            }
+
+            /// [`slow_after`](Self::slow_after) in the clock's ticks
+            /// ([`CallPolicy::slow_after_ticks`]).
+            pub fn slow_after_ticks(
+                self,
+                ticks: u64,
+            ) -> $Layer<$($p,)* K, $crate::policy::SlowAfterTicks> {
+                self.map_policy(|p| p.slow_after_ticks(ticks))
+            }
+
+            /// What a response future dropped before it completes records
+            /// ([`CallPolicy::on_cancel`]).
+            pub fn on_cancel(self, outcome: tripword::Outcome) -> Self {
+                self.map_policy(|p| p.on_cancel(outcome))
+            }
+
+            /// Replaces the whole [`CallPolicy`] (one built once and shared
+            /// with the service's own `call_with`, say).
+            pub fn policy<K2, S2>(self, policy: CallPolicy<K2, S2>) -> $Layer<$($p,)* K2, S2> {
+                self.map_policy(|_| policy)
+            }
+
+            /// The layer's [`CallPolicy`].
+            pub fn call_policy(&self) -> &CallPolicy<K, S> {
+                &self.policy
+            }
+
+            #[inline]
+            fn map_policy<K2, S2>(
+                self,
+                f: impl FnOnce(CallPolicy<K, S>) -> CallPolicy<K2, S2>,
+            ) -> $Layer<$($p,)* K2, S2> {
+                $Layer {
+                    $($field: self.$field,)*
+                    policy: f(self.policy),
+                }
+            }
+        }
+    };
+}
+#[cfg(feature = "tower")]
+pub(crate) use policy_setters;

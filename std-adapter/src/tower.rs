@@ -13,20 +13,23 @@
 //! [`RegistryOf`](crate::RegistryOf), and otherwise behaves the same; its
 //! rejection, [`KeyedError::Open`], names the key.
 //!
-//! - **Classification**: by default [`StatusClassifier`]: a 5xx response or
-//!   an error (no response: a connection error, a timeout) is a failure, a
-//!   4xx is ignored, anything else a success. Set another with
-//!   [`classify`](BreakerLayer::classify) (a
+//! - **Classification**: by default [`OkOrFailure`], as for
+//!   [`call`](crate::BreakerExt::call): an `Err` (the inner service's
+//!   error: a connection error, a timeout) is a failure, any response a
+//!   success, so the layers work on any service. For HTTP, classify by
+//!   status with one call, `.classify(StatusClassifier)`
+//!   ([`StatusClassifier`](crate::http::StatusClassifier), feature `http`:
+//!   a 5xx is a failure, a 4xx ignored), or a
 //!   [`RetryAfterClassifier`](crate::http::RetryAfterClassifier) to honour
-//!   `Retry-After`, [`OkOrFailure`](crate::classify::OkOrFailure) for a
-//!   service that does not speak HTTP, or a closure over
-//!   `&Result<Response, Error>`), and a slow-call threshold with
-//!   [`slow_after`](BreakerLayer::slow_after).
-//! - **Rejection** is an error the caller can match:
-//!   [`BreakerError::Open`] (with the [`Rejection`](crate::Rejection): its
-//!   cause, wait and name) apart from [`BreakerError::Inner`], the
-//!   service's own error. The inner service is not called. `BreakerError`
-//!   converts into tower's `BoxError`.
+//!   `Retry-After`, or a closure over `&Result<Response, Error>`; a
+//!   slow-call threshold with [`slow_after`](BreakerLayer::slow_after). The
+//!   setters are [`CallPolicy`]'s, and [`policy`](BreakerLayer::policy)
+//!   takes a whole one.
+//! - **Rejection** is the [`CallError`] of every call form:
+//!   [`CallError::Open`] (with the [`Rejection`](crate::Rejection): its
+//!   cause, wait, name, and for the [`RegistryLayer`] the request's key)
+//!   apart from [`CallError::Inner`], the service's own error. The inner
+//!   service is not called. It converts into tower's `BoxError`.
 //! - **Readiness** is the inner service's: `poll_ready` never asks the
 //!   breaker, so a service made ready and then dropped, or never called,
 //!   holds no probe. The breaker is asked in `call`, and the response future
@@ -41,8 +44,9 @@
 //! use http::{Request, Response, StatusCode};
 //! use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
 //! use tripword::Status;
-//! use tripword_std::tower::{BreakerError, BreakerLayer};
-//! use tripword_std::Settings;
+//! use tripword_std::http::StatusClassifier;
+//! use tripword_std::tower::BreakerLayer;
+//! use tripword_std::{CallError, Settings};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -50,7 +54,9 @@
 //! let flaky = service_fn(|_req: Request<()>| async {
 //!     Ok::<_, Infallible>(Response::builder().status(StatusCode::SERVICE_UNAVAILABLE).body(()).unwrap())
 //! });
-//! let mut client = ServiceBuilder::new().layer(BreakerLayer::new(breaker.clone())).service(flaky);
+//! let mut client = ServiceBuilder::new()
+//!     .layer(BreakerLayer::new(breaker.clone()).classify(StatusClassifier))
+//!     .service(flaky);
 //!
 //! for _ in 0..2 {
 //!     let response = client.ready().await?.call(Request::new(())).await?;
@@ -58,7 +64,7 @@
 //! }
 //! assert_eq!(breaker.status(), Status::Open);
 //! match client.ready().await?.call(Request::new(())).await {
-//!     Err(BreakerError::Open(rejected)) => println!("not called: {rejected}"),
+//!     Err(CallError::Open(rejected)) => println!("not called: {rejected}"),
 //!     other => panic!("{other:?}"),
 //! }
 //! # Ok(())
@@ -69,128 +75,24 @@ use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use std::time::Duration;
-
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
-use tripword::{Cause, Outcome};
+#[cfg(doc)]
+use tripword::Outcome;
 
-use crate::call::{CallError, Rejection};
+use crate::call::CallError;
 use crate::classify::{Classify, IntoVerdict};
 #[cfg(doc)]
 use crate::clock::RealClock;
 use crate::future::CallAsync;
-use crate::http::StatusClassifier;
-use crate::policy::{CallPolicy, SlowAfter, SlowAfterTicks, Timing, Untimed};
+use crate::classify::OkOrFailure;
+use crate::policy::{CallPolicy, Timing, Untimed};
 use tripword::kit::{CircuitBreaker, Reply};
 
 mod keyed;
 
-pub use keyed::{KeyedError, KeyedResponseFuture, RegistryLayer, RegistryService};
-
-/// The error of a [`BreakerService`]: the breaker did not admit the call
-/// (the inner service was not called), or the inner service failed.
-///
-/// Unlike [`CallError`] it is an [`Error`](std::error::Error) whenever `E`
-/// is `Debug + Display`, tower's `BoxError` included (a
-/// `Box<dyn Error + Send + Sync>` does not implement `Error` itself), so it
-/// converts into a `BoxError` and composes with layers outside it. The
-/// price: it cannot forward the inner error's
-/// [`source`](std::error::Error::source); match
-/// [`Inner`](BreakerError::Inner) to get the error itself.
-///
-/// ```
-/// use tripword::Cause;
-/// use tripword_std::tower::BreakerError;
-///
-/// type BoxError = Box<dyn std::error::Error + Send + Sync>;
-/// let inner: BreakerError<BoxError> = BreakerError::Inner("connection reset".into());
-/// assert_eq!(inner.to_string(), "connection reset");
-/// let boxed: BoxError = inner.into(); // composes with tower's error type
-/// assert!(boxed.downcast_ref::<BreakerError<BoxError>>().is_some());
-/// assert_eq!(BreakerError::<()>::Inner(()).cause(), None::<Cause>);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BreakerError<E> {
-    /// The circuit is open (or a probe is running): the inner service was
-    /// not called.
-    Open(Rejection),
-    /// The inner service's error (from `call`'s future, or `poll_ready`).
-    Inner(E),
-}
-
-impl<E> BreakerError<E> {
-    /// Whether the call was rejected without reaching the inner service.
-    pub fn is_open(&self) -> bool {
-        matches!(self, BreakerError::Open(_))
-    }
-
-    /// The rejection, if the call was not admitted.
-    pub fn rejected(&self) -> Option<&Rejection> {
-        match self {
-            BreakerError::Open(r) => Some(r),
-            BreakerError::Inner(_) => None,
-        }
-    }
-
-    /// Why the call was not admitted, if it was not.
-    pub fn cause(&self) -> Option<Cause> {
-        self.rejected().map(Rejection::cause)
-    }
-
-    /// How long until a call could be admitted (see
-    /// [`Rejection::retry_after`]).
-    pub fn retry_after(&self) -> Option<Duration> {
-        self.rejected().and_then(Rejection::retry_after)
-    }
-
-    /// The inner service's error, if it failed.
-    pub fn inner(&self) -> Option<&E> {
-        match self {
-            BreakerError::Open(_) => None,
-            BreakerError::Inner(e) => Some(e),
-        }
-    }
-
-    /// The inner service's error, unwrapped, if it failed.
-    pub fn into_inner(self) -> Option<E> {
-        match self {
-            BreakerError::Open(_) => None,
-            BreakerError::Inner(e) => Some(e),
-        }
-    }
-}
-
-impl<E> From<CallError<E>> for BreakerError<E> {
-    fn from(error: CallError<E>) -> Self {
-        match error {
-            CallError::Open(r) => BreakerError::Open(r),
-            CallError::Inner(e) => BreakerError::Inner(e),
-        }
-    }
-}
-
-impl<E> From<BreakerError<E>> for CallError<E> {
-    fn from(error: BreakerError<E>) -> Self {
-        match error {
-            BreakerError::Open(r) => CallError::Open(r),
-            BreakerError::Inner(e) => CallError::Inner(e),
-        }
-    }
-}
-
-impl<E: fmt::Display> fmt::Display for BreakerError<E> {
-    /// `Open` reads as the rejection; `Inner` as the inner error itself.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BreakerError::Open(r) => fmt::Display::fmt(r, f),
-            BreakerError::Inner(e) => fmt::Display::fmt(e, f),
-        }
-    }
-}
-
-impl<E: fmt::Debug + fmt::Display> std::error::Error for BreakerError<E> {}
+pub use keyed::{KeyedResponseFuture, RegistryLayer, RegistryService};
 
 /// A request waiting for its breaker's admission (a breaker whose admission
 /// needs a round trip): the ready inner service and the request, boxed so
@@ -217,7 +119,7 @@ impl<Svc, Req> fmt::Debug for DeferredCall<Svc, Req> {
 
 pin_project! {
     /// The response future of a [`BreakerService`]: a [`CallAsync`] whose
-    /// error is a [`BreakerError`]. On a breaker whose admission needs a
+    /// error is a [`CallError`]. On a breaker whose admission needs a
     /// round trip, it awaits the admission first and calls the inner
     /// service once admitted ([`DeferredCall`]).
     #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
@@ -272,11 +174,11 @@ where
     CallAsync<H, Svc::Future, CallPolicy<K, S>, DeferredCall<Svc, Req>>:
         Future<Output = Result<T, CallError<E>>>,
 {
-    type Output = Result<T, BreakerError<E>>;
+    type Output = Result<T, CallError<E>>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().call.poll(cx).map_err(BreakerError::from)
+        self.project().call.poll(cx)
     }
 }
 
@@ -299,69 +201,28 @@ type ClockOf<H> = <H as CircuitBreaker>::Clock;
 /// [`CircuitBreaker`]), `K` the classifier, `S`
 /// the slow-call threshold.
 #[derive(Clone, Debug)]
-pub struct BreakerLayer<H, K = StatusClassifier, S = Untimed> {
+pub struct BreakerLayer<H, K = OkOrFailure, S = Untimed> {
     breaker: H,
     policy: CallPolicy<K, S>,
 }
 
 impl<H> BreakerLayer<H> {
-    /// A layer on `breaker` with the HTTP defaults: [`StatusClassifier`],
-    /// no slow-call threshold, a dropped response future
-    /// [`Ignored`](Outcome::Ignored).
+    /// A layer on `breaker` with the default [`CallPolicy`]: any `Err` a
+    /// failure ([`OkOrFailure`]), no slow-call threshold, a dropped response
+    /// future [`Ignored`](Outcome::Ignored). For HTTP status classification
+    /// (5xx a failure, 4xx ignored), add
+    /// [`.classify(StatusClassifier)`](crate::http::StatusClassifier).
     pub fn new(breaker: H) -> Self {
         BreakerLayer {
             breaker,
-            policy: CallPolicy::new().classify(StatusClassifier),
+            policy: CallPolicy::new(),
         }
     }
 }
 
+crate::policy::policy_setters!(BreakerLayer<H>, [breaker]);
+
 impl<H, K, S> BreakerLayer<H, K, S> {
-    /// Classifies results with `classify`: a closure over
-    /// `&Result<Response, Error>` returning an
-    /// [`Outcome`] or a [`Verdict`](crate::classify::Verdict), or any
-    /// [`Classify`]. Cloned for every call: keep it cheap to clone.
-    pub fn classify<K2>(self, classify: K2) -> BreakerLayer<H, K2, S> {
-        BreakerLayer {
-            breaker: self.breaker,
-            policy: self.policy.classify(classify),
-        }
-    }
-
-    /// A success slower than `threshold` counts as a failure (see
-    /// [`CallPolicy::slow_after`]).
-    pub fn slow_after(self, threshold: Duration) -> BreakerLayer<H, K, SlowAfter> {
-        BreakerLayer {
-            breaker: self.breaker,
-            policy: self.policy.slow_after(threshold),
-        }
-    }
-
-    /// [`slow_after`](Self::slow_after) in the clock's ticks.
-    pub fn slow_after_ticks(self, ticks: u64) -> BreakerLayer<H, K, SlowAfterTicks> {
-        BreakerLayer {
-            breaker: self.breaker,
-            policy: self.policy.slow_after_ticks(ticks),
-        }
-    }
-
-    /// What a response future dropped before it completes records (see
-    /// [`CallPolicy::on_cancel`]).
-    pub fn on_cancel(self, outcome: Outcome) -> Self {
-        BreakerLayer {
-            breaker: self.breaker,
-            policy: self.policy.on_cancel(outcome),
-        }
-    }
-
-    /// Replaces the whole [`CallPolicy`].
-    pub fn policy<K2, S2>(self, policy: CallPolicy<K2, S2>) -> BreakerLayer<H, K2, S2> {
-        BreakerLayer {
-            breaker: self.breaker,
-            policy,
-        }
-    }
-
     /// The breaker's handle.
     pub fn breaker(&self) -> &H {
         &self.breaker
@@ -382,20 +243,20 @@ impl<Svc, H: Clone, K: Clone, S: Clone> Layer<Svc> for BreakerLayer<H, K, S> {
 
 /// A service behind a breaker: see the [module](self) docs.
 #[derive(Clone, Debug)]
-pub struct BreakerService<Svc, H, K = StatusClassifier, S = Untimed> {
+pub struct BreakerService<Svc, H, K = OkOrFailure, S = Untimed> {
     inner: Svc,
     breaker: H,
     policy: CallPolicy<K, S>,
 }
 
 impl<Svc, H> BreakerService<Svc, H> {
-    /// `inner` behind `breaker`, with the HTTP defaults of
+    /// `inner` behind `breaker`, with the defaults of
     /// [`BreakerLayer::new`].
     pub fn new(inner: Svc, breaker: H) -> Self {
         BreakerService {
             inner,
             breaker,
-            policy: CallPolicy::new().classify(StatusClassifier),
+            policy: CallPolicy::new(),
         }
     }
 }
@@ -431,7 +292,7 @@ where
     S: Timing<ClockOf<H>> + Clone,
 {
     type Response = Svc::Response;
-    type Error = BreakerError<Svc::Error>;
+    type Error = CallError<Svc::Error>;
     type Future = ResponseFuture<H, Svc, Req, K, S>;
 
     /// The inner service's readiness; the breaker is not asked (a ready
@@ -439,12 +300,12 @@ where
     /// inner service's and is not counted.
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx).map_err(BreakerError::Inner)
+        self.inner.poll_ready(cx).map_err(CallError::Inner)
     }
 
     /// Asks the breaker: admitted, calls the inner service (a panic there is
     /// a failure); not, returns a future ready with
-    /// [`BreakerError::Open`] and leaves the inner service alone. An
+    /// [`CallError::Open`] and leaves the inner service alone. An
     /// admission that needs a round trip (a remote breaker) is awaited by
     /// the response future, which takes the ready inner service with it and
     /// leaves a clone in its place (the usual tower idiom: `Clone` is

@@ -20,11 +20,12 @@ use tower::{Layer, Service, ServiceBuilder, ServiceExt, service_fn};
 use tripword::kit::{CircuitBreaker, Reply, TickVerdict};
 use tripword::{Breaker, Cause, Outcome, Rejected, Release, Status, Ticket};
 use tripword_std::clock::ManualTime;
-use tripword_std::tower::{BreakerError, KeyedError, RegistryLayer};
+use tripword_std::http::StatusClassifier;
+use tripword_std::tower::RegistryLayer;
 use tripword_std::{BreakerExt, CallError, Registry, RegistryOf, RegistrySettings, Settings};
 
 type Hosts = Registry<String, (), &'static ManualTime>;
-type Error = KeyedError<String, Infallible>;
+type Error = CallError<Infallible>;
 
 /// A clock of the test's own.
 fn clock() -> &'static ManualTime {
@@ -111,7 +112,7 @@ async fn a_failing_host_trips_only_its_own_breaker_and_its_rejections_name_it() 
     let hosts = registry(&RegistrySettings::new(settings(2)), clock);
     let hits = Hits::default();
     let mut svc = ServiceBuilder::new()
-        .layer(RegistryLayer::new(hosts.clone(), host))
+        .layer(RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier))
         .service(backend(&hits, clock));
 
     for _ in 0..2 {
@@ -123,7 +124,7 @@ async fn a_failing_host_trips_only_its_own_breaker_and_its_rejections_name_it() 
         .await
         .unwrap_err();
     assert!(err.is_open());
-    assert_eq!(err.key().map(String::as_str), Some("down.example.com"));
+    assert_eq!(err.key(), Some("down.example.com"));
     assert_eq!(err.cause(), Some(Cause::Open));
     assert_eq!(err.retry_after(), Some(Duration::from_micros(10_000_001)));
     assert_eq!(
@@ -132,7 +133,7 @@ async fn a_failing_host_trips_only_its_own_breaker_and_its_rejections_name_it() 
     );
     assert!(matches!(
         &err,
-        KeyedError::Open { key, rejected } if key == "down.example.com" && rejected.cause() == Cause::Open
+        CallError::Open(rejected) if rejected.key() == Some("down.example.com") && rejected.cause() == Cause::Open
     ));
     assert_eq!(hits.to("down.example.com"), 2, "not called once open");
 
@@ -144,12 +145,7 @@ async fn a_failing_host_trips_only_its_own_breaker_and_its_rejections_name_it() 
     assert_eq!(hosts.get("up.example.com").status(), Status::Closed);
     assert_eq!(hosts.len(), 2);
 
-    // The error composes: into a `BreakerError` (the key dropped), a
-    // `CallError`, tower's `BoxError`.
-    let plain: BreakerError<Infallible> = err.clone().into();
-    assert_eq!(plain.cause(), Some(Cause::Open));
-    let call: CallError<Infallible> = err.clone().into();
-    assert!(call.is_open());
+    // The error composes: into tower's `BoxError`.
     let boxed: tower::BoxError = err.into();
     assert!(boxed.downcast_ref::<Error>().unwrap().is_open());
 
@@ -186,7 +182,7 @@ async fn per_key_overrides_apply() {
         3
     );
     let hits = Hits::default();
-    let mut svc = RegistryLayer::new(hosts.clone(), host).layer(backend(&hits, clock));
+    let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier).layer(backend(&hits, clock));
 
     assert_eq!(
         send(&mut svc, "http://down.fragile.example.com/").await,
@@ -196,7 +192,7 @@ async fn per_key_overrides_apply() {
         .await
         .unwrap_err();
     assert_eq!(
-        err.key().map(String::as_str),
+        err.key(),
         Some("down.fragile.example.com")
     );
 
@@ -210,7 +206,7 @@ async fn per_key_overrides_apply() {
         .await
         .unwrap_err();
     assert_eq!(
-        err.key().map(String::as_str),
+        err.key(),
         Some("down.sturdy.example.com")
     );
     assert_eq!(
@@ -231,7 +227,7 @@ async fn a_cancelled_response_future_records_ignored() {
     let clock = clock();
     let hosts = registry(&RegistrySettings::new(settings(2)), clock);
     let hits = Hits::default();
-    let mut svc = RegistryLayer::new(hosts.clone(), host).layer(backend(&hits, clock));
+    let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier).layer(backend(&hits, clock));
 
     assert_eq!(send(&mut svc, "http://down.example.com/").await, Ok(500)); // one failure
     {
@@ -245,7 +241,7 @@ async fn a_cancelled_response_future_records_ignored() {
     assert_eq!(hosts.get("down.example.com").status(), Status::Open);
 
     // Counted as a failure when the layer says so.
-    let mut strict = RegistryLayer::new(hosts.clone(), host)
+    let mut strict = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier)
         .on_cancel(Outcome::Failure)
         .layer(backend(&hits, clock));
     assert_eq!(
@@ -262,7 +258,7 @@ async fn a_panic_in_the_inner_service_is_a_failure() {
     let clock = clock();
     let hosts = registry(&RegistrySettings::new(settings(1)), clock);
     let hits = Hits::default();
-    let mut svc = RegistryLayer::new(hosts.clone(), host).layer(backend(&hits, clock));
+    let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier).layer(backend(&hits, clock));
     let ready = svc.ready().await.unwrap();
     let call = ready.call(get("http://up.example.com/panic"));
     let panicked = catch_unwind(AssertUnwindSafe(move || {
@@ -280,7 +276,7 @@ async fn classification_and_slow_calls_as_in_the_breaker_layer() {
     let clock = clock();
     let hosts = registry(&RegistrySettings::new(settings(1)), clock);
     let hits = Hits::default();
-    let mut svc = RegistryLayer::new(hosts.clone(), host)
+    let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier)
         .slow_after(Duration::from_millis(250))
         .layer(backend(&hits, clock));
     for _ in 0..3 {
@@ -374,7 +370,7 @@ async fn a_custom_breaker_in_a_registry_works_through_the_layer_and_call() {
         }));
     let hits = Hits::default();
     let mut svc = ServiceBuilder::new()
-        .layer(RegistryLayer::new(guarded.clone(), host))
+        .layer(RegistryLayer::new(guarded.clone(), host).classify(StatusClassifier))
         .service(backend(&hits, clock));
 
     // Through the layer: admissions and releases awaited (`Reply::Wait`).
@@ -386,7 +382,7 @@ async fn a_custom_breaker_in_a_registry_works_through_the_layer_and_call() {
         .await
         .unwrap_err();
     assert_eq!(
-        err.key().map(String::as_str),
+        err.key(),
         Some("down.fragile.example.com")
     );
     assert!(
@@ -481,7 +477,7 @@ async fn a_stack_from_a_config_file() {
         let clock = clock();
         let hosts = registry(&settings, clock);
         let hits = Hits::default();
-        let mut svc = RegistryLayer::new(hosts.clone(), host).layer(backend(&hits, clock));
+        let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier).layer(backend(&hits, clock));
         assert_eq!(
             send(&mut svc, "http://down.fragile.example.com/").await,
             Ok(500)
@@ -490,7 +486,7 @@ async fn a_stack_from_a_config_file() {
             .await
             .unwrap_err();
         assert_eq!(
-            err.key().map(String::as_str),
+            err.key(),
             Some("down.fragile.example.com")
         );
         assert_eq!(err.retry_after(), Some(Duration::from_micros(10_000_001)));

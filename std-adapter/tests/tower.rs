@@ -25,11 +25,12 @@ use tokio::net::TcpListener;
 use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
 use tripword::clock::ManualClock;
 use tripword::{Breaker, Cause, Config, Outcome, Status};
-use tripword_std::Settings;
+use tripword_std::{CallError, Settings};
 use tripword_std::classify::OkOrFailure;
 use tripword_std::clock::{ManualTime, RealClock};
 use tripword_std::http::RetryAfterClassifier;
-use tripword_std::tower::{BreakerError, BreakerLayer};
+use tripword_std::http::StatusClassifier;
+use tripword_std::tower::BreakerLayer;
 
 /// A local HTTP server; aborted when dropped.
 struct Server {
@@ -113,7 +114,7 @@ async fn respond(
 type HttpClient = Client<HttpConnector, Empty<Bytes>>;
 
 /// The error of the client behind the layer.
-type HttpError = BreakerError<hyper_util::client::legacy::Error>;
+type HttpError = CallError<hyper_util::client::legacy::Error>;
 
 fn client() -> HttpClient {
     Client::builder(TokioExecutor::new()).build_http()
@@ -156,7 +157,7 @@ async fn five_hundreds_fail_four_hundreds_are_ignored() {
     let (b, clock) = breaker(2);
     let server = Server::start(clock).await;
     let mut svc = ServiceBuilder::new()
-        .layer(BreakerLayer::new(b.clone()))
+        .layer(BreakerLayer::new(b.clone()).classify(StatusClassifier))
         .service(client());
 
     for _ in 0..5 {
@@ -186,7 +187,7 @@ async fn five_hundreds_fail_four_hundreds_are_ignored() {
     // Open: a matchable error, and the server is not called.
     let hits = server.hits();
     match status_of(&mut svc, &server.url("/ok")).await {
-        Err(BreakerError::Open(rejected)) => {
+        Err(CallError::Open(rejected)) => {
             assert_eq!(rejected.cause(), Cause::Open);
             assert_eq!(
                 rejected.retry_after_ticks(),
@@ -218,13 +219,13 @@ async fn connection_errors_fail() {
         .unwrap();
     let _server = Server::start(clock).await;
     let mut svc = ServiceBuilder::new()
-        .layer(BreakerLayer::new(b.clone()))
+        .layer(BreakerLayer::new(b.clone()).classify(StatusClassifier))
         .service(client());
     let url = format!("http://{closed}/ok");
     for _ in 0..2 {
         let err = status_of(&mut svc, &url).await.unwrap_err();
         assert!(
-            matches!(err, BreakerError::Inner(ref e) if e.is_connect()),
+            matches!(err, CallError::Inner(ref e) if e.is_connect()),
             "{err:?}"
         );
     }
@@ -299,7 +300,7 @@ async fn retry_after_as_an_http_date() {
 async fn readiness_holds_no_probe() {
     let (b, clock) = breaker(1);
     let server = Server::start(clock).await;
-    let layer = BreakerLayer::new(b.clone());
+    let layer = BreakerLayer::new(b.clone()).classify(StatusClassifier);
     let mut first = ServiceBuilder::new().layer(layer.clone()).service(client());
     let mut second = ServiceBuilder::new().layer(layer).service(client());
     let _ = status_of(&mut first, &server.url("/down")).await;
@@ -321,7 +322,7 @@ async fn a_dropped_response_future_is_cancelled_not_failed() {
     let (b, clock) = breaker(1);
     let server = Server::start(clock).await;
     let mut svc = ServiceBuilder::new()
-        .layer(BreakerLayer::new(b.clone()))
+        .layer(BreakerLayer::new(b.clone()).classify(StatusClassifier))
         .service(client());
     let _ = status_of(&mut svc, &server.url("/down")).await;
     clock.advance(Duration::from_secs(2));
@@ -344,7 +345,7 @@ async fn a_dropped_response_future_is_cancelled_not_failed() {
     // With the cancel outcome set to a failure, the same reopens it.
     let (b, clock) = breaker(1);
     let mut svc = ServiceBuilder::new()
-        .layer(BreakerLayer::new(b.clone()).on_cancel(Outcome::Failure))
+        .layer(BreakerLayer::new(b.clone()).classify(StatusClassifier).on_cancel(Outcome::Failure))
         .service(client());
     let _ = status_of(&mut svc, &server.url("/down")).await;
     clock.advance(Duration::from_secs(2));
@@ -357,7 +358,7 @@ async fn slow_responses_count_as_failures() {
     let (b, clock) = breaker(1);
     let server = Server::start(clock).await;
     let mut svc = ServiceBuilder::new()
-        .layer(BreakerLayer::new(b.clone()).slow_after(Duration::from_millis(250)))
+        .layer(BreakerLayer::new(b.clone()).classify(StatusClassifier).slow_after(Duration::from_millis(250)))
         .service(client());
     assert_eq!(status_of(&mut svc, &server.url("/ok")).await.unwrap(), 200);
     assert_eq!(b.status(), Status::Closed);
@@ -421,7 +422,7 @@ async fn a_static_breaker_on_any_clock() {
     assert_eq!(svc.ready().await.unwrap().call(7).await, Ok(7));
     assert_eq!(
         svc.ready().await.unwrap().call(0).await,
-        Err(BreakerError::Inner("zero"))
+        Err(CallError::Inner("zero"))
     );
     let err = svc.ready().await.unwrap().call(7).await.unwrap_err();
     assert_eq!(err.cause(), Some(Cause::Open));
@@ -486,7 +487,7 @@ async fn poll_ready_once<S: Service<u32>>(svc: &mut S) -> std::task::Poll<Result
 }
 
 /// `BreakerService::poll_ready` is the inner service's readiness: pending
-/// while it is, its error as `BreakerError::Inner` (not counted: the
+/// while it is, its error as `CallError::Inner` (not counted: the
 /// breaker stays closed), ready when it is. Mutation testing found it
 /// unpinned (an always-ready `poll_ready` survived).
 #[tokio::test]
@@ -500,7 +501,7 @@ async fn readiness_is_the_inner_services() {
     assert_eq!(poll_ready_once(&mut svc).await, Poll::Pending);
     assert_eq!(
         poll_ready_once(&mut svc).await,
-        Poll::Ready(Err(BreakerError::Inner("overloaded")))
+        Poll::Ready(Err(CallError::Inner("overloaded")))
     );
     assert_eq!(
         b.status(),
@@ -511,7 +512,7 @@ async fn readiness_is_the_inner_services() {
     assert_eq!(svc.call(7).await, Ok(7));
 }
 
-/// `BreakerError`'s accessors tell a rejection from the inner service's
+/// `CallError`'s accessors tell a rejection from the inner service's
 /// error, and a `ResponseFuture` shows the call it wraps. Mutation testing
 /// found them unpinned (`is_open` as `true`, `inner` and `into_inner` as
 /// `None`, an empty `Debug`).
