@@ -358,11 +358,15 @@ pub struct Rejection {
     rejected: Rejected,
     /// One tick of the breaker's clock in nanoseconds; 0 when unknown.
     tick_nanos: u64,
-    name: Option<&'static str>,
-    /// The `Debug` text of the request's key, when the breaker was picked
-    /// by one (interned: see [`Rejection::for_key`]).
-    key: Option<&'static str>,
+    /// The breaker's name, or the interned `Debug` text of the request's
+    /// key after a [`KEY_MARK`] (see [`Rejection::for_key`]): one slot for
+    /// both, so that a rejection stays four words and a call's `Result`
+    /// does not grow.
+    label: Option<&'static str>,
 }
+
+/// The first character of a label that is a key's text, not a name.
+const KEY_MARK: char = '\0';
 
 impl Rejection {
     /// A rejection with no tick length and no name: its wait reads in
@@ -371,8 +375,7 @@ impl Rejection {
         Rejection {
             rejected,
             tick_nanos: 0,
-            name: None,
-            key: None,
+            label: None,
         }
     }
 
@@ -397,7 +400,10 @@ impl Rejection {
     /// and three words: each distinct key text is allocated once for the
     /// life of the process, and past 65 536 distinct texts a rejection
     /// carries no key (its name and wait still say which breaker and how
-    /// long). Only a rejection pays for it, never an admitted call.
+    /// long). Only a rejection pays for it, never an admitted call. A
+    /// breaker with a [name](Self::name) is shown by its name and the key
+    /// is not kept (a fleet breaker's name is its key; a registry's
+    /// breakers are unnamed unless their factory names them).
     ///
     /// ```
     /// use tripword::{Breaker, Config};
@@ -413,7 +419,9 @@ impl Rejection {
     /// assert_eq!(r.to_string(), r#"circuit forced open for "api.example.com": call not admitted"#);
     /// ```
     pub fn for_key<K: fmt::Debug + ?Sized>(mut self, key: &K) -> Self {
-        self.key = crate::intern::intern_debug(key);
+        if self.label.is_none() {
+            self.label = crate::intern::intern_key(key);
+        }
         self
     }
 
@@ -423,10 +431,12 @@ impl Rejection {
     /// (`api.example.com` for a `String` key; `Display` keeps them:
     /// `circuit open for "api.example.com": ...`).
     pub fn key(&self) -> Option<&'static str> {
-        self.key.map(|text| match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-            Some(plain) if !plain.contains(['\\', '"']) => plain,
-            _ => text,
-        })
+        self.key_text().map(
+            |text| match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+                Some(plain) if !plain.contains(['\\', '"']) => plain,
+                _ => text,
+            },
+        )
     }
 
     /// The same rejection, its ticks `tick` long (`None`: unknown).
@@ -448,10 +458,27 @@ impl Rejection {
         self
     }
 
-    /// The same rejection, by the breaker called `name`.
+    /// The same rejection, by the breaker called `name` (a rejection
+    /// [`for_key`](Self::for_key) keeps its key while it has no name, and
+    /// is shown by its name once it has one).
     pub const fn named(mut self, name: Option<&'static str>) -> Self {
-        self.name = name;
+        if name.is_some() || !self.is_keyed() {
+            self.label = name;
+        }
         self
+    }
+
+    /// Whether the label is a key's text.
+    const fn is_keyed(&self) -> bool {
+        match self.label {
+            Some(label) => !label.is_empty() && label.as_bytes()[0] == KEY_MARK as u8,
+            None => false,
+        }
+    }
+
+    /// The interned `Debug` text of the key, if the label is one.
+    fn key_text(&self) -> Option<&'static str> {
+        self.label.and_then(|label| label.strip_prefix(KEY_MARK))
     }
 
     /// The core's rejection (its wait in ticks).
@@ -484,16 +511,15 @@ impl Rejection {
 
     /// The length of one tick of the breaker's clock, if it is known.
     pub const fn tick_period(&self) -> Option<Duration> {
-        if self.tick_nanos == 0 {
-            None
-        } else {
-            Some(Duration::from_nanos(self.tick_nanos))
+        match self.tick_nanos {
+            0 => None,
+            nanos => Some(Duration::from_nanos(nanos)),
         }
     }
 
     /// The name of the breaker that rejected the call, if it has one.
     pub const fn name(&self) -> Option<&'static str> {
-        self.name
+        if self.is_keyed() { None } else { self.label }
     }
 }
 
@@ -507,10 +533,10 @@ impl From<Rejected> for Rejection {
 impl fmt::Debug for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = f.debug_struct("Rejection");
-        if let Some(name) = self.name {
+        if let Some(name) = self.name() {
             out.field("name", &name);
         }
-        if let Some(key) = self.key {
+        if let Some(key) = self.key_text() {
             out.field("key", &format_args!("{key}"));
         }
         out.field("cause", &self.cause());
@@ -532,11 +558,11 @@ impl fmt::Display for Rejection {
     /// absent when forced open.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("circuit ")?;
-        if let Some(name) = self.name {
+        if let Some(name) = self.name() {
             write!(f, "'{name}' ")?;
         }
         write!(f, "{}", self.cause())?;
-        if let Some(key) = self.key {
+        if let Some(key) = self.key_text() {
             write!(f, " for {key}")?;
         }
         f.write_str(": call not admitted")?;

@@ -23,10 +23,12 @@ fn set() -> &'static RwLock<HashSet<&'static str>> {
     SET.get_or_init(|| RwLock::new(HashSet::new()))
 }
 
-/// The interned `Debug` text of `key`, or `None` once [`CAPACITY`] distinct
-/// texts are kept and this one is not among them.
-pub(crate) fn intern_debug<K: fmt::Debug + ?Sized>(key: &K) -> Option<&'static str> {
-    let mut text = Bounded(String::new());
+/// The interned `Debug` text of `key` after a NUL (the mark a
+/// [`Rejection`](crate::Rejection) tells a key from a name by), or `None`
+/// once [`CAPACITY`] distinct texts are kept and this one is not among
+/// them.
+pub(crate) fn intern_key<K: fmt::Debug + ?Sized>(key: &K) -> Option<&'static str> {
+    let mut text = Bounded(String::from("\0"));
     // `Bounded` stops writing at MAX_LEN: an error here only means "cut".
     let cut = write!(text, "{key:?}").is_err();
     let mut text = text.0;
@@ -81,19 +83,19 @@ mod tests {
 
     #[test]
     fn the_same_text_is_kept_once() {
-        let a = intern_debug("intern-test-a").unwrap();
-        let b = intern_debug(&String::from("intern-test-a")).unwrap();
-        assert_eq!(a, "\"intern-test-a\"");
+        let a = intern_key("intern-test-a").unwrap();
+        let b = intern_key(&String::from("intern-test-a")).unwrap();
+        assert_eq!(a, "\0\"intern-test-a\"");
         assert!(core::ptr::eq(a, b), "one allocation per distinct text");
     }
 
     #[test]
     fn a_long_key_is_cut_at_a_character_boundary() {
         let long = "é".repeat(400);
-        let text = intern_debug(&long).unwrap();
+        let text = intern_key(&long).unwrap();
         assert!(text.ends_with('…'));
         assert!(text.len() <= MAX_LEN + '…'.len_utf8());
-        assert!(text.starts_with("\"éé"));
+        assert!(text.starts_with("\0\"éé"));
     }
 
     #[test]

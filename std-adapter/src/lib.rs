@@ -96,10 +96,10 @@ pub mod clock;
 pub mod declare;
 pub mod future;
 mod guard;
-mod intern;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
+mod intern;
 pub mod jitter;
 pub mod observe;
 pub mod policy;

@@ -82,11 +82,11 @@ use tower_service::Service;
 use tripword::Outcome;
 
 use crate::call::CallError;
+use crate::classify::OkOrFailure;
 use crate::classify::{Classify, IntoVerdict};
 #[cfg(doc)]
 use crate::clock::RealClock;
 use crate::future::CallAsync;
-use crate::classify::OkOrFailure;
 use crate::policy::{CallPolicy, Timing, Untimed};
 use tripword::kit::{CircuitBreaker, Reply};
 

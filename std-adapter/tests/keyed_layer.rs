@@ -182,7 +182,9 @@ async fn per_key_overrides_apply() {
         3
     );
     let hits = Hits::default();
-    let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier).layer(backend(&hits, clock));
+    let mut svc = RegistryLayer::new(hosts.clone(), host)
+        .classify(StatusClassifier)
+        .layer(backend(&hits, clock));
 
     assert_eq!(
         send(&mut svc, "http://down.fragile.example.com/").await,
@@ -191,10 +193,7 @@ async fn per_key_overrides_apply() {
     let err = send(&mut svc, "http://down.fragile.example.com/")
         .await
         .unwrap_err();
-    assert_eq!(
-        err.key(),
-        Some("down.fragile.example.com")
-    );
+    assert_eq!(err.key(), Some("down.fragile.example.com"));
 
     for _ in 0..3 {
         assert_eq!(
@@ -205,10 +204,7 @@ async fn per_key_overrides_apply() {
     let err = send(&mut svc, "http://down.sturdy.example.com/")
         .await
         .unwrap_err();
-    assert_eq!(
-        err.key(),
-        Some("down.sturdy.example.com")
-    );
+    assert_eq!(err.key(), Some("down.sturdy.example.com"));
     assert_eq!(
         (
             hits.to("down.fragile.example.com"),
@@ -227,7 +223,9 @@ async fn a_cancelled_response_future_records_ignored() {
     let clock = clock();
     let hosts = registry(&RegistrySettings::new(settings(2)), clock);
     let hits = Hits::default();
-    let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier).layer(backend(&hits, clock));
+    let mut svc = RegistryLayer::new(hosts.clone(), host)
+        .classify(StatusClassifier)
+        .layer(backend(&hits, clock));
 
     assert_eq!(send(&mut svc, "http://down.example.com/").await, Ok(500)); // one failure
     {
@@ -241,7 +239,8 @@ async fn a_cancelled_response_future_records_ignored() {
     assert_eq!(hosts.get("down.example.com").status(), Status::Open);
 
     // Counted as a failure when the layer says so.
-    let mut strict = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier)
+    let mut strict = RegistryLayer::new(hosts.clone(), host)
+        .classify(StatusClassifier)
         .on_cancel(Outcome::Failure)
         .layer(backend(&hits, clock));
     assert_eq!(
@@ -258,7 +257,9 @@ async fn a_panic_in_the_inner_service_is_a_failure() {
     let clock = clock();
     let hosts = registry(&RegistrySettings::new(settings(1)), clock);
     let hits = Hits::default();
-    let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier).layer(backend(&hits, clock));
+    let mut svc = RegistryLayer::new(hosts.clone(), host)
+        .classify(StatusClassifier)
+        .layer(backend(&hits, clock));
     let ready = svc.ready().await.unwrap();
     let call = ready.call(get("http://up.example.com/panic"));
     let panicked = catch_unwind(AssertUnwindSafe(move || {
@@ -276,7 +277,8 @@ async fn classification_and_slow_calls_as_in_the_breaker_layer() {
     let clock = clock();
     let hosts = registry(&RegistrySettings::new(settings(1)), clock);
     let hits = Hits::default();
-    let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier)
+    let mut svc = RegistryLayer::new(hosts.clone(), host)
+        .classify(StatusClassifier)
         .slow_after(Duration::from_millis(250))
         .layer(backend(&hits, clock));
     for _ in 0..3 {
@@ -381,10 +383,7 @@ async fn a_custom_breaker_in_a_registry_works_through_the_layer_and_call() {
     let err = send(&mut svc, "http://down.fragile.example.com/")
         .await
         .unwrap_err();
-    assert_eq!(
-        err.key(),
-        Some("down.fragile.example.com")
-    );
+    assert_eq!(err.key(), Some("down.fragile.example.com"));
     assert!(
         err.to_string()
             .starts_with(r#"circuit open for "down.fragile.example.com": "#)
@@ -477,7 +476,9 @@ async fn a_stack_from_a_config_file() {
         let clock = clock();
         let hosts = registry(&settings, clock);
         let hits = Hits::default();
-        let mut svc = RegistryLayer::new(hosts.clone(), host).classify(StatusClassifier).layer(backend(&hits, clock));
+        let mut svc = RegistryLayer::new(hosts.clone(), host)
+            .classify(StatusClassifier)
+            .layer(backend(&hits, clock));
         assert_eq!(
             send(&mut svc, "http://down.fragile.example.com/").await,
             Ok(500)
@@ -485,10 +486,7 @@ async fn a_stack_from_a_config_file() {
         let err = send(&mut svc, "http://down.fragile.example.com/")
             .await
             .unwrap_err();
-        assert_eq!(
-            err.key(),
-            Some("down.fragile.example.com")
-        );
+        assert_eq!(err.key(), Some("down.fragile.example.com"));
         assert_eq!(err.retry_after(), Some(Duration::from_micros(10_000_001)));
         for _ in 0..2 {
             assert_eq!(

@@ -25,12 +25,12 @@ use tokio::net::TcpListener;
 use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
 use tripword::clock::ManualClock;
 use tripword::{Breaker, Cause, Config, Outcome, Status};
-use tripword_std::{CallError, Settings};
 use tripword_std::classify::OkOrFailure;
 use tripword_std::clock::{ManualTime, RealClock};
 use tripword_std::http::RetryAfterClassifier;
 use tripword_std::http::StatusClassifier;
 use tripword_std::tower::BreakerLayer;
+use tripword_std::{CallError, Settings};
 
 /// A local HTTP server; aborted when dropped.
 struct Server {
@@ -345,7 +345,11 @@ async fn a_dropped_response_future_is_cancelled_not_failed() {
     // With the cancel outcome set to a failure, the same reopens it.
     let (b, clock) = breaker(1);
     let mut svc = ServiceBuilder::new()
-        .layer(BreakerLayer::new(b.clone()).classify(StatusClassifier).on_cancel(Outcome::Failure))
+        .layer(
+            BreakerLayer::new(b.clone())
+                .classify(StatusClassifier)
+                .on_cancel(Outcome::Failure),
+        )
         .service(client());
     let _ = status_of(&mut svc, &server.url("/down")).await;
     clock.advance(Duration::from_secs(2));
@@ -358,7 +362,11 @@ async fn slow_responses_count_as_failures() {
     let (b, clock) = breaker(1);
     let server = Server::start(clock).await;
     let mut svc = ServiceBuilder::new()
-        .layer(BreakerLayer::new(b.clone()).classify(StatusClassifier).slow_after(Duration::from_millis(250)))
+        .layer(
+            BreakerLayer::new(b.clone())
+                .classify(StatusClassifier)
+                .slow_after(Duration::from_millis(250)),
+        )
         .service(client());
     assert_eq!(status_of(&mut svc, &server.url("/ok")).await.unwrap(), 200);
     assert_eq!(b.status(), Status::Closed);

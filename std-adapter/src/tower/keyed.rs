@@ -11,9 +11,9 @@ use std::sync::Arc;
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
-use tripword::kit::CircuitBreaker;
 #[cfg(doc)]
 use tripword::Outcome;
+use tripword::kit::CircuitBreaker;
 
 use super::ResponseFuture;
 use crate::call::CallError;
