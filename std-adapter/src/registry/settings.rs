@@ -97,18 +97,18 @@ where
     /// ```
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// use tripword_std::{MonotonicClock, OnTransition, Registry, Settings, Transition};
+    /// use tripword_std::{MonotonicClock, OnTransition, Registry, Settings, StdBreaker, Transition, W64};
     ///
     /// static TRIPS: AtomicUsize = AtomicUsize::new(0);
     /// let settings = Settings::new().failure_threshold(1).into();
-    /// let hosts = Registry::from_settings_on(&settings, MonotonicClock, |host: &String| {
-    ///     let host = Arc::<str>::from(host.as_str());
-    ///     OnTransition(move |t: Transition| {
-    ///         println!("{host}: {t}");
-    ///         TRIPS.fetch_add(1, Ordering::Relaxed);
-    ///     })
-    /// })?;
-    /// # let hosts: Registry<String, tripword_std::StdBreaker<tripword::W64, _>> = hosts;
+    /// let hosts: Registry<String, StdBreaker<W64, _>> =
+    ///     Registry::from_settings_on(&settings, MonotonicClock, |host: &String| {
+    ///         let host = Arc::<str>::from(host.as_str());
+    ///         OnTransition(move |t: Transition| {
+    ///             println!("{host}: {t}");
+    ///             TRIPS.fetch_add(1, Ordering::Relaxed);
+    ///         })
+    ///     })?;
     /// hosts.with("db-1.internal", |b| b.force_open());
     /// assert_eq!(TRIPS.load(Ordering::Relaxed), 1);
     /// # Ok::<(), tripword_std::RegistrySettingsError>(())
