@@ -380,6 +380,26 @@ where
     /// [`get`](Self::get) and make the call with
     /// [`call_async_owned`](crate::BreakerExt::call_async_owned), whose
     /// future owns that handle.
+    ///
+    /// ```
+    /// use tripword_std::{BreakerExt, CallError, Registry, Settings};
+    ///
+    /// async fn query(sql: &str) -> Result<usize, std::io::Error> {
+    ///     Ok(sql.len()) // the database round trip here
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let hosts: Registry<String> = Registry::from_settings(&Settings::new().into())?;
+    /// // Sync: inside the closure, no handle taken.
+    /// assert!(hosts.with("db-1.internal", |b| b.acquire()).is_ok());
+    /// // Async: the future owns its handle, so it may outlive this scope.
+    /// let call = hosts.get("db-1.internal").call_async_owned(query("SELECT 1"));
+    /// let rows: Result<usize, CallError<std::io::Error>> = tokio::spawn(call).await?;
+    /// assert_eq!(rows?, 8);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[inline]
     pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&Entry<K, B>) -> R) -> R
     where
@@ -393,6 +413,7 @@ where
     /// (across an `.await`, in a request's state, in a call future with
     /// [`call_async_owned`](crate::BreakerExt::call_async_owned)). One
     /// reference-count increment more than [`with`](Self::with).
+    #[inline]
     pub fn get<Q>(&self, key: &Q) -> Arc<Entry<K, B>>
     where
         K: Borrow<Q>,
@@ -487,6 +508,16 @@ where
     /// worker (a tower service clone, a worker loop), not one per call. A
     /// handle keeps its snapshot, and the entries in it, alive until its
     /// first lookup after the map changes.
+    ///
+    /// ```
+    /// use tripword_std::{Registry, Settings};
+    ///
+    /// let hosts: Registry<String> = Registry::from_settings(&Settings::new().into())?;
+    /// let mut local = hosts.local();
+    /// assert!(local.with("db-1", |b| b.acquire()).is_ok());
+    /// assert_eq!(hosts.len(), 1);
+    /// # Ok::<(), tripword_std::RegistrySettingsError>(())
+    /// ```
     pub fn local(&self) -> Local<'_, K, B> {
         Local {
             registry: self,
@@ -592,6 +623,23 @@ where
     /// the one that ended (idle for a whole period between two calls),
     /// except those whose breaker is not `Closed`. Returns how many it
     /// evicted. Call it on a timer.
+    ///
+    /// ```
+    /// use tripword::clock::ManualClock;
+    /// use tripword::{Breaker, Config, W64};
+    /// use tripword_std::Registry;
+    ///
+    /// static CLOCK: ManualClock = ManualClock::new(0);
+    /// let config = Config::new().check::<W64>()?;
+    /// let r = Registry::new(move |_: &String| Breaker::from_parts(config, &CLOCK, ()));
+    /// r.with("a", |_| ());
+    /// r.with("b", |_| ());
+    /// assert_eq!(r.evict_idle(), 0); // both used in this period
+    /// r.with("a", |_| ());
+    /// assert_eq!(r.evict_idle(), 1); // "b" was idle for a whole period
+    /// assert!(r.peek("b").is_none());
+    /// # Ok::<(), tripword::ConfigError>(())
+    /// ```
     pub fn evict_idle(&self) -> usize {
         let _write = self.write.lock().unwrap_or_else(PoisonError::into_inner);
         let current = self.map.load_full();
