@@ -108,7 +108,9 @@ fn registry_hit(c: &mut Criterion) {
     let config = Config::new().check::<W64>().unwrap();
     let keys = Arc::new(keys());
 
-    let registry: Arc<Registry<String>> = Arc::new(Registry::new(config));
+    let registry: Arc<Registry<String>> = Arc::new(Registry::new(move |_: &String| {
+        Plain::from_parts(config, MonotonicClock, ())
+    }));
     for k in keys.iter() {
         registry.with(k.as_str(), |_| ());
     }

@@ -33,7 +33,7 @@ use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::{Cause, Clock, Config, Outcome, Rejected, Release, Status, ValidConfig, W64};
 use tripword_std::classify::OkOrFailure;
 use tripword_std::tower::{BreakerLayer, RegistryLayer};
-use tripword_std::{BreakerExt, MonotonicClock, RegistryOf};
+use tripword_std::{BreakerExt, MonotonicClock, Registry};
 
 /// The word behind an async lock.
 struct LockedWord(Mutex<u64>);
@@ -371,10 +371,8 @@ async fn main() {
     );
 
     println!("registry (one breaker per host, made on first use):");
-    let hosts: Arc<RegistryOf<String, LockedBreaker>> =
-        Arc::new(RegistryOf::with_factory(|_host: &String| {
-            LockedBreaker::new(config())
-        }));
+    let hosts: Arc<Registry<String, LockedBreaker>> =
+        Arc::new(Registry::new(|_host: &String| LockedBreaker::new(config())));
     // Through call_async on an entry...
     for _ in 0..2 {
         let a = hosts.get("a.example");

@@ -883,7 +883,7 @@ pub trait BreakerExt: CircuitBreaker {
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let hosts: Registry<String> = Settings::new().build_registry()?;
+    /// let hosts: Registry<String> = Registry::from_settings(&Settings::new().into())?;
     /// let task = tokio::spawn(fetch_through(&hosts, "db-1.internal"));
     /// assert_eq!(task.await??, 13);
     /// # Ok(())

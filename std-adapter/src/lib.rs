@@ -31,8 +31,9 @@
 //!   [`Rejection`], whose wait is a `Duration` on a [`RealClock`];
 //!   [`ManualTime`] is a hand-moved clock for tests;
 //! - [`registry`]: [`Registry`], one breaker per key (host, endpoint),
-//!   made on first use from a template config, found without a lock,
-//!   bounded, idle keys evicted, each named in its events;
+//!   made on first use by a factory (any breaker) or from
+//!   [`RegistrySettings`] (a default and overrides by key), found without
+//!   a lock, bounded, idle keys evicted, each named in its events;
 //! - [`observe`]: observers that name their breaker, `TracingObserver`
 //!   (feature `tracing`) and `MetricsObserver` (feature `metrics`);
 //! - features: `http` (`tripword_std::http`: 5xx fail, 4xx ignored,
@@ -123,10 +124,8 @@ pub use declare::{LazyObserver, NamedBreaker, breaker, breakers};
 pub use future::{CallAsync, CallOrElse};
 pub use jitter::jitter_seed;
 pub use policy::CallPolicy;
-pub use registry::{Entry, EntryOf, Registry, RegistryOf};
-pub use settings::{
-    MillisBreaker, RegistrySettings, RegistrySettingsError, Settings, SettingsError, StdBreaker,
-};
+pub use registry::{Entry, Registry, RegistrySettings, RegistrySettingsError};
+pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
 /// The core crate, for what is not re-exported here (`tripword::rate`,
 /// `tripword::cell`, ...): a service needs no `tripword` dependency of its
 /// own.
@@ -155,11 +154,11 @@ pub use tripword::{
 /// assert_eq!(b.call(|| Ok::<_, ()>(1)), Ok(1));
 /// assert_eq!(b.status(), Status::Closed);
 ///
-/// // A registry, its template from the same settings.
-/// let hosts: Registry<String> = Settings::new().failure_threshold(1).build_registry()?;
+/// // A registry, every key's breaker from the same settings.
+/// let hosts: Registry<String> = Registry::from_settings(&Settings::new().failure_threshold(1).into())?;
 /// let _ = hosts.with("db", |b| b.call(|| Err::<(), _>("down")));
 /// assert_eq!(hosts.get("db").status(), Status::Open);
-/// # Ok::<(), SettingsError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub mod prelude {
     #[doc(no_inline)]

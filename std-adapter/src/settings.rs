@@ -33,7 +33,6 @@
 
 use core::fmt;
 use core::ops::RangeInclusive;
-use std::hash::Hash;
 use std::time::Duration;
 
 use tripword::{Breaker, Config, ConfigError, Field, Observer, Outcome, ValidConfig, W64, Word};
@@ -41,7 +40,6 @@ use tripword::{Breaker, Config, ConfigError, Field, Observer, Outcome, ValidConf
 use crate::clock::{
     MonotonicClock, RealClock, duration_to_ticks, span_to_ticks, ticks_to_duration,
 };
-use crate::registry::Registry;
 
 /// A breaker on the real microsecond clock: [`W64`] and no observer unless
 /// named. Build one with [`Settings::build`], or as a `static`:
@@ -105,9 +103,9 @@ pub type MillisBreaker<W = W64, O = ()> = Breaker<crate::clock::MillisClock, W, 
 /// Each setting is a public field named as its setter and its key in a
 /// config file: `settings.open_for`, `settings.exponential_backoff` (the
 /// cap, `None` for a fixed open time), `settings.abandon_as`. A getter
-/// method cannot share its setter's name, so the field is the getter (the
-/// `get_` methods are deprecated). The struct is `#[non_exhaustive]`: make
-/// one with [`Settings::new`] (or [`Default`]) and the setters.
+/// method cannot share its setter's name, so the field is the getter. The
+/// struct is `#[non_exhaustive]`: make one with [`Settings::new`] (or
+/// [`Default`]) and the setters.
 ///
 /// ```
 /// use std::time::Duration;
@@ -195,7 +193,7 @@ pub struct Settings {
 /// [`Outcome`] as `"success"`, `"failure"`, `"ignored"` (the core has no
 /// serde).
 #[cfg(feature = "serde")]
-mod outcome_serde {
+pub(crate) mod outcome_serde {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use tripword::Outcome;
 
@@ -225,11 +223,11 @@ mod outcome_serde {
     }
 
     /// An optional [`Outcome`] (a key an override may leave out).
-    pub(super) mod option {
+    pub(crate) mod option {
         use serde::Deserializer;
         use tripword::Outcome;
 
-        pub(in super::super) fn deserialize<'de, D: Deserializer<'de>>(
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
             d: D,
         ) -> Result<Option<Outcome>, D::Error> {
             super::deserialize(d).map(Some)
@@ -388,47 +386,6 @@ impl Settings {
     pub const fn abandon_as(mut self, outcome: Outcome) -> Self {
         self.abandon_as = outcome;
         self
-    }
-
-    /// The failure threshold: read the field
-    /// [`failure_threshold`](field@Settings::failure_threshold).
-    #[deprecated(since = "0.1.0", note = "read the field `failure_threshold`")]
-    pub const fn get_failure_threshold(&self) -> u32 {
-        self.failure_threshold
-    }
-
-    /// The (base) open time: read the field
-    /// [`open_for`](field@Settings::open_for).
-    #[deprecated(since = "0.1.0", note = "read the field `open_for`")]
-    pub const fn get_open_for(&self) -> Duration {
-        self.open_for
-    }
-
-    /// The backoff cap: read the field
-    /// [`exponential_backoff`](field@Settings::exponential_backoff).
-    #[deprecated(since = "0.1.0", note = "read the field `exponential_backoff`")]
-    pub const fn get_backoff_cap(&self) -> Option<Duration> {
-        self.exponential_backoff
-    }
-
-    /// The probe timeout: read the field
-    /// [`probe_timeout`](field@Settings::probe_timeout).
-    #[deprecated(since = "0.1.0", note = "read the field `probe_timeout`")]
-    pub const fn get_probe_timeout(&self) -> Duration {
-        self.probe_timeout
-    }
-
-    /// The horizon: read the field [`horizon`](field@Settings::horizon).
-    #[deprecated(since = "0.1.0", note = "read the field `horizon`")]
-    pub const fn get_horizon(&self) -> Option<Duration> {
-        self.horizon
-    }
-
-    /// The abandon outcome: read the field
-    /// [`abandon_as`](field@Settings::abandon_as).
-    #[deprecated(since = "0.1.0", note = "read the field `abandon_as`")]
-    pub const fn get_abandon(&self) -> Outcome {
-        self.abandon_as
     }
 
     /// Converts to a core [`Config`] in `C`'s ticks **without** checking
@@ -619,109 +576,6 @@ impl Settings {
     ) -> Result<Breaker<C, W, O>, SettingsError> {
         Ok(Breaker::from_parts(self.config::<C, W>()?, clock, observer))
     }
-
-    /// A [`Registry`] of [`StdBreaker`]s: one per key, made on first use
-    /// from these settings, on the [`MonotonicClock`] and the 64-bit word,
-    /// no observer. The key type is usually inferred from the annotated
-    /// type or the first lookup.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword_std::{BreakerExt, Registry, Settings, Status};
-    ///
-    /// let hosts: Registry<String> = Settings::new()
-    ///     .failure_threshold(1)
-    ///     .open_for(Duration::from_secs(30))
-    ///     .build_registry()?;
-    /// let _ = hosts.with("db-1.internal", |b| b.call(|| Err::<(), _>("timeout")));
-    /// assert_eq!(hosts.with("db-1.internal", |b| b.status()), Status::Open);
-    /// # Ok::<(), tripword_std::SettingsError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`config`](Settings::config).
-    pub fn build_registry<K>(&self) -> Result<Registry<K>, SettingsError>
-    where
-        K: Hash + Eq + Clone + Send + Sync + 'static,
-    {
-        Ok(Registry::new(self.config::<MonotonicClock, W64>()?))
-    }
-
-    /// A [`Registry`] of [`StdBreaker`]s whose breakers each report to the
-    /// observer `observer` makes from the key (so each is named in its
-    /// events: `|host| TracingObserver::new(host.as_str())`). `observer` runs
-    /// under the registry's write lock when a key is new: it must not use
-    /// the registry.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// use tripword_std::{OnTransition, Settings, Transition};
-    ///
-    /// static TRIPS: AtomicUsize = AtomicUsize::new(0);
-    /// let hosts = Settings::new().failure_threshold(1).build_registry_with(|host: &String| {
-    ///     let host = Arc::<str>::from(host.as_str());
-    ///     OnTransition(move |t: Transition| {
-    ///         println!("{host}: {t}");
-    ///         TRIPS.fetch_add(1, Ordering::Relaxed);
-    ///     })
-    /// })?;
-    /// hosts.with("db-1.internal", |b| b.force_open());
-    /// assert_eq!(TRIPS.load(Ordering::Relaxed), 1);
-    /// # Ok::<(), tripword_std::SettingsError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`config`](Settings::config).
-    pub fn build_registry_with<K, O>(
-        &self,
-        observer: impl Fn(&K) -> O + Send + Sync + 'static,
-    ) -> Result<Registry<K, O>, SettingsError>
-    where
-        K: Hash + Eq + Clone + Send + Sync + 'static,
-        O: Observer + Send + Sync + 'static,
-    {
-        self.build_registry_on(MonotonicClock, observer)
-    }
-
-    /// A [`Registry`] on any [`RealClock`] (cloned into each breaker), word
-    /// width and observer; the word width is usually inferred from the
-    /// annotated type.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword_std::{BreakerExt, ManualTime, Registry, Settings, Status, W32};
-    ///
-    /// static CLOCK: ManualTime = ManualTime::new();
-    /// let hosts: Registry<String, (), &ManualTime, W32> = Settings::new()
-    ///     .failure_threshold(1)
-    ///     .open_for(Duration::from_secs(5))
-    ///     .build_registry_on(&CLOCK, |_| ())?;
-    /// let _ = hosts.with("db", |b| b.call(|| Err::<(), _>("down")));
-    /// CLOCK.advance(Duration::from_secs(6));
-    /// assert_eq!(hosts.with("db", |b| b.status()), Status::HalfOpen);
-    /// # Ok::<(), tripword_std::SettingsError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`config`](Settings::config), for `C` and `W`.
-    pub fn build_registry_on<K, C, W, O>(
-        &self,
-        clock: C,
-        observer: impl Fn(&K) -> O + Send + Sync + 'static,
-    ) -> Result<Registry<K, O, C, W>, SettingsError>
-    where
-        K: Hash + Eq + Clone + Send + Sync + 'static,
-        C: RealClock + Clone + Send + Sync + 'static,
-        W: Word,
-        O: Observer + Send + Sync + 'static,
-    {
-        Ok(Registry::from_parts(
-            self.config::<C, W>()?,
-            clock,
-            observer,
-        ))
-    }
 }
 
 /// The shortest duration that converts to at least `ticks` ticks with
@@ -893,341 +747,6 @@ impl fmt::Display for SettingsError {
 impl std::error::Error for SettingsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.error)
-    }
-}
-
-/// Settings for a registry of breakers: a default, and overrides by key
-/// (a host, a route) for the keys that need other values. What
-/// [`Registry::from_settings`](crate::Registry::from_settings) builds a
-/// registry from (each key's breaker from its override, or the default),
-/// and what [`RegistryOf::from_settings`](crate::RegistryOf::from_settings)
-/// hands a factory of any breaker.
-///
-/// Every override is a whole [`Settings`]; in code, derive it from the
-/// default (`default.failure_threshold(1)`). The ranges are checked where
-/// a single [`Settings`]' are, when the clock and word are known
-/// ([`check`](Self::check), or building the registry), and the error
-/// names the key ([`RegistrySettingsError`]).
-///
-/// ```
-/// use std::time::Duration;
-/// use tripword_std::{RegistrySettings, Settings};
-///
-/// let default = Settings::new().failure_threshold(5).open_for(Duration::from_secs(30));
-/// // Keys are `String`s by default; `override_for` takes a `&str` too.
-/// let settings: RegistrySettings = RegistrySettings::new(default)
-///     .override_for("api.example.com", default.failure_threshold(1));
-/// assert_eq!(settings.settings_for("api.example.com").failure_threshold, 1);
-/// assert_eq!(settings.settings_for("db.internal"), &default);
-/// assert_eq!(settings.overrides().len(), 1);
-/// ```
-///
-/// # From a config file (feature `serde`)
-/// A table `default` (a [`Settings`], every key optional) and a table
-/// `overrides` of tables by key, both optional, no other key. An override
-/// names only the keys it changes: the others are the `default` table's.
-/// (So in a file an override cannot turn off the default's
-/// `exponential_backoff`; build such settings in code, with
-/// [`Settings::fixed_open_time`].) Overrides keep the file's order, which
-/// is the order their ranges are checked in.
-///
-/// ```
-/// # #[cfg(feature = "serde")] {
-/// use std::time::Duration;
-/// use tripword_std::{RegistrySettings, Settings};
-///
-/// let settings: RegistrySettings = toml::from_str(r#"
-///     [default]
-///     failure_threshold = 5
-///     open_for = "30s"
-///
-///     [overrides."api.example.com"]
-///     failure_threshold = 1
-/// "#).unwrap();
-/// let default = Settings::new().failure_threshold(5).open_for(Duration::from_secs(30));
-/// assert_eq!(settings.default_settings(), &default);
-/// assert_eq!(settings.settings_for("api.example.com"), &default.failure_threshold(1));
-/// # }
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RegistrySettings<K = String> {
-    default: Settings,
-    // In the order given; a key at most once.
-    overrides: Vec<(K, Settings)>,
-}
-
-impl<K> Default for RegistrySettings<K> {
-    /// [`Settings::new`] for every key, no overrides.
-    fn default() -> Self {
-        RegistrySettings::new(Settings::new())
-    }
-}
-
-impl<K> RegistrySettings<K> {
-    /// `default` for every key, no overrides yet.
-    pub const fn new(default: Settings) -> Self {
-        RegistrySettings {
-            default,
-            overrides: Vec::new(),
-        }
-    }
-
-    /// `settings` for `key` instead of the default (replacing an earlier
-    /// override of `key`).
-    ///
-    /// ```
-    /// use tripword_std::{RegistrySettings, Settings};
-    /// let s = RegistrySettings::<String>::default()
-    ///     .override_for("a", Settings::new().failure_threshold(1))
-    ///     .override_for("a", Settings::new().failure_threshold(2));
-    /// assert_eq!(s.settings_for("a").failure_threshold, 2);
-    /// assert_eq!(s.overrides().len(), 1);
-    /// ```
-    pub fn override_for(mut self, key: impl Into<K>, settings: Settings) -> Self
-    where
-        K: Eq,
-    {
-        let key = key.into();
-        match self.overrides.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, s)) => *s = settings,
-            None => self.overrides.push((key, settings)),
-        }
-        self
-    }
-
-    /// The settings of every key without an override.
-    pub const fn default_settings(&self) -> &Settings {
-        &self.default
-    }
-
-    /// The overrides, in the order given.
-    pub fn overrides(&self) -> &[(K, Settings)] {
-        &self.overrides
-    }
-
-    /// `key`'s settings: its override, or the default.
-    pub fn settings_for<Q>(&self, key: &Q) -> &Settings
-    where
-        K: core::borrow::Borrow<Q>,
-        Q: Eq + ?Sized,
-    {
-        self.overrides
-            .iter()
-            .find(|(k, _)| k.borrow() == key)
-            .map_or(&self.default, |(_, s)| s)
-    }
-
-    /// Checks every setting against clock `C` and word `W`: the default's,
-    /// then each override's, in order.
-    ///
-    /// ```
-    /// use tripword::W32;
-    /// use tripword_std::{MillisClock, RegistrySettings, Settings};
-    ///
-    /// let s = RegistrySettings::new(Settings::new())
-    ///     .override_for("bulk", Settings::new().failure_threshold(5000));
-    /// assert!(s.check::<MillisClock, tripword::W64>().is_ok());
-    /// let err = s.check::<MillisClock, W32>().unwrap_err(); // 4095 at most
-    /// assert_eq!(err.key().map(String::as_str), Some("bulk"));
-    /// ```
-    ///
-    /// # Errors
-    /// The first setting out of range, with its key.
-    pub fn check<C: RealClock, W: Word>(&self) -> Result<(), RegistrySettingsError<K>>
-    where
-        K: Clone,
-    {
-        self.configs::<C, W>().map(drop)
-    }
-
-    /// The default's config and each override's, checked.
-    pub(crate) fn configs<C: RealClock, W: Word>(
-        &self,
-    ) -> Result<Configs<K, W>, RegistrySettingsError<K>>
-    where
-        K: Clone,
-    {
-        let default = self
-            .default
-            .config::<C, W>()
-            .map_err(|error| RegistrySettingsError { key: None, error })?;
-        let overrides = self
-            .overrides
-            .iter()
-            .map(|(key, settings)| match settings.config::<C, W>() {
-                Ok(config) => Ok((key.clone(), config)),
-                Err(error) => Err(RegistrySettingsError {
-                    key: Some(key.clone()),
-                    error,
-                }),
-            })
-            .collect::<Result<_, _>>()?;
-        Ok((default, overrides))
-    }
-}
-
-/// The checked configs of a [`RegistrySettings`]: the default's, and each
-/// override's with its key.
-pub(crate) type Configs<K, W> = (ValidConfig<W>, Vec<(K, ValidConfig<W>)>);
-
-/// A setting of a [`RegistrySettings`] out of range: which key's
-/// ([`key`](Self::key): `None` for the default), and the
-/// [`SettingsError`] itself.
-///
-/// ```
-/// use tripword::{Field, W64};
-/// use tripword_std::{MonotonicClock, RegistrySettings, Settings};
-///
-/// let s = RegistrySettings::new(Settings::new())
-///     .override_for("api.example.com", Settings::new().failure_threshold(0));
-/// let err = s.check::<MonotonicClock, W64>().unwrap_err();
-/// assert_eq!(err.key().map(String::as_str), Some("api.example.com"));
-/// assert_eq!(err.settings_error().field(), Field::FailureThreshold);
-/// assert_eq!(
-///     err.to_string(),
-///     r#"override for "api.example.com": failure_threshold = 0 is out of range 1..=65535 (64-bit word)"#,
-/// );
-///
-/// let s = RegistrySettings::<String>::new(Settings::new().failure_threshold(0));
-/// let err = s.check::<MonotonicClock, W64>().unwrap_err();
-/// assert_eq!(err.key(), None);
-/// assert!(err.to_string().starts_with("default: failure_threshold = 0"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RegistrySettingsError<K = String> {
-    key: Option<K>,
-    error: SettingsError,
-}
-
-impl<K> RegistrySettingsError<K> {
-    /// The key whose override is out of range, or `None` for the default.
-    pub fn key(&self) -> Option<&K> {
-        self.key.as_ref()
-    }
-
-    /// What is out of range, and the range.
-    pub fn settings_error(&self) -> &SettingsError {
-        &self.error
-    }
-}
-
-impl<K: fmt::Debug> fmt::Display for RegistrySettingsError<K> {
-    /// `override for "key": ` or `default: `, then the [`SettingsError`].
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.key {
-            Some(key) => write!(f, "override for {key:?}: {}", self.error),
-            None => write!(f, "default: {}", self.error),
-        }
-    }
-}
-
-impl<K: fmt::Debug> std::error::Error for RegistrySettingsError<K> {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
-    }
-}
-
-/// [`RegistrySettings`] from config files: a `default` table, and
-/// `overrides` whose keys default to the `default` table's.
-#[cfg(feature = "serde")]
-mod registry_serde {
-    use core::fmt;
-    use core::marker::PhantomData;
-    use std::time::Duration;
-
-    use serde::de::{Deserializer, MapAccess, Visitor};
-    use serde::{Deserialize, de};
-    use tripword::Outcome;
-
-    use super::{RegistrySettings, Settings};
-
-    /// An override as written: only the keys it changes.
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Patch {
-        #[serde(default)]
-        failure_threshold: Option<u32>,
-        #[serde(default, with = "humantime_serde")]
-        open_for: Option<Duration>,
-        #[serde(default, with = "humantime_serde")]
-        exponential_backoff: Option<Duration>,
-        #[serde(default, with = "humantime_serde")]
-        probe_timeout: Option<Duration>,
-        #[serde(default, with = "humantime_serde")]
-        horizon: Option<Duration>,
-        #[serde(
-            default,
-            deserialize_with = "super::outcome_serde::option::deserialize"
-        )]
-        abandon_as: Option<Outcome>,
-    }
-
-    impl Patch {
-        /// `base` with this override's keys.
-        fn apply(self, base: Settings) -> Settings {
-            Settings {
-                failure_threshold: self.failure_threshold.unwrap_or(base.failure_threshold),
-                open_for: self.open_for.unwrap_or(base.open_for),
-                exponential_backoff: self.exponential_backoff.or(base.exponential_backoff),
-                probe_timeout: self.probe_timeout.unwrap_or(base.probe_timeout),
-                horizon: self.horizon.or(base.horizon),
-                abandon_as: self.abandon_as.unwrap_or(base.abandon_as),
-            }
-        }
-    }
-
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields, bound(deserialize = "K: Deserialize<'de> + Eq"))]
-    struct Raw<K> {
-        #[serde(default)]
-        default: Settings,
-        #[serde(default = "Vec::new", deserialize_with = "in_order")]
-        overrides: Vec<(K, Patch)>,
-    }
-
-    /// A map's entries in the order written; a key twice is an error.
-    fn in_order<'de, D, K>(d: D) -> Result<Vec<(K, Patch)>, D::Error>
-    where
-        D: Deserializer<'de>,
-        K: Deserialize<'de> + Eq,
-    {
-        struct Entries<K>(PhantomData<K>);
-
-        impl<'de, K: Deserialize<'de> + Eq> Visitor<'de> for Entries<K> {
-            type Value = Vec<(K, Patch)>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a table of settings by key")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries: Vec<(K, Patch)> = Vec::new();
-                while let Some((key, patch)) = map.next_entry::<K, Patch>()? {
-                    if entries.iter().any(|(k, _)| *k == key) {
-                        return Err(de::Error::custom("a key appears twice in `overrides`"));
-                    }
-                    entries.push((key, patch));
-                }
-                Ok(entries)
-            }
-        }
-
-        d.deserialize_map(Entries(PhantomData))
-    }
-
-    impl<'de, K: Deserialize<'de> + Eq> Deserialize<'de> for RegistrySettings<K> {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            let raw = Raw::<K>::deserialize(d)?;
-            let default = raw.default;
-            Ok(RegistrySettings {
-                default,
-                overrides: raw
-                    .overrides
-                    .into_iter()
-                    .map(|(key, patch)| (key, patch.apply(default)))
-                    .collect(),
-            })
-        }
     }
 }
 

@@ -9,9 +9,9 @@
 //! ready service to the response future and keeps a clone, as tower's
 //! async middleware does (`docs/services.md`, "The tower layer").
 //! [`RegistryLayer`] wraps it in a breaker per key (a host, a route),
-//! picked for each request from a [`Registry`](crate::Registry) or a
-//! [`RegistryOf`](crate::RegistryOf), and otherwise behaves the same; its
-//! rejection, [`KeyedError::Open`], names the key.
+//! picked for each request from a [`Registry`](crate::Registry) of any
+//! breaker, and otherwise behaves the same; its rejection's
+//! [`Rejection`](crate::Rejection) names the key.
 //!
 //! - **Classification**: by default [`OkOrFailure`], as for
 //!   [`call`](crate::BreakerExt::call): an `Err` (the inner service's

@@ -652,10 +652,9 @@ fn owned<F: Future + Send + 'static>(f: F) -> F {
 /// breaker in an `Arc`), so it outlives the scope that made it.
 #[test]
 fn call_async_owned_owns_its_handle_and_counts_as_call_async() {
-    let hosts: tripword_std::Registry<String> = Settings::new()
-        .failure_threshold(2)
-        .build_registry()
-        .unwrap();
+    let hosts: tripword_std::Registry<String> =
+        tripword_std::Registry::from_settings(&Settings::new().failure_threshold(2).into())
+            .unwrap();
     let call = {
         let entry = hosts.get("db-1.internal");
         owned(entry.call_async_owned(ready(Err::<(), _>("down"))))

@@ -22,9 +22,9 @@ use tripword::{Breaker, Cause, Outcome, Rejected, Release, Status, Ticket};
 use tripword_std::clock::ManualTime;
 use tripword_std::http::StatusClassifier;
 use tripword_std::tower::RegistryLayer;
-use tripword_std::{BreakerExt, CallError, Registry, RegistryOf, RegistrySettings, Settings};
+use tripword_std::{BreakerExt, CallError, Registry, RegistrySettings, Settings};
 
-type Hosts = Registry<String, (), &'static ManualTime>;
+type Hosts = Registry<String, Breaker<&'static ManualTime>>;
 type Error = CallError<Infallible>;
 
 /// A clock of the test's own.
@@ -171,13 +171,15 @@ async fn per_key_overrides_apply() {
     let hosts = registry(&settings, clock);
     assert_eq!(
         hosts
-            .config_for("down.fragile.example.com")
+            .get("down.fragile.example.com")
+            .config()
             .failure_threshold(),
         1
     );
     assert_eq!(
         hosts
-            .config_for("down.sturdy.example.com")
+            .get("down.sturdy.example.com")
+            .config()
             .failure_threshold(),
         3
     );
@@ -366,10 +368,9 @@ impl CircuitBreaker for Guarded {
 #[tokio::test]
 async fn a_custom_breaker_in_a_registry_works_through_the_layer_and_call() {
     let clock = clock();
-    let guarded: Arc<RegistryOf<String, Guarded>> =
-        Arc::new(RegistryOf::with_factory(move |host: &String| {
-            Guarded::new(if host.contains("fragile") { 1 } else { 2 }, clock)
-        }));
+    let guarded: Arc<Registry<String, Guarded>> = Arc::new(Registry::new(move |host: &String| {
+        Guarded::new(if host.contains("fragile") { 1 } else { 2 }, clock)
+    }));
     let hits = Hits::default();
     let mut svc = ServiceBuilder::new()
         .layer(RegistryLayer::new(guarded.clone(), host).classify(StatusClassifier))
@@ -419,7 +420,7 @@ async fn a_custom_breaker_in_a_registry_works_through_the_layer_and_call() {
     );
     assert_eq!(up.status(), Status::Closed);
 
-    // Through `call` and `call_async` on the entry (an `EntryOf<_, Guarded>`
+    // Through `call` and `call_async` on the entry (an `Entry<_, Guarded>`
     // is a breaker itself).
     let db = guarded.get("db.internal");
     assert_eq!(db.call(|| Ok::<_, &str>(1)), Ok(1));

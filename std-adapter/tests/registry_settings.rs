@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use tripword::{Field, Outcome, W32, W64};
+use tripword::{Breaker, Field, Outcome, W32, W64};
 use tripword_std::clock::ManualTime;
 use tripword_std::{MillisClock, MonotonicClock, Registry, RegistrySettings, Settings};
 
@@ -77,17 +77,30 @@ fn overrides_take_the_defaults_for_the_keys_they_leave_out() {
 #[test]
 fn a_registry_from_a_file_gives_each_key_its_config() {
     let settings: RegistrySettings = toml::from_str(TOML).unwrap();
-    let r: Registry<String, (), &ManualTime, W32> =
+    let r: Registry<String, Breaker<&ManualTime, W32>> =
         Registry::from_settings_on(&settings, &CLOCK, |_| ()).unwrap();
-    assert_eq!(r.config_for("api.example.com").failure_threshold(), 1);
-    assert_eq!(r.config_for("search.example.com").open_for(), 2_000_001);
+    // Each key's config, before its breaker is made: its settings'.
+    let config_for = |key: &str| {
+        settings
+            .settings_for(key)
+            .config::<ManualTime, W32>()
+            .unwrap()
+    };
+    assert_eq!(config_for("api.example.com").failure_threshold(), 1);
+    assert_eq!(config_for("search.example.com").open_for(), 2_000_001);
+    assert_eq!(config_for("search.example.com").abandon(), Outcome::Ignored);
+    let template = settings
+        .default_settings()
+        .config::<ManualTime, W32>()
+        .unwrap();
+    assert_eq!(config_for("db.internal"), template);
+    assert_eq!(template.failure_threshold(), 5);
+    // The breakers made follow them.
     assert_eq!(
-        r.config_for("search.example.com").abandon(),
+        r.get("search.example.com").config().abandon(),
         Outcome::Ignored
     );
-    assert_eq!(r.config_for("db.internal"), r.config());
-    assert_eq!(r.config().failure_threshold(), 5);
-    // The breakers made follow them.
+    assert_eq!(r.get("db.internal").config(), &template);
     assert_eq!(r.get("api.example.com").config().failure_threshold(), 1);
     assert_eq!(r.get("db.internal").config().failure_threshold(), 5);
     assert_eq!(r.get("search.example.com").config().open_for(), 2_000_001);

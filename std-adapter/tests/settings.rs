@@ -541,9 +541,8 @@ fn a_backoff_cap_below_open_for_leaves_the_longest_duration() {
 }
 
 /// Each setting reads back from the public field named as its setter and
-/// its config-file key; the old `get_` getters still answer, deprecated.
+/// its config-file key.
 #[test]
-#[allow(deprecated)]
 fn settings_read_back_from_fields_named_as_their_setters() {
     let s = Settings::new()
         .failure_threshold(7)
@@ -568,24 +567,6 @@ fn settings_read_back_from_fields_named_as_their_setters() {
             Duration::from_secs(2),
             Some(Duration::from_secs(600)),
             Outcome::Ignored
-        )
-    );
-    assert_eq!(
-        (
-            s.get_failure_threshold(),
-            s.get_open_for(),
-            s.get_backoff_cap(),
-            s.get_probe_timeout(),
-            s.get_horizon(),
-            s.get_abandon()
-        ),
-        (
-            s.failure_threshold,
-            s.open_for,
-            s.exponential_backoff,
-            s.probe_timeout,
-            s.horizon,
-            s.abandon_as
         )
     );
     // A field set directly is what `config` converts.

@@ -37,7 +37,8 @@ fn main() {
     let threads: usize = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(1);
     let keys: Vec<String> = (0..64).map(|i| format!("host-{i}.internal:443")).collect();
     let config = Config::new().check::<W64>().expect("default config");
-    let registry: Registry<String> = Registry::new(config);
+    let registry: Registry<String> =
+        Registry::new(move |_: &String| Breaker::from_parts(config, MonotonicClock, ()));
     let mut map: HashMap<String, Arc<Breaker<MonotonicClock, W64>>, foldhash::fast::RandomState> =
         HashMap::default();
     for k in &keys {

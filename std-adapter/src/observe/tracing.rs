@@ -34,7 +34,8 @@ use super::{cause_name, outcome_name, status_name};
 /// 1 µs, the tick of [`MonotonicClock`](crate::MonotonicClock) and
 /// [`ManualTime`](crate::ManualTime) (what [`Settings::build`](crate::Settings::build),
 /// [`build_with`](crate::Settings::build_with) and
-/// [`build_registry_with`](crate::Settings::build_registry_with) use); on
+/// [`Registry::from_settings_on`](crate::Registry::from_settings_on) with
+/// `MonotonicClock` use); on
 /// another clock, say so with [`tick`](Self::tick)
 /// (`.tick(MillisClock::TICK)`), or, on a clock with no stated tick length
 /// (a [`ManualClock`](tripword::clock::ManualClock)), with

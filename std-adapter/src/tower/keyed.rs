@@ -84,8 +84,8 @@ where
 /// A [`Layer`] that puts a breaker per key in front of a service: for each
 /// request, the key function (`Fn(&Request) -> Q`: the host, the route)
 /// names the key, the registry (`R`, a handle on a
-/// [`Registry`](crate::Registry) or a [`RegistryOf`](crate::RegistryOf):
-/// `Arc<Registry<String>>`, `&'static RegistryOf<..>`) gives that key's
+/// [`Registry`](crate::Registry) of any breaker:
+/// `Arc<Registry<String>>`, `&'static Registry<K, B>`) gives that key's
 /// breaker, made on first use, and the call goes through it exactly as
 /// through a [`BreakerLayer`](super::BreakerLayer): the same classification
 /// (by default [`OkOrFailure`]; `.classify(StatusClassifier)` for HTTP

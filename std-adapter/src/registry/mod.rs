@@ -1,14 +1,14 @@
 //! A registry of named breakers: one per key (a host, an endpoint), made on
-//! first use from a template config (or per-key settings, or a factory of
-//! any breaker), found without a lock.
+//! first use by a factory (any breaker) or from settings (a default and
+//! overrides by key), found without a lock.
 //!
 //! ```
 //! use tripword_std::prelude::*;
 //!
-//! let hosts: Registry<String> = Settings::new()
+//! let settings = Settings::new()
 //!     .failure_threshold(2)
-//!     .open_for(Duration::from_secs(30))
-//!     .build_registry()?;
+//!     .open_for(Duration::from_secs(30));
+//! let hosts: Registry<String> = Registry::from_settings(&settings.into())?;
 //!
 //! // A breaker per host, made on first use.
 //! for _ in 0..2 {
@@ -17,7 +17,7 @@
 //! assert_eq!(hosts.with("db-1.internal", |b| b.status()), Status::Open);
 //! assert_eq!(hosts.with("db-2.internal", |b| b.status()), Status::Closed);
 //! assert_eq!(hosts.len(), 2);
-//! # Ok::<(), tripword_std::SettingsError>(())
+//! # Ok::<(), tripword_std::RegistrySettingsError>(())
 //! ```
 //!
 //! # How it is built
@@ -56,25 +56,32 @@
 //! key's next lookup makes a new breaker.
 //!
 //! # Any breaker
-//! [`Registry`] holds `tripword`'s own [`Breaker`], made from a template
-//! config (or from [`RegistrySettings`]: a default and overrides by key).
-//! [`RegistryOf<K, B>`] is the same map for any [`CircuitBreaker`] `B`,
-//! each made by a factory from its key: a breaker of another crate (a word
-//! in a remote store, a breaker behind an async mutex) lives in a registry
-//! too. `Registry` is a `RegistryOf<K, Breaker<C, W, O>>` that also keeps
-//! its template config; both hand out [`EntryOf`]s, which are breakers
-//! themselves, and both are a [`Lookup`], what the tower layer
-//! `tripword_std::tower::RegistryLayer` picks a request's breaker from.
+//! [`Registry<K, B>`] holds any [`CircuitBreaker`] `B`; `B` is
+//! `tripword`'s own breaker on the real clock ([`StdBreaker`]) unless set.
+//! Three constructors make one:
+//!
+//! - [`Registry::new`]: each key's breaker made by a factory from its key,
+//!   of any kind (a word in a remote store, a breaker behind an async
+//!   mutex, a rate breaker, `tripword`'s own on a hand-moved clock);
+//! - [`Registry::from_settings`]: [`StdBreaker`]s from
+//!   [`RegistrySettings`], a default and overrides by key, checked first;
+//! - [`Registry::from_settings_on`]: the same on a chosen clock and word,
+//!   each breaker with the observer made from its key.
+//!
+//! Every registry hands out [`Entry`]s, which are breakers themselves (and
+//! dereference to theirs: `entry.config()` is a `Breaker`'s config), and is
+//! a [`Lookup`], what the tower layer `tripword_std::tower::RegistryLayer`
+//! picks a request's breaker from.
 //!
 //! ```
 //! use tripword::clock::ManualClock;
 //! use tripword::{Breaker, Config, Status};
-//! use tripword_std::{BreakerExt, RegistryOf};
+//! use tripword_std::{BreakerExt, Registry};
 //!
 //! static CLOCK: ManualClock = ManualClock::new(0);
 //! // A registry of rate breakers... or of any `CircuitBreaker`: here plain
 //! // breakers whose threshold depends on the key.
-//! let hosts = RegistryOf::with_factory(|host: &String| {
+//! let hosts = Registry::new(|host: &String| {
 //!     let threshold = if host.starts_with("batch.") { 10 } else { 1 };
 //!     Breaker::new(Config::new().failure_threshold(threshold).open_for(100), &CLOCK)
 //! });
@@ -82,6 +89,7 @@
 //! let _ = hosts.with("batch.internal", |b| b.call(|| Err::<(), _>("down")));
 //! assert_eq!(hosts.with("api.internal", |b| b.status()), Status::Open);
 //! assert_eq!(hosts.with("batch.internal", |b| b.status()), Status::Closed);
+//! assert_eq!(hosts.get("batch.internal").config().failure_threshold(), 10);
 //! ```
 
 use std::any::Any;
@@ -96,31 +104,29 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use arc_swap::ArcSwap;
 use foldhash::fast::RandomState;
 use tripword::kit::{CircuitBreaker, Reply, TickVerdict};
-use tripword::{
-    Breaker, Clock, Observer, Outcome, Rejected, Release, Status, ValidConfig, W64, Word,
-};
+use tripword::{Outcome, Rejected, Release, Status};
 
-use crate::clock::{MonotonicClock, RealClock};
-use crate::settings::{RegistrySettings, RegistrySettingsError, Settings};
+use crate::settings::StdBreaker;
 
-/// One key's breaker in a [`RegistryOf`] (or a [`Registry`]): the key and
-/// the breaker `B`. It dereferences to the breaker, so `entry.call(..)`,
-/// `entry.acquire()` and the breaker's own methods work on it, and it is a
-/// [`CircuitBreaker`] itself (each method the breaker's), so the calls,
-/// futures and tower layer of this crate take an `Arc<EntryOf<K, B>>` from
-/// [`get`](RegistryOf::get) as their handle.
-pub struct EntryOf<K, B> {
+mod settings;
+
+pub use settings::{RegistrySettings, RegistrySettingsError};
+
+/// One key's breaker in a [`Registry`]: the key and the breaker `B`
+/// ([`StdBreaker`] unless the registry holds another kind). It dereferences
+/// to the breaker, so `entry.call(..)`, `entry.acquire()` and the breaker's
+/// own methods (`entry.config()`, the config a `Breaker` was made from)
+/// work on it, and it is a [`CircuitBreaker`] itself (each method the
+/// breaker's), so the calls, futures and tower layer of this crate take an
+/// `Arc<Entry<K, B>>` from [`get`](Registry::get) as their handle.
+pub struct Entry<K, B = StdBreaker> {
     key: K,
     breaker: B,
     // The sweep epoch of the last lookup.
     seen: AtomicU64,
 }
 
-/// One key's [`Breaker`] in a [`Registry`]: an [`EntryOf`] whose breaker is
-/// `tripword`'s own, on clock `C`, word `W`, with observer `O`.
-pub type Entry<K, O = (), C = MonotonicClock, W = W64> = EntryOf<K, Breaker<C, W, O>>;
-
-impl<K, B> EntryOf<K, B> {
+impl<K, B> Entry<K, B> {
     /// The key.
     pub fn key(&self) -> &K {
         &self.key
@@ -141,7 +147,7 @@ impl<K, B> EntryOf<K, B> {
     }
 }
 
-impl<K, B> Deref for EntryOf<K, B> {
+impl<K, B> Deref for Entry<K, B> {
     type Target = B;
     fn deref(&self) -> &B {
         &self.breaker
@@ -149,9 +155,9 @@ impl<K, B> Deref for EntryOf<K, B> {
 }
 
 /// An entry is its key's breaker: `call`, `call_async`, the tower layers
-/// (through an `Arc<EntryOf>` from [`RegistryOf::get`]) work on it
+/// (through an `Arc<Entry>` from [`Registry::get`]) work on it
 /// directly. Every method is the breaker's, the async path included.
-impl<K, B: CircuitBreaker> CircuitBreaker for EntryOf<K, B> {
+impl<K, B: CircuitBreaker> CircuitBreaker for Entry<K, B> {
     type Ticket = B::Ticket;
     type Clock = B::Clock;
     type Acquiring = B::Acquiring;
@@ -207,7 +213,7 @@ impl<K, B: CircuitBreaker> CircuitBreaker for EntryOf<K, B> {
     }
 }
 
-impl<K: core::fmt::Debug, B: core::fmt::Debug> core::fmt::Debug for EntryOf<K, B> {
+impl<K: core::fmt::Debug, B: core::fmt::Debug> core::fmt::Debug for Entry<K, B> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Entry")
             .field("key", &self.key)
@@ -216,7 +222,7 @@ impl<K: core::fmt::Debug, B: core::fmt::Debug> core::fmt::Debug for EntryOf<K, B
     }
 }
 
-type Map<K, B> = HashMap<K, Arc<EntryOf<K, B>>, RandomState>;
+type Map<K, B> = HashMap<K, Arc<Entry<K, B>>, RandomState>;
 
 /// A published map, numbered.
 struct Snapshot<K, B> {
@@ -244,36 +250,40 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 /// Makes a new key's breaker.
 type Factory<K, B> = Box<dyn Fn(&K) -> B + Send + Sync>;
 
-/// One breaker of any kind per key, made on first use by a factory, found
-/// without a lock, at most [`capacity`](RegistryOf::capacity) of them: the
-/// map behind [`Registry`], for any [`CircuitBreaker`] `B`. See the
-/// [module docs](self).
+/// One breaker per key, made on first use, found without a lock, at most
+/// [`capacity`](Registry::capacity) of them. See the [module docs](self).
 ///
 /// `K` is the key (a host `String`, a `(host, route)` pair, an enum of
-/// dependencies), `B` the breaker, made by the factory from its key (so it
-/// can be named after it, or configured for it). A `B` that is not
-/// `Closed` is never evicted as idle, as in a [`Registry`].
+/// dependencies), `B` the breaker: a [`StdBreaker`] (the real microsecond
+/// clock, the 64-bit word, no observer) unless set, or any
+/// [`CircuitBreaker`]. Make one with [`new`](Registry::new) (a factory
+/// makes each key's breaker, of any kind), [`from_settings`](Registry::from_settings)
+/// (`StdBreaker`s from a default and per-key overrides), or
+/// [`from_settings_on`](Registry::from_settings_on) (the same, on a chosen
+/// clock and word, each breaker with an observer made from its key). A
+/// breaker that is not `Closed` is never evicted as idle.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU32, Ordering};
 /// use tripword::clock::ManualClock;
 /// use tripword::{Breaker, Config, Status};
-/// use tripword_std::{CircuitBreaker, RegistryOf};
+/// use tripword_std::{CircuitBreaker, Registry};
 ///
 /// static CLOCK: ManualClock = ManualClock::new(0);
 /// static MADE: AtomicU32 = AtomicU32::new(0);
-/// let r = RegistryOf::with_factory(|_: &u32| {
+/// let r = Registry::new(|_: &u32| {
 ///     MADE.fetch_add(1, Ordering::Relaxed);
 ///     Breaker::new(Config::new().failure_threshold(1), &CLOCK)
 /// })
 /// .with_capacity(64);
-/// let entry = r.get(&7); // an `Arc<EntryOf<u32, Breaker<..>>>`, a breaker itself
+/// let entry = r.get(&7); // an `Arc<Entry<u32, Breaker<..>>>`, a breaker itself
 /// assert_eq!(CircuitBreaker::status(&*entry), Status::Closed);
+/// assert_eq!(entry.config().failure_threshold(), 1); // the breaker's config
 /// r.with(&7, |b| b.force_open());
 /// assert_eq!((r.len(), MADE.load(Ordering::Relaxed)), (1, 1));
 /// assert_eq!(r.peek(&7).unwrap().status(), Status::Open);
 /// ```
-pub struct RegistryOf<K, B> {
+pub struct Registry<K, B = StdBreaker> {
     map: ArcSwap<Snapshot<K, B>>,
     // The generation of the snapshot in `map`, set after it is stored.
     generation: AtomicU64,
@@ -288,10 +298,10 @@ pub struct RegistryOf<K, B> {
     hasher: RandomState,
 }
 
-/// The default [`capacity`](RegistryOf::capacity).
+/// The default [`capacity`](Registry::capacity).
 pub const DEFAULT_CAPACITY: usize = 1024;
 
-impl<K, B> RegistryOf<K, B>
+impl<K, B> Registry<K, B>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     B: CircuitBreaker + Send + Sync + 'static,
@@ -299,9 +309,33 @@ where
     /// Breakers made by `make` from their key, on first use; at most
     /// [`DEFAULT_CAPACITY`] of them. `make` runs under the registry's write
     /// lock when a key is new: it must not use the registry.
-    pub fn with_factory(make: impl Fn(&K) -> B + Send + Sync + 'static) -> Self {
+    ///
+    /// Any breaker: `tripword`'s own on any clock, a
+    /// [`RateBreaker`](tripword::rate::RateBreaker), a breaker of another
+    /// crate. The factory can name each breaker after its key, or configure
+    /// it for its key.
+    ///
+    /// ```
+    /// use tripword::clock::ManualClock;
+    /// use tripword::{Breaker, Config, OnTransition, Status, Transition, W64};
+    /// use tripword_std::Registry;
+    ///
+    /// static CLOCK: ManualClock = ManualClock::new(0);
+    /// // A template config, checked once, on a hand-moved clock; each
+    /// // breaker reports its transitions under its key.
+    /// let config = Config::new().failure_threshold(1).check::<W64>()?;
+    /// let hosts = Registry::new(move |host: &String| {
+    ///     let host = host.clone();
+    ///     Breaker::from_parts(config, &CLOCK, OnTransition(move |t: Transition| println!("{host}: {t}")))
+    /// });
+    /// hosts.with("db-1", |b| b.force_open());
+    /// assert_eq!(hosts.get("db-1").status(), Status::Open);
+    /// assert_eq!(hosts.get("db-1").config(), &config);
+    /// # Ok::<(), tripword::ConfigError>(())
+    /// ```
+    pub fn new(make: impl Fn(&K) -> B + Send + Sync + 'static) -> Self {
         let hasher = RandomState::default();
-        RegistryOf {
+        Registry {
             map: ArcSwap::from_pointee(Snapshot {
                 generation: 0,
                 entries: HashMap::with_hasher(hasher.clone()),
@@ -315,38 +349,6 @@ where
             capacity: DEFAULT_CAPACITY,
             hasher,
         }
-    }
-
-    /// Breakers made by `make` from their key and that key's [`Settings`]
-    /// in `settings` (its override, or the default): per-key settings for a
-    /// breaker of any kind. The settings are not checked here (only the
-    /// breaker knows its clock and word); check them first with
-    /// [`RegistrySettings::check`].
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword::Breaker;
-    /// use tripword_std::clock::ManualTime;
-    /// use tripword_std::{RegistryOf, RegistrySettings, Settings};
-    ///
-    /// static CLOCK: ManualTime = ManualTime::new();
-    /// let default = Settings::new().failure_threshold(3).open_for(Duration::from_secs(30));
-    /// let settings = RegistrySettings::new(default)
-    ///     .override_for("api.example.com", default.failure_threshold(1));
-    /// settings.check::<ManualTime, tripword::W64>()?;
-    /// let hosts = RegistryOf::from_settings(&settings, |_host: &String, s: &Settings| -> Breaker<&ManualTime> {
-    ///     s.build_on(&CLOCK, ()).expect("checked")
-    /// });
-    /// assert_eq!(hosts.get("api.example.com").config().failure_threshold(), 1);
-    /// assert_eq!(hosts.get("db.example.com").config().failure_threshold(), 3);
-    /// # Ok::<(), tripword_std::RegistrySettingsError>(())
-    /// ```
-    pub fn from_settings(
-        settings: &RegistrySettings<K>,
-        make: impl Fn(&K, &Settings) -> B + Send + Sync + 'static,
-    ) -> Self {
-        let settings = settings.clone();
-        Self::with_factory(move |key: &K| make(key, settings.settings_for(key)))
     }
 
     /// At most `capacity` breakers (at least 1).
@@ -378,8 +380,28 @@ where
     /// [`get`](Self::get) and make the call with
     /// [`call_async_owned`](crate::BreakerExt::call_async_owned), whose
     /// future owns that handle.
+    ///
+    /// ```
+    /// use tripword_std::{BreakerExt, CallError, Registry, Settings};
+    ///
+    /// async fn query(sql: &str) -> Result<usize, std::io::Error> {
+    ///     Ok(sql.len()) // the database round trip here
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let hosts: Registry<String> = Registry::from_settings(&Settings::new().into())?;
+    /// // Sync: inside the closure, no handle taken.
+    /// assert!(hosts.with("db-1.internal", |b| b.acquire()).is_ok());
+    /// // Async: the future owns its handle, so it may outlive this scope.
+    /// let call = hosts.get("db-1.internal").call_async_owned(query("SELECT 1"));
+    /// let rows: Result<usize, CallError<std::io::Error>> = tokio::spawn(call).await?;
+    /// assert_eq!(rows?, 8);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[inline]
-    pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&EntryOf<K, B>) -> R) -> R
+    pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&Entry<K, B>) -> R) -> R
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -391,7 +413,8 @@ where
     /// (across an `.await`, in a request's state, in a call future with
     /// [`call_async_owned`](crate::BreakerExt::call_async_owned)). One
     /// reference-count increment more than [`with`](Self::with).
-    pub fn get<Q>(&self, key: &Q) -> Arc<EntryOf<K, B>>
+    #[inline]
+    pub fn get<Q>(&self, key: &Q) -> Arc<Entry<K, B>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -401,7 +424,7 @@ where
 
     /// The hit path: this thread's snapshot, if current.
     #[inline(always)]
-    fn find<Q, R>(&self, key: &Q, f: impl FnOnce(&Arc<EntryOf<K, B>>) -> R) -> R
+    fn find<Q, R>(&self, key: &Q, f: impl FnOnce(&Arc<Entry<K, B>>) -> R) -> R
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -434,7 +457,7 @@ where
     /// snapshot from the `ArcSwap`, kept for this thread; a new entry if
     /// the key has none.
     #[inline(never)]
-    fn find_slow<Q, R>(&self, key: &Q, f: impl FnOnce(&Arc<EntryOf<K, B>>) -> R) -> R
+    fn find_slow<Q, R>(&self, key: &Q, f: impl FnOnce(&Arc<Entry<K, B>>) -> R) -> R
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -479,14 +502,24 @@ where
     }
 
     /// A handle for one thread or task that keeps its own snapshot of the
-    /// map: [`LocalOf::with`] checks the snapshot's generation and probes
+    /// map: [`Local::with`] checks the snapshot's generation and probes
     /// it, without the thread-local lookup [`with`](Self::with) makes (the
     /// cheapest hit; see `docs/performance/services.md`, "The registry"). Keep one per
     /// worker (a tower service clone, a worker loop), not one per call. A
     /// handle keeps its snapshot, and the entries in it, alive until its
     /// first lookup after the map changes.
-    pub fn local(&self) -> LocalOf<'_, K, B> {
-        LocalOf {
+    ///
+    /// ```
+    /// use tripword_std::{Registry, Settings};
+    ///
+    /// let hosts: Registry<String> = Registry::from_settings(&Settings::new().into())?;
+    /// let mut local = hosts.local();
+    /// assert!(local.with("db-1", |b| b.acquire()).is_ok());
+    /// assert_eq!(hosts.len(), 1);
+    /// # Ok::<(), tripword_std::RegistrySettingsError>(())
+    /// ```
+    pub fn local(&self) -> Local<'_, K, B> {
+        Local {
             registry: self,
             snapshot: self.map.load_full(),
         }
@@ -494,7 +527,7 @@ where
 
     /// `key`'s breaker if there is one; makes none, and does not count as a
     /// use.
-    pub fn peek<Q>(&self, key: &Q) -> Option<Arc<EntryOf<K, B>>>
+    pub fn peek<Q>(&self, key: &Q) -> Option<Arc<Entry<K, B>>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -504,7 +537,7 @@ where
 
     /// Calls `f` on every entry (a snapshot: entries made or evicted
     /// meanwhile may or may not be seen). For a status page.
-    pub fn for_each(&self, mut f: impl FnMut(&EntryOf<K, B>)) {
+    pub fn for_each(&self, mut f: impl FnMut(&Entry<K, B>)) {
         for entry in self.map.load().entries.values() {
             f(entry);
         }
@@ -514,7 +547,7 @@ where
     /// publishes a copy of the map with a new entry for `key` (making room
     /// first if the map is full).
     #[cold]
-    fn insert<Q>(&self, key: &Q) -> Arc<EntryOf<K, B>>
+    fn insert<Q>(&self, key: &Q) -> Arc<Entry<K, B>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -533,7 +566,7 @@ where
             map
         };
         let key: K = key.to_owned();
-        let entry = Arc::new(EntryOf {
+        let entry = Arc::new(Entry {
             breaker: (self.make)(&key),
             key,
             seen: AtomicU64::new(self.epoch.load(Ordering::Relaxed)),
@@ -590,6 +623,23 @@ where
     /// the one that ended (idle for a whole period between two calls),
     /// except those whose breaker is not `Closed`. Returns how many it
     /// evicted. Call it on a timer.
+    ///
+    /// ```
+    /// use tripword::clock::ManualClock;
+    /// use tripword::{Breaker, Config, W64};
+    /// use tripword_std::Registry;
+    ///
+    /// static CLOCK: ManualClock = ManualClock::new(0);
+    /// let config = Config::new().check::<W64>()?;
+    /// let r = Registry::new(move |_: &String| Breaker::from_parts(config, &CLOCK, ()));
+    /// r.with("a", |_| ());
+    /// r.with("b", |_| ());
+    /// assert_eq!(r.evict_idle(), 0); // both used in this period
+    /// r.with("a", |_| ());
+    /// assert_eq!(r.evict_idle(), 1); // "b" was idle for a whole period
+    /// assert!(r.peek("b").is_none());
+    /// # Ok::<(), tripword::ConfigError>(())
+    /// ```
     pub fn evict_idle(&self) -> usize {
         let _write = self.write.lock().unwrap_or_else(PoisonError::into_inner);
         let current = self.map.load_full();
@@ -603,45 +653,42 @@ where
 }
 
 /// Idle through the epoch `ended`, and closed.
-fn is_idle<K, B: CircuitBreaker>(entry: &Arc<EntryOf<K, B>>, ended: u64) -> bool {
+fn is_idle<K, B: CircuitBreaker>(entry: &Arc<Entry<K, B>>, ended: u64) -> bool {
     entry.seen.load(Ordering::Relaxed) < ended && CircuitBreaker::status(&**entry) == Status::Closed
 }
 
 /// The entry's key, for a map copy.
-fn owned_key<K: Clone, B>(entry: &Arc<EntryOf<K, B>>) -> K {
+fn owned_key<K: Clone, B>(entry: &Arc<Entry<K, B>>) -> K {
     entry.key.clone()
 }
 
-impl<K, B> core::fmt::Debug for RegistryOf<K, B> {
+impl<K, B> core::fmt::Debug for Registry<K, B> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RegistryOf")
+        f.debug_struct("Registry")
             .field("len", &self.map.load().entries.len())
             .field("capacity", &self.capacity)
             .finish_non_exhaustive()
     }
 }
 
-/// A worker's handle on a [`RegistryOf`] (or a [`Registry`]) with its own
-/// snapshot of the map: from [`RegistryOf::local`].
-pub struct LocalOf<'r, K, B> {
-    registry: &'r RegistryOf<K, B>,
+/// A worker's handle on a [`Registry`] with its own snapshot of the map:
+/// from [`Registry::local`].
+pub struct Local<'r, K, B = StdBreaker> {
+    registry: &'r Registry<K, B>,
     snapshot: Arc<Snapshot<K, B>>,
 }
 
-/// A worker's handle on a [`Registry`]: from [`Registry::local`].
-pub type Local<'r, K, O = (), C = MonotonicClock, W = W64> = LocalOf<'r, K, Breaker<C, W, O>>;
-
-impl<K, B> LocalOf<'_, K, B>
+impl<K, B> Local<'_, K, B>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     B: CircuitBreaker + Send + Sync + 'static,
 {
-    /// As [`RegistryOf::with`]: runs `f` on `key`'s breaker, made now if
+    /// As [`Registry::with`]: runs `f` on `key`'s breaker, made now if
     /// there is none. A hit checks that this handle's snapshot is current
     /// (one load), probes it and runs `f`: no lock, no thread-local, no
     /// atomic read-modify-write.
     #[inline]
-    pub fn with<Q, R>(&mut self, key: &Q, f: impl FnOnce(&EntryOf<K, B>) -> R) -> R
+    pub fn with<Q, R>(&mut self, key: &Q, f: impl FnOnce(&Entry<K, B>) -> R) -> R
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -657,7 +704,7 @@ where
     }
 
     #[inline(never)]
-    fn with_slow<Q, R>(&mut self, key: &Q, f: impl FnOnce(&EntryOf<K, B>) -> R) -> R
+    fn with_slow<Q, R>(&mut self, key: &Q, f: impl FnOnce(&Entry<K, B>) -> R) -> R
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -668,7 +715,7 @@ where
     }
 }
 
-impl<K, B> core::fmt::Debug for LocalOf<'_, K, B> {
+impl<K, B> core::fmt::Debug for Local<'_, K, B> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Local")
             .field("generation", &self.snapshot.generation)
@@ -676,334 +723,7 @@ impl<K, B> core::fmt::Debug for LocalOf<'_, K, B> {
     }
 }
 
-/// One [`Breaker`] per key, made on first use from a template config (or
-/// from per-key [`RegistrySettings`]), found without a lock, at most
-/// [`capacity`](Registry::capacity) of them: a [`RegistryOf`] of
-/// `tripword`'s own breakers that keeps its template. See the
-/// [module docs](self).
-///
-/// `K` is the key (a host `String`, a `(host, route)` pair, an enum of
-/// dependencies), `O` the observer each breaker gets (made from its key, so
-/// each breaker's events carry its name), `C` the clock (cloned into each
-/// breaker), `W` the word.
-///
-/// ```
-/// # #[cfg(feature = "tracing")] {
-/// use tripword_std::{MonotonicClock, Registry, Settings};
-/// use tripword_std::observe::TracingObserver;
-///
-/// let config = Settings::new().config::<MonotonicClock, tripword::W64>().unwrap();
-/// let routes = Registry::from_parts(config, MonotonicClock, |(host, route): &(String, String)| {
-///     TracingObserver::new(format!("{host}{route}"))
-/// })
-/// .with_capacity(256);
-/// let key = ("api.example.com".to_string(), "/v1/pay".to_string());
-/// assert!(routes.with(&key, |b| b.acquire().map(|t| b.release(t, tripword::Outcome::Success))).is_ok());
-/// assert_eq!(routes.get(&key).observer().name(), "api.example.com/v1/pay");
-/// # }
-/// ```
-pub struct Registry<K, O = (), C = MonotonicClock, W: Word = W64> {
-    map: RegistryOf<K, Breaker<C, W, O>>,
-    // The template: the config of every key without an override.
-    config: ValidConfig<W>,
-    // The configs of the keys with an override (shared with the factory).
-    overrides: Arc<HashMap<K, ValidConfig<W>, RandomState>>,
-}
-
-impl<K: Hash + Eq + Clone + Send + Sync + 'static> Registry<K> {
-    /// Breakers on the [`MonotonicClock`], with no observer, each from
-    /// `config`; at most [`DEFAULT_CAPACITY`] of them.
-    pub fn new(config: ValidConfig<W64>) -> Self {
-        Registry::from_parts(config, MonotonicClock, |_: &K| ())
-    }
-
-    /// Breakers on the [`MonotonicClock`], with no observer, each from its
-    /// key's settings in `settings` (its override, or the default); at most
-    /// [`DEFAULT_CAPACITY`] of them.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword_std::{Registry, RegistrySettings, Settings};
-    ///
-    /// let default = Settings::new().failure_threshold(5).open_for(Duration::from_secs(30));
-    /// let settings = RegistrySettings::new(default)
-    ///     .override_for("api.example.com", default.failure_threshold(1));
-    /// let hosts: Registry<String> = Registry::from_settings(&settings)?;
-    /// assert_eq!(hosts.get("api.example.com").config().failure_threshold(), 1);
-    /// assert_eq!(hosts.get("db.internal").config().failure_threshold(), 5);
-    ///
-    /// // Out of range: the error names the key.
-    /// let bad = settings.override_for("pay.example.com", default.failure_threshold(0));
-    /// let err = Registry::from_settings(&bad).unwrap_err();
-    /// assert_eq!(err.key().map(String::as_str), Some("pay.example.com"));
-    /// assert_eq!(
-    ///     err.to_string(),
-    ///     r#"override for "pay.example.com": failure_threshold = 0 is out of range 1..=65535 (64-bit word)"#,
-    /// );
-    /// # Ok::<(), tripword_std::RegistrySettingsError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// The first setting out of range (the default's, then the overrides'
-    /// in order), with its key.
-    pub fn from_settings(settings: &RegistrySettings<K>) -> Result<Self, RegistrySettingsError<K>> {
-        Registry::from_settings_on(settings, MonotonicClock, |_: &K| ())
-    }
-}
-
-impl<K, O, C, W: Word> Registry<K, O, C, W>
-where
-    K: Hash + Eq + Clone + Send + Sync + 'static,
-    O: Observer + Send + Sync + 'static,
-    C: Clock + Clone + Send + Sync + 'static,
-{
-    /// Breakers from `config` on `clock` (cloned into each), each with the
-    /// observer `observer` makes from its key (`|key| TracingObserver::new(key.to_string())`);
-    /// at most [`DEFAULT_CAPACITY`] of them. `observer` runs under the
-    /// registry's write lock when a key is new: it must not use the
-    /// registry.
-    pub fn from_parts(
-        config: ValidConfig<W>,
-        clock: C,
-        observer: impl Fn(&K) -> O + Send + Sync + 'static,
-    ) -> Self {
-        Self::from_configs(config, HashMap::default(), clock, observer)
-    }
-
-    /// Breakers on `clock` (a [`RealClock`], cloned into each), each from
-    /// its key's settings in `settings` (its override, or the default),
-    /// converted to `clock`'s ticks and checked against the word `W`, with
-    /// the observer `observer` makes from its key.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword::{Status, W32};
-    /// use tripword_std::clock::ManualTime;
-    /// use tripword_std::{BreakerExt, Registry, RegistrySettings, Settings};
-    ///
-    /// static CLOCK: ManualTime = ManualTime::new();
-    /// let default = Settings::new().failure_threshold(3).open_for(Duration::from_secs(10));
-    /// let settings = RegistrySettings::new(default).override_for("flaky", default.failure_threshold(1));
-    /// let r: Registry<String, (), &ManualTime, W32> =
-    ///     Registry::from_settings_on(&settings, &CLOCK, |_| ())?;
-    /// let _ = r.with("flaky", |b| b.call(|| Err::<(), _>("down")));
-    /// let _ = r.with("steady", |b| b.call(|| Err::<(), _>("down")));
-    /// assert_eq!(r.with("flaky", |b| b.status()), Status::Open);
-    /// assert_eq!(r.with("steady", |b| b.status()), Status::Closed);
-    /// assert_eq!(r.config_for("flaky").failure_threshold(), 1);
-    /// assert_eq!(r.config_for("steady"), r.config());
-    /// # Ok::<(), tripword_std::RegistrySettingsError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// The first setting out of range for `clock` and `W` (the default's,
-    /// then the overrides' in order), with its key.
-    pub fn from_settings_on(
-        settings: &RegistrySettings<K>,
-        clock: C,
-        observer: impl Fn(&K) -> O + Send + Sync + 'static,
-    ) -> Result<Self, RegistrySettingsError<K>>
-    where
-        C: RealClock,
-    {
-        let (config, overrides) = settings.configs::<C, W>()?;
-        Ok(Self::from_configs(
-            config,
-            overrides.into_iter().collect(),
-            clock,
-            observer,
-        ))
-    }
-
-    /// The registry of `config` for every key but those of `overrides`.
-    fn from_configs(
-        config: ValidConfig<W>,
-        overrides: HashMap<K, ValidConfig<W>, RandomState>,
-        clock: C,
-        observer: impl Fn(&K) -> O + Send + Sync + 'static,
-    ) -> Self {
-        let overrides = Arc::new(overrides);
-        let configs = overrides.clone();
-        let map = RegistryOf::with_factory(move |key: &K| {
-            let config = configs.get(key).copied().unwrap_or(config);
-            Breaker::from_parts(config, clock.clone(), observer(key))
-        });
-        Registry {
-            map,
-            config,
-            overrides,
-        }
-    }
-
-    /// At most `capacity` breakers (at least 1).
-    pub fn with_capacity(self, capacity: usize) -> Self {
-        Registry {
-            map: self.map.with_capacity(capacity),
-            ..self
-        }
-    }
-
-    /// The most breakers the registry keeps.
-    pub fn capacity(&self) -> usize {
-        self.map.capacity()
-    }
-
-    /// How many breakers it holds now.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
-    /// The template config: that of every key without an override.
-    pub fn config(&self) -> &ValidConfig<W> {
-        &self.config
-    }
-
-    /// The config `key`'s breaker is (or would be) made from: its override,
-    /// or the template.
-    pub fn config_for<Q>(&self, key: &Q) -> &ValidConfig<W>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.overrides.get(key).unwrap_or(&self.config)
-    }
-
-    /// The map itself, as a registry of any breaker: for code written
-    /// against [`RegistryOf`].
-    pub fn as_registry_of(&self) -> &RegistryOf<K, Breaker<C, W, O>> {
-        &self.map
-    }
-
-    /// Runs `f` on `key`'s breaker, made now if there is none. A hit is a
-    /// lookup in this thread's snapshot of the map (no lock, no atomic
-    /// read-modify-write; see the [module docs](self)); the entry is not
-    /// cloned. Keep `f` short. `f` cannot return a call future (it would
-    /// borrow the entry): for a future, take the entry's handle with
-    /// [`get`](Self::get) and make the call with
-    /// [`call_async_owned`](crate::BreakerExt::call_async_owned), whose
-    /// future owns that handle.
-    ///
-    /// ```
-    /// use tripword_std::{BreakerExt, CallError, Registry, Settings};
-    ///
-    /// async fn query(sql: &str) -> Result<usize, std::io::Error> {
-    ///     Ok(sql.len()) // the database round trip here
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let hosts: Registry<String> = Settings::new().build_registry()?;
-    /// // Sync: inside the closure, no handle taken.
-    /// assert!(hosts.with("db-1.internal", |b| b.acquire()).is_ok());
-    /// // Async: the future owns its handle, so it may outlive this scope.
-    /// let call = hosts.get("db-1.internal").call_async_owned(query("SELECT 1"));
-    /// let rows: Result<usize, CallError<std::io::Error>> = tokio::spawn(call).await?;
-    /// assert_eq!(rows?, 8);
-    /// # Ok(())
-    /// # }
-    /// ```
-    #[inline]
-    pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&Entry<K, O, C, W>) -> R) -> R
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
-    {
-        self.map.with(key, f)
-    }
-
-    /// `key`'s breaker, made now if there is none, as a handle to keep
-    /// (across an `.await`, in a request's state, in a call future with
-    /// [`call_async_owned`](crate::BreakerExt::call_async_owned)). One
-    /// reference-count increment more than [`with`](Self::with).
-    #[inline]
-    pub fn get<Q>(&self, key: &Q) -> Arc<Entry<K, O, C, W>>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
-    {
-        self.map.get(key)
-    }
-
-    /// A handle for one thread or task that keeps its own snapshot of the
-    /// map: [`LocalOf::with`] checks the snapshot's generation and probes
-    /// it, without the thread-local lookup [`with`](Self::with) makes (the
-    /// cheapest hit; see `docs/performance/services.md`, "The registry"). Keep one per
-    /// worker (a tower service clone, a worker loop), not one per call. A
-    /// handle keeps its snapshot, and the entries in it, alive until its
-    /// first lookup after the map changes.
-    ///
-    /// ```
-    /// use tripword_std::Registry;
-    ///
-    /// let config = tripword::Config::new().check::<tripword::W64>().unwrap();
-    /// let hosts: Registry<String> = Registry::new(config);
-    /// let mut local = hosts.local();
-    /// assert!(local.with("db-1", |b| b.acquire()).is_ok());
-    /// assert_eq!(hosts.len(), 1);
-    /// ```
-    pub fn local(&self) -> Local<'_, K, O, C, W> {
-        self.map.local()
-    }
-
-    /// `key`'s breaker if there is one; makes none, and does not count as a
-    /// use.
-    pub fn peek<Q>(&self, key: &Q) -> Option<Arc<Entry<K, O, C, W>>>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.map.peek(key)
-    }
-
-    /// Calls `f` on every entry (a snapshot: entries made or evicted
-    /// meanwhile may or may not be seen). For a status page.
-    pub fn for_each(&self, f: impl FnMut(&Entry<K, O, C, W>)) {
-        self.map.for_each(f)
-    }
-
-    /// Starts a new sweep epoch and evicts the entries no lookup marked in
-    /// the one that ended (idle for a whole period between two calls),
-    /// except those whose breaker is not `Closed`. Returns how many it
-    /// evicted. Call it on a timer.
-    ///
-    /// ```
-    /// use tripword::clock::ManualClock;
-    /// use tripword::{Config, W64};
-    /// use tripword_std::Registry;
-    ///
-    /// static CLOCK: ManualClock = ManualClock::new(0);
-    /// let r = Registry::from_parts(Config::new().check::<W64>()?, &CLOCK, |_: &String| ());
-    /// r.with("a", |_| ());
-    /// r.with("b", |_| ());
-    /// assert_eq!(r.evict_idle(), 0); // both used in this period
-    /// r.with("a", |_| ());
-    /// assert_eq!(r.evict_idle(), 1); // "b" was idle for a whole period
-    /// assert!(r.peek("b").is_none());
-    /// # Ok::<(), tripword::ConfigError>(())
-    /// ```
-    pub fn evict_idle(&self) -> usize {
-        self.map.evict_idle()
-    }
-}
-
-impl<K, O, C, W: Word> core::fmt::Debug for Registry<K, O, C, W> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Registry")
-            .field("len", &self.map.map.load().entries.len())
-            .field("capacity", &self.map.capacity)
-            .field("config", &self.config)
-            .field("overrides", &self.overrides.len())
-            .finish_non_exhaustive()
-    }
-}
-
-/// Where a breaker is found by key: a [`RegistryOf`] or a [`Registry`]
-/// (`Q` is the key as looked up: the registry's key type, or a borrowed
+/// Where a breaker is found by key: a [`Registry`] (`Q` is the key as looked up: the registry's key type, or a borrowed
 /// form of it, `&str` for a `String`). What the tower layer
 /// `tripword_std::tower::RegistryLayer` picks each request's breaker from;
 /// implement it to put another map of breakers behind that layer.
@@ -1011,49 +731,33 @@ impl<K, O, C, W: Word> core::fmt::Debug for Registry<K, O, C, W> {
 /// ```
 /// use tripword::Status;
 /// use tripword_std::registry::Lookup;
-/// use tripword_std::{CircuitBreaker, Registry};
+/// use tripword_std::{CircuitBreaker, Registry, Settings};
 ///
 /// fn status_of<R: Lookup<str>>(registry: &R, key: &str) -> Status {
 ///     registry.lookup(key).status()
 /// }
-/// let hosts: Registry<String> = Registry::new(tripword::Config::new().check()?);
+/// let hosts: Registry<String> = Registry::from_settings(&Settings::new().into())?;
 /// assert_eq!(status_of(&hosts, "db-1"), Status::Closed);
-/// # Ok::<(), tripword::ConfigError>(())
+/// # Ok::<(), tripword_std::RegistrySettingsError>(())
 /// ```
 pub trait Lookup<Q: ?Sized> {
-    /// The breaker found (an [`EntryOf`] for the registries here).
+    /// The breaker found (an [`Entry`] for a [`Registry`]).
     type Breaker: CircuitBreaker;
 
     /// `key`'s breaker, made now if there is none, as a handle to keep.
     fn lookup(&self, key: &Q) -> Arc<Self::Breaker>;
 }
 
-impl<K, B, Q> Lookup<Q> for RegistryOf<K, B>
+impl<K, B, Q> Lookup<Q> for Registry<K, B>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static + Borrow<Q>,
     B: CircuitBreaker + Send + Sync + 'static,
     Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
 {
-    type Breaker = EntryOf<K, B>;
+    type Breaker = Entry<K, B>;
 
     #[inline]
-    fn lookup(&self, key: &Q) -> Arc<EntryOf<K, B>> {
+    fn lookup(&self, key: &Q) -> Arc<Entry<K, B>> {
         self.get(key)
-    }
-}
-
-impl<K, O, C, W, Q> Lookup<Q> for Registry<K, O, C, W>
-where
-    K: Hash + Eq + Clone + Send + Sync + 'static + Borrow<Q>,
-    O: Observer + Send + Sync + 'static,
-    C: Clock + Clone + Send + Sync + 'static,
-    W: Word,
-    Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
-{
-    type Breaker = Entry<K, O, C, W>;
-
-    #[inline]
-    fn lookup(&self, key: &Q) -> Arc<Entry<K, O, C, W>> {
-        self.map.get(key)
     }
 }
