@@ -13,6 +13,11 @@
 //! with a future to await. So no executor thread waits on the network, and
 //! a local breaker's async path costs what its sync path costs.
 //!
+//! A breaker that always answers at once, with a state machine of its own
+//! or the core's, implements only the sync half, [`LocalBreaker`], makes
+//! its rejections with [`Rejected::new`], and is a [`CircuitBreaker`] as
+//! [`Local`]`(breaker)`.
+//!
 //! ```
 //! use tripword::clock::ManualClock;
 //! use tripword::kit::{CircuitBreaker, Reply};
@@ -167,8 +172,9 @@ impl<T> core::fmt::Debug for Never<T> {
 /// `call_async`, tower layer and registry accept, and what another crate
 /// implements to get them (`docs/spec.md`, "Kit").
 ///
-/// Implemented by every [`Breaker`] form, [`RateBreaker`], references to
-/// them, and the fleet's breakers in `tripword-redis`.
+/// Implemented by every [`Breaker`] form, [`RateBreaker`], [`Local`] (a
+/// [`LocalBreaker`]), references to them, and the fleet's breakers in
+/// `tripword-redis`.
 ///
 /// **What an implementor must keep** (each of `tripword`'s own breakers
 /// does, and `tripword-std` relies on it):
