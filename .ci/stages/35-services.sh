@@ -28,3 +28,9 @@ cargo run --release -p tripword-std --example custom_breaker --features tower,to
   | tee target/ci-custom-breaker.log
 checks=$(grep -c '^ok:' target/ci-custom-breaker.log)
 note "custom_breaker: $checks checks ok;"
+# A breaker with a state machine of its own (no core word), implementing
+# only kit::LocalBreaker, through the same four; non-zero exit on a failed check.
+cargo run --release -p tripword-std --example own_state_machine --features tower,tokio 2>&1 \
+  | tee target/ci-own-state-machine.log
+checks=$(grep -c '^ok:' target/ci-own-state-machine.log)
+note "own_state_machine: $checks checks ok;"

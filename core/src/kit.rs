@@ -13,6 +13,11 @@
 //! with a future to await. So no executor thread waits on the network, and
 //! a local breaker's async path costs what its sync path costs.
 //!
+//! A breaker that always answers at once, with a state machine of its own
+//! or the core's, implements only the sync half, [`LocalBreaker`], makes
+//! its rejections with [`Rejected::new`], and is a [`CircuitBreaker`] as
+//! [`Local`]`(breaker)`.
+//!
 //! ```
 //! use tripword::clock::ManualClock;
 //! use tripword::kit::{CircuitBreaker, Reply};
@@ -167,8 +172,9 @@ impl<T> core::fmt::Debug for Never<T> {
 /// `call_async`, tower layer and registry accept, and what another crate
 /// implements to get them (`docs/spec.md`, "Kit").
 ///
-/// Implemented by every [`Breaker`] form, [`RateBreaker`], references to
-/// them, and the fleet's breakers in `tripword-redis`.
+/// Implemented by every [`Breaker`] form, [`RateBreaker`], [`Local`] (a
+/// [`LocalBreaker`]), references to them, and the fleet's breakers in
+/// `tripword-redis`.
 ///
 /// **What an implementor must keep** (each of `tripword`'s own breakers
 /// does, and `tripword-std` relies on it):
@@ -186,7 +192,8 @@ impl<T> core::fmt::Debug for Never<T> {
 ///   [`release_async`](Self::release_async) instead of blocking the thread,
 ///   and keeps [`release_detached`](Self::release_detached) from blocking
 ///   (it runs in `Drop`). A breaker that always answers at once implements
-///   the sync methods only and names [`Never`] as its futures;
+///   [`LocalBreaker`] instead, the sync methods only, and is a
+///   `CircuitBreaker` as [`Local`]`(breaker)`, whose futures are [`Never`];
 /// - an [`Acquiring`](Self::Acquiring) future dropped after its admission
 ///   went through (a caller cancelled while the round trip was in flight)
 ///   releases the ticket it would have handed out, with the
@@ -360,6 +367,249 @@ macro_rules! handle_impl {
 handle_impl!(&B);
 #[cfg(feature = "alloc")]
 handle_impl!(alloc::sync::Arc<B>, alloc::rc::Rc<B>, alloc::boxed::Box<B>);
+
+/// A breaker that always answers at once: the sync half of
+/// [`CircuitBreaker`], with no futures to name. A breaker with a state
+/// machine of its own (a counter behind a lock, a table of its own, a
+/// word the core does not know) implements this, builds its rejections with
+/// [`Rejected::new`], and is a [`CircuitBreaker`] wrapped in [`Local`]: its
+/// async path is [`Reply::Ready`] with the sync answer, its futures
+/// [`Never`], so `call_async`, the tower layers and the registries of
+/// `tripword-std` take it and it costs what its sync methods cost.
+///
+/// Its methods are [`CircuitBreaker`]'s of the same names, with the same
+/// contract (each admission's ticket is released once, a stale ticket
+/// changes nothing, at most one probe per half-open period) and one more
+/// rule: no method blocks on a round trip. A breaker whose answers may
+/// need one implements [`CircuitBreaker`] itself, with a
+/// [`Reply::Wait`] where it must wait.
+///
+/// Why a wrapper and not a blanket `impl<B: LocalBreaker> CircuitBreaker
+/// for B`: `&B`, `Box<B>` and the other handles are breakers for every
+/// `B: CircuitBreaker`, and a blanket impl over `LocalBreaker` would
+/// overlap that impl wherever a crate implements `LocalBreaker` for a
+/// reference or a `Box` of its own type (Rust's coherence rules forbid the
+/// two together). `docs/design-kit.md` has the comparison.
+///
+/// ```
+/// use core::cell::Cell;
+/// use tripword::clock::ManualClock;
+/// use tripword::kit::{CircuitBreaker, Local, LocalBreaker, Reply};
+/// use tripword::{Cause, Clock, Outcome, Rejected, Release, Status};
+///
+/// /// Opens after 2 failures in a row, for 100 ticks; no half-open state.
+/// struct Streak { clock: ManualClock, failures: Cell<u32>, open_until: Cell<u64> }
+///
+/// impl LocalBreaker for Streak {
+///     type Ticket = ();
+///     type Clock = ManualClock;
+///     fn acquire(&self) -> Result<(), Rejected> {
+///         let (now, until) = (self.clock.now(), self.open_until.get());
+///         if now < until {
+///             return Err(Rejected::new(Cause::Open, Some(until - now)));
+///         }
+///         Ok(())
+///     }
+///     fn release(&self, _: (), outcome: Outcome) -> Release {
+///         match outcome {
+///             Outcome::Success => self.failures.set(0),
+///             Outcome::Failure => {
+///                 self.failures.set(self.failures.get() + 1);
+///                 if self.failures.get() >= 2 {
+///                     self.failures.set(0);
+///                     self.open_until.set(self.clock.now() + 100);
+///                 }
+///             }
+///             Outcome::Ignored => {}
+///         }
+///         Release::Recorded
+///     }
+///     fn status(&self) -> Status {
+///         if self.clock.now() < self.open_until.get() { Status::Open } else { Status::Closed }
+///     }
+///     fn clock(&self) -> &ManualClock {
+///         &self.clock
+///     }
+/// }
+///
+/// let b = Local(Streak { clock: ManualClock::new(0), failures: Cell::new(0), open_until: Cell::new(0) });
+/// for _ in 0..2 {
+///     let ticket = b.acquire().unwrap();
+///     b.release(ticket, Outcome::Failure);
+/// }
+/// b.clock().advance(40);
+/// // A `CircuitBreaker`: its async path answers at once.
+/// let Reply::Ready(Err(why)) = b.acquire_async() else { panic!("open") };
+/// assert_eq!((why.cause(), why.retry_after()), (Cause::Open, Some(60)));
+/// assert_eq!(CircuitBreaker::status(&b), Status::Open);
+/// ```
+pub trait LocalBreaker {
+    /// Proof of admission, released exactly once.
+    type Ticket;
+    /// The breaker's clock (a rejection's wait is in its ticks).
+    type Clock: Clock;
+
+    /// Asks to make a call: `Ok(ticket)` when admitted, `Err(Rejected)`
+    /// (made with [`Rejected::new`]) when the call must not run. Never
+    /// blocks on a round trip.
+    ///
+    /// # Errors
+    /// The rejection, when the call is not admitted.
+    fn acquire(&self) -> Result<Self::Ticket, Rejected>;
+
+    /// Reports how an admitted call went. A stale or foreign ticket
+    /// changes nothing and returns [`Release::Stale`].
+    fn release(&self, ticket: Self::Ticket, outcome: Outcome) -> Release;
+
+    /// Reports a failure that says how long to stay open if it trips the
+    /// breaker or fails its probe. By default an ordinary failure.
+    fn release_failure_for(&self, ticket: Self::Ticket, open_for: u64) -> Release {
+        let _ = open_for;
+        self.release(ticket, Outcome::Failure)
+    }
+
+    /// The current status: a read that stores nothing and reports nothing.
+    fn status(&self) -> Status;
+
+    /// The breaker's clock.
+    fn clock(&self) -> &Self::Clock;
+
+    /// What a permit dropped without an outcome records (a failure by
+    /// default).
+    fn abandon_outcome(&self) -> Outcome {
+        Outcome::Failure
+    }
+
+    /// The breaker's name, for messages and logs (`None` by default).
+    #[inline(always)]
+    fn name(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+/// A handle on a local breaker is a local breaker, as for
+/// [`CircuitBreaker`]: so `Local(&b)` and, with the `alloc` feature,
+/// `Local(Arc::new(b))` (a cheap clone, for a tower layer) are breakers.
+macro_rules! local_handle_impl {
+    ($($handle:ty),*) => {$(
+        impl<B: LocalBreaker + ?Sized> LocalBreaker for $handle {
+            type Ticket = B::Ticket;
+            type Clock = B::Clock;
+
+            #[inline(always)]
+            fn acquire(&self) -> Result<B::Ticket, Rejected> {
+                (**self).acquire()
+            }
+            #[inline(always)]
+            fn release(&self, ticket: B::Ticket, outcome: Outcome) -> Release {
+                (**self).release(ticket, outcome)
+            }
+            #[inline(always)]
+            fn release_failure_for(&self, ticket: B::Ticket, open_for: u64) -> Release {
+                (**self).release_failure_for(ticket, open_for)
+            }
+            #[inline(always)]
+            fn status(&self) -> Status {
+                (**self).status()
+            }
+            #[inline(always)]
+            fn clock(&self) -> &B::Clock {
+                (**self).clock()
+            }
+            #[inline(always)]
+            fn abandon_outcome(&self) -> Outcome {
+                (**self).abandon_outcome()
+            }
+            #[inline(always)]
+            fn name(&self) -> Option<&'static str> {
+                (**self).name()
+            }
+        }
+    )*};
+}
+
+local_handle_impl!(&B);
+#[cfg(feature = "alloc")]
+local_handle_impl!(alloc::sync::Arc<B>, alloc::rc::Rc<B>, alloc::boxed::Box<B>);
+
+/// A [`LocalBreaker`] as a [`CircuitBreaker`]: every sync method the
+/// breaker's, the async path [`Reply::Ready`] with the sync answer, the
+/// futures [`Never`]. It dereferences to the breaker, so the breaker's own
+/// methods work through it; `Local(b)` is `const`, so it can be a `static`.
+///
+/// ```
+/// # use tripword::clock::ManualClock;
+/// # use tripword::kit::{CircuitBreaker, Local, LocalBreaker};
+/// # use tripword::{Outcome, Rejected, Release, Status};
+/// /// Admits every call: the smallest local breaker.
+/// struct Always(ManualClock);
+/// impl LocalBreaker for Always {
+///     type Ticket = ();
+///     type Clock = ManualClock;
+///     fn acquire(&self) -> Result<(), Rejected> { Ok(()) }
+///     fn release(&self, _: (), _: Outcome) -> Release { Release::Recorded }
+///     fn status(&self) -> Status { Status::Closed }
+///     fn clock(&self) -> &ManualClock { &self.0 }
+/// }
+///
+/// static B: Local<Always> = Local(Always(ManualClock::new(0)));
+/// fn any_breaker<B: CircuitBreaker>(b: &B) -> bool { b.acquire().is_ok() }
+/// assert!(any_breaker(&B));
+/// assert!(any_breaker(&Local(&B.0))); // a handle on it, too
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Local<B>(pub B);
+
+impl<B> core::ops::Deref for Local<B> {
+    type Target = B;
+    #[inline(always)]
+    fn deref(&self) -> &B {
+        &self.0
+    }
+}
+
+impl<B> core::ops::DerefMut for Local<B> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut B {
+        &mut self.0
+    }
+}
+
+impl<B: LocalBreaker> CircuitBreaker for Local<B> {
+    type Ticket = B::Ticket;
+    type Clock = B::Clock;
+    type Acquiring = Never<Result<B::Ticket, Rejected>>;
+    type Releasing = Never<Release>;
+
+    #[inline(always)]
+    fn acquire(&self) -> Result<B::Ticket, Rejected> {
+        self.0.acquire()
+    }
+    #[inline(always)]
+    fn release(&self, ticket: B::Ticket, outcome: Outcome) -> Release {
+        self.0.release(ticket, outcome)
+    }
+    #[inline(always)]
+    fn release_failure_for(&self, ticket: B::Ticket, open_for: u64) -> Release {
+        self.0.release_failure_for(ticket, open_for)
+    }
+    #[inline(always)]
+    fn status(&self) -> Status {
+        self.0.status()
+    }
+    #[inline(always)]
+    fn clock(&self) -> &B::Clock {
+        self.0.clock()
+    }
+    #[inline(always)]
+    fn abandon_outcome(&self) -> Outcome {
+        self.0.abandon_outcome()
+    }
+    #[inline(always)]
+    fn name(&self) -> Option<&'static str> {
+        self.0.name()
+    }
+}
 
 impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> CircuitBreaker for Breaker<C, W, O, P> {
     type Ticket = Ticket;

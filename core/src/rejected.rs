@@ -67,6 +67,7 @@ impl Rejected {
 
     const OPEN: usize = Self::code(tag::OPEN);
     const PROBING: usize = Self::code(tag::PROBING);
+    const FORCED_OPEN: usize = Self::code(tag::FORCED_OPEN);
 
     /// The cause's code for a rejecting tag: its two low bits (`OpenUntil`
     /// shares `Open`'s, `ForcedOpen`'s are 0).
@@ -76,7 +77,7 @@ impl Rejected {
     }
 
     #[inline(always)]
-    const fn new(code: usize, wait: u64) -> Rejected {
+    const fn from_code(code: usize, wait: u64) -> Rejected {
         let wait = if wait < Self::MAX_WAIT {
             wait
         } else {
@@ -89,7 +90,50 @@ impl Rejected {
     /// with `wait` ticks to wait: its cause is the tag's two low bits.
     #[inline(always)]
     pub(crate) const fn waiting(word: u64, wait: u64) -> Rejected {
-        Rejected::new(Self::code(tag_of(word)), wait)
+        Rejected::from_code(Self::code(tag_of(word)), wait)
+    }
+
+    /// A rejection for `cause`, with `retry_after` ticks to wait (in the
+    /// breaker's clock, as [`retry_after`](Self::retry_after) reads them):
+    /// what a breaker with a state machine of its own (no core word)
+    /// returns from [`CircuitBreaker::acquire`](crate::CircuitBreaker::acquire).
+    /// `const`, and the same one word as every rejection.
+    ///
+    /// The cause decides whether there is a wait, so the rejection always
+    /// reads as one the core could make:
+    /// - [`Cause::ForcedOpen`] has no wait (no timer ends an operator's
+    ///   hold): a `Some` given with it is dropped, and
+    ///   [`retry_after`](Self::retry_after) is `None`;
+    /// - [`Cause::Open`] and [`Cause::Probing`] always have one: `None`
+    ///   given with them reads as `Some(0)` (no known wait: ask again);
+    /// - a wait saturates at `usize::MAX >> 2` ticks (`2^62 - 1`, or
+    ///   `2^30 - 1` on 32-bit targets).
+    ///
+    /// So `Rejected::new(r.cause(), r.retry_after()) == r` for every
+    /// rejection `r`.
+    ///
+    /// ```
+    /// use tripword::{Cause, Rejected};
+    ///
+    /// const COOLING: Rejected = Rejected::new(Cause::Open, Some(250));
+    /// assert_eq!(COOLING.cause(), Cause::Open);
+    /// assert_eq!(COOLING.retry_after(), Some(250));
+    ///
+    /// // An operator's hold has no wait; an open breaker always has one.
+    /// assert_eq!(Rejected::new(Cause::ForcedOpen, Some(5)).retry_after(), None);
+    /// assert_eq!(Rejected::new(Cause::Probing, None).retry_after(), Some(0));
+    /// ```
+    #[inline]
+    pub const fn new(cause: Cause, retry_after: Option<u64>) -> Rejected {
+        let wait = match retry_after {
+            Some(ticks) => ticks,
+            None => 0,
+        };
+        match cause {
+            Cause::Open => Rejected::from_code(Self::OPEN, wait),
+            Cause::Probing => Rejected::from_code(Self::PROBING, wait),
+            Cause::ForcedOpen => Rejected::from_code(Self::FORCED_OPEN, 0),
+        }
     }
 
     /// The wait, at `now` (ticks), when `left` units of `2^shift` ticks are
@@ -183,3 +227,6 @@ impl core::fmt::Display for Rejected {
 }
 
 impl core::error::Error for Rejected {}
+
+#[cfg(test)]
+mod tests;

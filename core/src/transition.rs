@@ -146,8 +146,34 @@ impl core::fmt::Display for Transition {
 /// The transitions one event made: zero, one, or two (an elapsed `Open` or
 /// timed-out `Probing` passes through `HalfOpen` on the way to electing the
 /// new probe, and both changes are reported).
+///
+/// An [`Iterator`] over them in the order they happened (exact-size, fused,
+/// double-ended), so `for t in swap.transitions()`, `.count()`, `.collect()`
+/// and the other adapters work on it directly. It is `Copy`: iterating a
+/// copy (a `for` loop over [`Step::transitions`], or [`iter`](Self::iter))
+/// leaves the original as it was.
+///
+/// ```
+/// use tripword::transition::{apply, Event, Verdict};
+/// use tripword::{Config, Outcome, Status, W64};
+///
+/// let config = Config::new().failure_threshold(1).open_for(10).check::<W64>()?;
+/// let Verdict::Admitted { counter, .. } = apply(&config, 0u64, Event::Admit, || 0).verdict else { unreachable!() };
+/// let tripped = apply(&config, 0u64, Event::Release { counter, outcome: Outcome::Failure }, || 0);
+/// // Elapsed: one admission passes through half-open and elects the probe.
+/// let mut ts = apply(&config, tripped.word, Event::Admit, || 10).transitions;
+/// assert_eq!(ts.len(), 2);
+/// assert_eq!(ts.next().map(|t| (t.from, t.to)), Some((Status::Open, Status::HalfOpen)));
+/// assert_eq!(ts.len(), 1);
+/// assert_eq!(ts.next().map(|t| t.to), Some(Status::Probing));
+/// assert_eq!(ts.next(), None);
+/// assert!(ts.is_empty());
+/// # Ok::<(), tripword::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Transitions {
+    // The transitions left, in order: `items[1]` is `None` whenever
+    // `items[0]` is (so two values with the same transitions left are equal).
     items: [Option<Transition>; 2],
 }
 
@@ -164,18 +190,14 @@ impl Transitions {
         }
     }
 
-    /// How many transitions there are.
-    pub fn len(&self) -> usize {
-        self.items.iter().flatten().count()
-    }
-
-    /// Whether the event changed no state.
-    pub fn is_empty(&self) -> bool {
+    /// Whether no transition is left (for a fresh value: whether the event
+    /// changed no state).
+    pub const fn is_empty(&self) -> bool {
         self.items[0].is_none()
     }
 
-    /// Calls `f` on each transition in order. Straight-line (no loop), so
-    /// that with a no-op `f` the optimiser deletes the derivation too.
+    /// Calls `f` on each transition left, in order. Straight-line (no loop),
+    /// so that with a no-op `f` the optimiser deletes the derivation too.
     #[inline(always)]
     pub fn each(self, mut f: impl FnMut(Transition)) {
         if let Some(t) = self.items[0] {
@@ -186,17 +208,63 @@ impl Transitions {
         }
     }
 
-    /// The transitions, in the order they happened.
-    pub fn iter(&self) -> impl Iterator<Item = Transition> + '_ {
-        self.items.iter().flatten().copied()
+    /// The transitions left, in the order they happened, as an iterator of
+    /// their own: a copy, so `self` is not advanced.
+    ///
+    /// ```
+    /// # use tripword::transition::{apply, Event};
+    /// # use tripword::{Config, W64};
+    /// # let config = Config::new().check::<W64>()?;
+    /// let ts = apply(&config, 0u64, Event::ForceOpen, || 0).transitions;
+    /// assert_eq!(ts.iter().count(), 1);
+    /// assert_eq!(ts.len(), 1); // not advanced
+    /// # Ok::<(), tripword::ConfigError>(())
+    /// ```
+    #[inline]
+    pub const fn iter(&self) -> Transitions {
+        *self
     }
 }
 
-impl IntoIterator for Transitions {
+impl Iterator for Transitions {
     type Item = Transition;
-    type IntoIter = core::iter::Flatten<core::array::IntoIter<Option<Transition>, 2>>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.items.into_iter().flatten()
+
+    #[inline]
+    fn next(&mut self) -> Option<Transition> {
+        let first = self.items[0].take();
+        self.items[0] = self.items[1].take();
+        first
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.items[0].is_some() as usize + self.items[1].is_some() as usize;
+        (n, Some(n))
+    }
+}
+
+impl DoubleEndedIterator for Transitions {
+    #[inline]
+    fn next_back(&mut self) -> Option<Transition> {
+        match self.items[1].take() {
+            Some(last) => Some(last),
+            None => self.items[0].take(),
+        }
+    }
+}
+
+impl ExactSizeIterator for Transitions {}
+
+impl core::iter::FusedIterator for Transitions {}
+
+/// `for t in &transitions` iterates a copy, leaving `transitions` as it was.
+impl IntoIterator for &Transitions {
+    type Item = Transition;
+    type IntoIter = Transitions;
+
+    #[inline]
+    fn into_iter(self) -> Transitions {
+        *self
     }
 }
 

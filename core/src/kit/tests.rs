@@ -251,3 +251,263 @@ fn names_are_none_by_default_and_forwarded_by_handles() {
     assert_eq!(<&Named as CircuitBreaker>::name(&&named), Some("modem"));
     assert_eq!(<&&Named as CircuitBreaker>::name(&&&named), Some("modem"));
 }
+
+/// A breaker with a state machine of its own (no core word): opens after
+/// `threshold` failures in a row for `cooldown` ticks, then admits one
+/// probe at a time. Its tickets carry the generation they were issued in,
+/// so a release from before a trip is stale.
+struct Streak {
+    clock: ManualClock,
+    threshold: u32,
+    cooldown: u64,
+    failures: StdCell<u32>,
+    open_until: StdCell<Option<u64>>,
+    probing: StdCell<bool>,
+    generation: StdCell<u32>,
+    failed_for: StdCell<Option<u64>>,
+}
+
+impl Streak {
+    fn new(threshold: u32, cooldown: u64) -> Streak {
+        Streak {
+            clock: ManualClock::new(0),
+            threshold,
+            cooldown,
+            failures: StdCell::new(0),
+            open_until: StdCell::new(None),
+            probing: StdCell::new(false),
+            generation: StdCell::new(0),
+            failed_for: StdCell::new(None),
+        }
+    }
+
+    fn trip(&self, open_for: u64) {
+        self.failures.set(0);
+        self.probing.set(false);
+        self.open_until.set(Some(self.clock.now() + open_for));
+        self.generation.set(self.generation.get() + 1);
+    }
+}
+
+impl LocalBreaker for Streak {
+    type Ticket = (u32, bool);
+    type Clock = ManualClock;
+
+    fn acquire(&self) -> Result<(u32, bool), Rejected> {
+        let now = self.clock.now();
+        match self.open_until.get() {
+            None => Ok((self.generation.get(), false)),
+            Some(until) if now < until => Err(Rejected::new(Cause::Open, Some(until - now))),
+            Some(_) if self.probing.get() => Err(Rejected::new(Cause::Probing, None)),
+            Some(_) => {
+                self.probing.set(true);
+                Ok((self.generation.get(), true))
+            }
+        }
+    }
+
+    fn release(&self, (generation, probe): (u32, bool), outcome: Outcome) -> Release {
+        if generation != self.generation.get() {
+            return Release::Stale;
+        }
+        match (outcome, probe) {
+            (Outcome::Ignored, _) => self.probing.set(!probe && self.probing.get()),
+            (Outcome::Success, false) => self.failures.set(0),
+            (Outcome::Success, true) => {
+                self.open_until.set(None);
+                self.probing.set(false);
+                self.generation.set(generation + 1);
+            }
+            (Outcome::Failure, true) => self.trip(self.cooldown),
+            (Outcome::Failure, false) => {
+                self.failures.set(self.failures.get() + 1);
+                if self.failures.get() >= self.threshold {
+                    self.trip(self.cooldown);
+                }
+            }
+        }
+        Release::Recorded
+    }
+
+    fn release_failure_for(&self, ticket: (u32, bool), open_for: u64) -> Release {
+        self.failed_for.set(Some(open_for));
+        let release = self.release(ticket, Outcome::Failure);
+        if self.open_until.get() == Some(self.clock.now() + self.cooldown) {
+            self.open_until.set(Some(self.clock.now() + open_for));
+        }
+        release
+    }
+
+    fn status(&self) -> Status {
+        match self.open_until.get() {
+            None => Status::Closed,
+            Some(until) if self.clock.now() < until => Status::Open,
+            Some(_) if self.probing.get() => Status::Probing,
+            Some(_) => Status::HalfOpen,
+        }
+    }
+
+    fn clock(&self) -> &ManualClock {
+        &self.clock
+    }
+
+    fn abandon_outcome(&self) -> Outcome {
+        Outcome::Ignored
+    }
+
+    fn name(&self) -> Option<&'static str> {
+        Some("streak")
+    }
+}
+
+/// `Local` makes a `LocalBreaker` a `CircuitBreaker`: every method the
+/// breaker's, the async path ready at once with the sync answer.
+#[test]
+fn a_local_breaker_is_a_circuit_breaker_through_local() {
+    let b = Local(Streak::new(2, 100));
+    assert_eq!(CircuitBreaker::name(&b), Some("streak"));
+    assert_eq!(CircuitBreaker::abandon_outcome(&b), Outcome::Ignored);
+    assert!(core::ptr::eq(CircuitBreaker::clock(&b), &b.clock));
+
+    // Two failures in a row trip it, through the sync and the async path.
+    let t = CircuitBreaker::acquire(&b).unwrap();
+    assert_eq!(
+        CircuitBreaker::release(&b, t, Outcome::Failure),
+        Release::Recorded
+    );
+    let Reply::Ready(Ok(t)) = b.acquire_async() else {
+        panic!("ready and admitted")
+    };
+    let Reply::Ready(done) = b.release_async(t, TickVerdict::Failure);
+    assert_eq!(done, Release::Recorded);
+    assert_eq!(CircuitBreaker::status(&b), Status::Open);
+
+    // Its rejection is the one it built, whichever path asks.
+    b.clock.advance(30);
+    let why = CircuitBreaker::acquire(&b).unwrap_err();
+    assert_eq!((why.cause(), why.retry_after()), (Cause::Open, Some(70)));
+    assert!(matches!(b.acquire_async(), Reply::Ready(Err(r)) if r == why));
+
+    // Half-open: one probe; a second caller is told `Probing`.
+    b.clock.advance(70);
+    assert_eq!(CircuitBreaker::status(&b), Status::HalfOpen);
+    let probe = CircuitBreaker::acquire(&b).unwrap();
+    assert_eq!(CircuitBreaker::status(&b), Status::Probing);
+    let busy = CircuitBreaker::acquire(&b).unwrap_err();
+    assert_eq!(
+        (busy.cause(), busy.retry_after()),
+        (Cause::Probing, Some(0))
+    );
+    // `FailureFor` goes to the breaker's `release_failure_for`.
+    let Reply::Ready(done) = b.release_async(probe, TickVerdict::FailureFor(500));
+    assert_eq!(done, Release::Recorded);
+    assert_eq!(b.failed_for.take(), Some(500));
+    assert_eq!(
+        CircuitBreaker::acquire(&b).unwrap_err().retry_after(),
+        Some(500)
+    );
+
+    // A ticket from before the trip is stale, on every path.
+    b.clock.advance(500);
+    let probe = CircuitBreaker::acquire(&b).unwrap();
+    assert_eq!(
+        b.release_verdict((probe.0.wrapping_sub(1), false), TickVerdict::Success),
+        Release::Stale
+    );
+    assert_eq!(CircuitBreaker::status(&b), Status::Probing);
+    // A detached release is the sync one: the probe's success closes it.
+    b.release_detached(probe, TickVerdict::Success);
+    assert_eq!(CircuitBreaker::status(&b), Status::Closed);
+    assert_eq!(
+        CircuitBreaker::release_failure_for(&b, (0, false), 9),
+        Release::Stale
+    );
+}
+
+/// The guarded future runs a local breaker as any other: admitted before
+/// the first poll, ready at once, the outcome recorded once.
+#[test]
+fn a_local_breaker_guards_a_future() {
+    let b = Local(Streak::new(1, 100));
+    let out = poll_once(crate::future::guard(&b, async { Err::<u8, u8>(3) }));
+    assert_eq!(out, Poll::Ready(Ok(Err(3))));
+    assert_eq!(CircuitBreaker::status(&b), Status::Open);
+    let out = poll_once(crate::future::guard(&b, async { Ok::<u8, u8>(1) }));
+    let Poll::Ready(Err(why)) = out else {
+        panic!("rejected")
+    };
+    assert_eq!(why, Rejected::new(Cause::Open, Some(100)));
+}
+
+/// A handle on a local breaker is one (`Local(&b)`, and with `alloc`
+/// `Local(Rc<B>)` and the rest), and a handle on a `Local` is a
+/// `CircuitBreaker` as every breaker's handle is.
+#[test]
+fn handles_on_a_local_breaker_are_breakers() {
+    let streak = Streak::new(1, 100);
+    let by_ref = Local(&streak);
+    assert_eq!(CircuitBreaker::name(&by_ref), Some("streak"));
+    let t = CircuitBreaker::acquire(&by_ref).unwrap();
+    assert_eq!(
+        CircuitBreaker::release_failure_for(&by_ref, t, 40),
+        Release::Recorded
+    );
+    assert_eq!(streak.failed_for.take(), Some(40));
+    assert_eq!(CircuitBreaker::status(&by_ref), Status::Open);
+    assert_eq!(CircuitBreaker::abandon_outcome(&by_ref), Outcome::Ignored);
+    assert!(core::ptr::eq(CircuitBreaker::clock(&by_ref), &streak.clock));
+    let local = Local(Streak::new(1, 100));
+    let handle = &local;
+    assert_eq!(CircuitBreaker::name(&handle), Some("streak"));
+    assert_eq!(CircuitBreaker::acquire(&&handle).map(|(g, _)| g), Ok(0));
+    // `Local` dereferences to its breaker.
+    assert_eq!(local.threshold, 1);
+    #[cfg(feature = "alloc")]
+    {
+        let shared = Local(alloc::rc::Rc::new(Streak::new(1, 100)));
+        let other = shared.clone();
+        let t = CircuitBreaker::acquire(&shared).unwrap();
+        assert_eq!(
+            CircuitBreaker::release(&shared, t, Outcome::Failure),
+            Release::Recorded
+        );
+        assert_eq!(CircuitBreaker::status(&other), Status::Open);
+        assert_eq!(CircuitBreaker::name(&other), Some("streak"));
+        let boxed = Local(alloc::boxed::Box::new(Streak::new(1, 100)));
+        assert_eq!(CircuitBreaker::abandon_outcome(&boxed), Outcome::Ignored);
+    }
+}
+
+/// A `LocalBreaker`'s defaults: a failure with an open time is a failure,
+/// the abandon outcome a failure, no name.
+#[test]
+fn local_breaker_defaults() {
+    struct Plain(Counting);
+    impl LocalBreaker for Plain {
+        type Ticket = u8;
+        type Clock = ManualClock;
+        fn acquire(&self) -> Result<u8, Rejected> {
+            CircuitBreaker::acquire(&self.0)
+        }
+        fn release(&self, ticket: u8, outcome: Outcome) -> Release {
+            CircuitBreaker::release(&self.0, ticket, outcome)
+        }
+        fn status(&self) -> Status {
+            Status::Closed
+        }
+        fn clock(&self) -> &ManualClock {
+            &self.0.clock
+        }
+    }
+    let b = Local(Plain(counting()));
+    assert_eq!(CircuitBreaker::name(&b), None);
+    assert_eq!(CircuitBreaker::abandon_outcome(&b), Outcome::Failure);
+    assert_eq!(
+        CircuitBreaker::release_failure_for(&b, 7, 500),
+        Release::Recorded
+    );
+    assert_eq!(b.0.0.released.take(), Some(Outcome::Failure));
+    let Reply::Ready(done) = b.release_async(7, TickVerdict::FailureFor(5));
+    assert_eq!(done, Release::Recorded);
+    assert_eq!(b.0.0.released.take(), Some(Outcome::Failure));
+}

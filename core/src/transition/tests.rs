@@ -1210,6 +1210,66 @@ fn transitions_iterate_in_order() {
     assert_eq!(seen, v);
 }
 
+/// `Transitions` is an exact-size, fused, double-ended iterator, and
+/// iterating a copy (`iter`, `&ts`) leaves it as it was.
+#[test]
+fn transitions_are_an_exact_size_fused_iterator() {
+    let (a, b) = (
+        t(Phase::Open, Phase::HalfOpen, 1),
+        t(Phase::HalfOpen, Phase::Probing, 2),
+    );
+    let mut two = Transitions::NONE;
+    two.push(a);
+    two.push(b);
+
+    let mut ts = two;
+    assert_eq!(ts.size_hint(), (2, Some(2)));
+    assert_eq!(ts.next(), Some(a));
+    assert_eq!((ts.len(), ts.is_empty()), (1, false));
+    assert_eq!(ts.size_hint(), (1, Some(1)));
+    assert_eq!(ts.next(), Some(b));
+    assert_eq!((ts.len(), ts.is_empty()), (0, true));
+    for _ in 0..3 {
+        assert_eq!(ts.next(), None, "fused");
+        assert_eq!(ts.next_back(), None, "fused");
+    }
+    // Exhausted, it is the empty value: equality sees only what is left.
+    assert_eq!(ts, Transitions::NONE);
+
+    let mut one = Transitions::NONE;
+    one.push(b);
+    let mut ts = two;
+    ts.next();
+    assert_eq!(ts, one, "advanced past `a`, only `b` is left");
+
+    let mut ts = two;
+    assert_eq!(ts.next_back(), Some(b));
+    assert_eq!(ts.len(), 1);
+    assert_eq!(ts.next_back(), Some(a));
+    assert_eq!(ts.next_back(), None);
+    let mut ts = two;
+    assert_eq!(
+        (ts.next(), ts.next_back(), ts.next()),
+        (Some(a), Some(b), None)
+    );
+
+    assert_eq!(two.rev().collect::<std::vec::Vec<_>>(), [b, a]);
+    assert_eq!(two.count(), 2);
+    assert_eq!(two.max_by_key(|t| t.counter), Some(b));
+    let mut seen = std::vec::Vec::new();
+    for t in &two {
+        seen.push(t);
+    }
+    for t in two.iter() {
+        seen.push(t);
+    }
+    seen.extend(two);
+    assert_eq!(seen, [a, b, a, b, a, b]);
+    assert_eq!(two.len(), 2, "iterating copies does not advance it");
+    assert_eq!(Transitions::NONE.len(), 0);
+    assert_eq!(Transitions::NONE.into_iter().next(), None);
+}
+
 #[test]
 fn pure_layer_on_u32_and_u64_agrees_for_small_values() {
     // The same history on both widths yields the same decoded states (both
