@@ -9,7 +9,7 @@ use tower::{Layer, Service, ServiceExt, service_fn};
 use tripword::kit::{CircuitBreaker, Local, LocalBreaker};
 use tripword::{Cause, Clock, Outcome, Rejected, Release, Status};
 use tripword_std::tower::{BreakerLayer, RegistryLayer};
-use tripword_std::{BreakerExt, ManualTime, RegistryOf, classify::OkOrFailure};
+use tripword_std::{BreakerExt, ManualTime, Registry};
 
 static CLOCK: ManualTime = ManualTime::new();
 static RAN: AtomicU32 = AtomicU32::new(0); // calls of `work` (the protected call) that ran
@@ -75,21 +75,21 @@ async fn exercise(path: &str, mut call: impl AsyncFnMut(bool) -> bool) {
 async fn main() {
     let b = Local(Arc::new(Streak::default())); // a cheap handle, for the layer
     exercise("call", async |ok| b.call(|| work(ok)).is_ok()).await;
-    let why = b.acquire().unwrap_err();
-    let open = (why.cause(), why.retry_after()) == (Cause::Open, Some(COOLDOWN));
+    let why = b.call(|| work(true)).unwrap_err(); // its own rejection, in durations
+    let open = (why.cause(), why.rejected().map(|r| r.retry_after_ticks()))
+        == (Some(Cause::Open), Some(Some(COOLDOWN)));
     check(&format!("its own rejection: {why}"), open);
     let stale = b.release(0, Outcome::Success) == Release::Stale;
     check("a ticket from before the trip is stale", stale);
     let call_async = async |ok| b.call_async(async move { work(ok) }).await.is_ok();
     exercise("call_async", call_async).await;
-    let layer = BreakerLayer::new(b.clone()).classify(OkOrFailure);
+    let layer = BreakerLayer::new(b.clone()); // any `Err` a failure
     let mut svc = layer.layer(service_fn(|ok| async move { work(ok) }));
     let tower = async |ok| svc.ready().await.unwrap().call(ok).await.is_ok();
     exercise("tower", tower).await;
     let make = |_: &String| Local(Streak::default()); // one breaker per key
-    let hosts = Arc::new(RegistryOf::with_factory(make));
+    let hosts = Arc::new(Registry::new(make));
     let mut client = RegistryLayer::new(hosts.clone(), |r: &(&str, bool)| r.0.to_owned())
-        .classify(OkOrFailure)
         .layer(service_fn(|(_, ok): (&str, bool)| async move { work(ok) }));
     let mut send = async |host, ok| client.ready().await.unwrap().call((host, ok)).await.is_ok();
     exercise("registry", async |ok| send("a.example", ok).await).await;
