@@ -72,12 +72,19 @@ impl core::fmt::Debug for Fleet {
     }
 }
 
+/// Makes a key's observer.
+type MakeObserver = dyn Fn(&str) -> Arc<dyn FleetObserver> + Send + Sync;
+
+/// What a breaker is made with when its lookup chooses: a config, and an
+/// observer (`None`: the fleet's).
+type MadeWith = (ValidConfig<W64>, Option<Arc<dyn FleetObserver>>);
+
 /// Where a fleet's breakers get their observer: one for all, or one made
 /// for each key.
 #[derive(Clone)]
 enum Observers {
     One(Arc<dyn FleetObserver>),
-    PerKey(Arc<dyn Fn(&str) -> Arc<dyn FleetObserver> + Send + Sync>),
+    PerKey(Arc<MakeObserver>),
 }
 
 impl Observers {
@@ -437,11 +444,7 @@ impl Fleet {
         }
     }
 
-    fn lookup_arc(
-        &self,
-        key: &str,
-        made_with: Option<(ValidConfig<W64>, Option<Arc<dyn FleetObserver>>)>,
-    ) -> Arc<RedisBreaker> {
+    fn lookup_arc(&self, key: &str, made_with: Option<MadeWith>) -> Arc<RedisBreaker> {
         if let Some(m) = self
             .breakers
             .read()
