@@ -2254,6 +2254,61 @@ mod tests {
     }
 
     #[test]
+    fn settings_convert_to_the_server_clocks_microseconds() {
+        use tripword_std::Settings;
+        let s = Settings::new()
+            .failure_threshold(3)
+            .open_for(Duration::from_secs(30))
+            .exponential_backoff(Duration::from_secs(120))
+            .probe_timeout(Duration::from_millis(2500));
+        let b = RedisBreaker::builder("redis://127.0.0.1:1/", "k").settings(&s);
+        let config = b.config.as_ref().unwrap();
+        assert_eq!(config.failure_threshold(), 3);
+        // At least as long as set: one tick more than each spans.
+        assert_eq!(config.open_for(), 30_000_001);
+        assert_eq!(config.backoff_cap(), Some(120_000_001));
+        assert_eq!(config.probe_timeout(), 2_500_001);
+        let d = format!("{b:?}");
+        assert!(
+            d.contains("open_for: 30.000001s, backoff_cap: Some(120.000001s)"),
+            "{d}"
+        );
+        // The raw form after it wins, as any later setter does.
+        let raw = b.config(ValidConfig::new(DEFAULT_CONFIG));
+        assert_eq!(raw.config.as_ref().unwrap().open_for(), 1_000_000);
+    }
+
+    #[test]
+    fn settings_out_of_range_are_builds_error() {
+        use tripword_std::Settings;
+        let zero = Settings::new().open_for(Duration::ZERO);
+        let b = RedisBreaker::builder("redis://127.0.0.1:1/", "k").settings(&zero);
+        assert!(format!("{b:?}").contains("config: Err("), "{b:?}");
+        let Err(Error::Settings(e)) = b.build() else {
+            panic!("a settings error")
+        };
+        assert_eq!(e.field(), tripword::Field::OpenFor);
+        let text = Error::Settings(e).to_string();
+        assert!(
+            text.starts_with("tripword-redis: settings: open_for"),
+            "{text}"
+        );
+        let fleet = crate::Fleet::builder("redis://127.0.0.1:1/")
+            .settings(&zero)
+            .build();
+        assert!(matches!(fleet, Err(Error::Settings(_))));
+    }
+
+    #[test]
+    fn a_key_is_interned_once() {
+        let a = intern("intern-test-key");
+        let b = intern(&String::from("intern-test-key"));
+        assert!(core::ptr::eq(a, b));
+        assert_eq!(a, "intern-test-key");
+        assert!(!core::ptr::eq(a, intern("intern-test-other")));
+    }
+
+    #[test]
     fn builder_and_errors_print() {
         let b = RedisBreaker::builder("redis://127.0.0.1:1/", "payments")
             .op_timeout(Duration::from_millis(7));
@@ -2266,6 +2321,21 @@ mod tests {
             "..",
         ] {
             assert!(debug.contains(part), "{part} in {debug}");
+        }
+        // The config in durations, the quorum window too.
+        let d = format!(
+            "{:?}",
+            RedisBreaker::builder("redis://127.0.0.1:1/", "k")
+                .quorum(2)
+                .quorum_window(Duration::from_millis(1500))
+        );
+        for part in [
+            "config: Config { failure_threshold: 5, open_for: 1s, backoff_cap: None, probe_timeout: 5s,",
+            "abandon: Failure }",
+            "quorum: Quorum { instances: 2, window: Some(1.5s), voter: None }",
+            "op_timeout: 100ms, refresh: 1s, retry: 200ms, pubsub: true, replicas: 0",
+        ] {
+            assert!(d.contains(part), "{part} in {d}");
         }
         let url = RedisBreaker::builder("nonsense", "k").build().unwrap_err();
         assert!(
