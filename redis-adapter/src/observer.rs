@@ -102,6 +102,12 @@ impl core::fmt::Display for Mode {
 ///     }
 /// }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not take a fleet breaker's reports",
+    label = "not a `FleetObserver`",
+    note = "an observer of the core takes `impl tripword_redis::FleetObserver for {Self} {{}}`; one of another crate, `tripword_redis::Transitions(observer)`",
+    note = "tripword-std's `TracingObserver` and `MetricsObserver` need the features `tracing` and `metrics` of tripword-redis"
+)]
 pub trait FleetObserver: tripword::Observer + Send + Sync + 'static {
     /// A state change this instance made, in the shared word
     /// ([`Scope::Shared`]: reported by exactly one instance of the fleet,
