@@ -62,9 +62,11 @@ impl core::fmt::Display for Mode {
 /// | the fleet uses another config for the key | [`on_config_mismatch`](Self::on_config_mismatch) | nothing |
 ///
 /// The core's per-call hooks (`on_admitted`, `on_rejected`, `on_recorded`,
-/// `on_stale`) are not called by the fleet breaker (its closed path is one
-/// load with no observer call): the call layer that runs the calls reports
-/// them.
+/// `on_stale`) are not called by a fleet breaker: its closed path is one
+/// load with no observer call. So `MetricsObserver`'s call and rejection
+/// counters and `TracingObserver`'s per-call events stay silent for it; its
+/// transitions, corrupt words, mode changes and config mismatches are
+/// reported.
 ///
 /// It is implemented for `()`, for pairs (both, `.0` first), for
 /// [`tripword::OnTransition`], for `&'static` references, for
