@@ -826,10 +826,10 @@ impl RedisBreaker {
 
     #[inline(never)]
     fn acquire_slow(&self) -> Result<Ticket, Rejected> {
-        match self.inner.acquire_prepare() {
+        self.inner.answered(match self.inner.acquire_prepare() {
             Ok(answer) => answer,
             Err(base) => self.acquire_remote(base),
-        }
+        })
     }
 
     #[inline(never)]
@@ -875,10 +875,11 @@ impl RedisBreaker {
 
     #[inline(never)]
     fn release_slow(&self, ticket: Ticket, outcome: Outcome) -> Release {
-        match self.inner.release_prepare(&ticket, outcome) {
+        let release = match self.inner.release_prepare(&ticket, outcome) {
             Ok(settled) => settled,
             Err(word) => self.release_remote(word, ticket.counter, outcome),
-        }
+        };
+        self.inner.released(release, outcome)
     }
 
     #[inline(never)]
@@ -1190,10 +1191,10 @@ impl CircuitBreaker for RedisBreaker {
             return Reply::Ready(Ok(inner.ticket(Snapshot::counter_bits::<W64>(word), false)));
         }
         match inner.acquire_prepare() {
-            Ok(answer) => Reply::Ready(answer),
+            Ok(answer) => Reply::Ready(inner.answered(answer)),
             Err(base) => match crate::aio::acquire(&self.inner, base) {
                 Some(future) => Reply::Wait(future),
-                None => Reply::Ready(self.acquire_remote(base)),
+                None => Reply::Ready(inner.answered(self.acquire_remote(base))),
             },
         }
     }
@@ -1221,12 +1222,15 @@ impl CircuitBreaker for RedisBreaker {
             }
         }
         let word = match settled {
-            Ok(settled) => return Reply::Ready(to_core(settled)),
+            Ok(settled) => return Reply::Ready(to_core(inner.released(settled, outcome))),
             Err(word) => word,
         };
         match crate::aio::release(&self.inner, word, ticket.counter, outcome) {
             Some(future) => Reply::Wait(future),
-            None => Reply::Ready(to_core(self.release_remote(word, ticket.counter, outcome))),
+            None => {
+                let release = self.release_remote(word, ticket.counter, outcome);
+                Reply::Ready(to_core(inner.released(release, outcome)))
+            }
         }
     }
 
@@ -1508,6 +1512,25 @@ fn intern(key: &str) -> &'static str {
 }
 
 impl Inner {
+    /// An admission's answer, a rejection reported to the observer
+    /// (`on_rejected`). Only answers off the closed path come here: the
+    /// closed admission stays one load with no observer call.
+    pub(crate) fn answered(&self, answer: Result<Ticket, Rejected>) -> Result<Ticket, Rejected> {
+        if let Err(why) = &answer {
+            self.observer.on_rejected(*why);
+        }
+        answer
+    }
+
+    /// A release's answer, a stale one reported to the observer
+    /// (`on_stale`). A stale release never takes the closed path.
+    pub(crate) fn released(&self, release: Release, outcome: Outcome) -> Release {
+        if release == Release::Stale {
+            self.observer.on_stale(outcome);
+        }
+        release
+    }
+
     /// The key, interned (see [`intern`]).
     pub(crate) fn name(&self) -> &'static str {
         self.name.get_or_init(|| intern(&self.key))

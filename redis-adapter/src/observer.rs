@@ -61,12 +61,14 @@ impl core::fmt::Display for Mode {
 /// | a switch to the local breaker and back | [`on_mode`](Self::on_mode) | nothing |
 /// | the fleet uses another config for the key | [`on_config_mismatch`](Self::on_config_mismatch) | nothing |
 ///
-/// The core's per-call hooks (`on_admitted`, `on_rejected`, `on_recorded`,
-/// `on_stale`) are not called by a fleet breaker: its closed path is one
-/// load with no observer call. So `MetricsObserver`'s call and rejection
-/// counters and `TracingObserver`'s per-call events stay silent for it; its
-/// transitions, corrupt words, mode changes and config mismatches are
-/// reported.
+/// Of the core's per-call hooks, a fleet breaker calls
+/// [`on_rejected`](tripword::Observer::on_rejected) for every call it does
+/// not admit and [`on_stale`](tripword::Observer::on_stale) for every stale
+/// release (in the sync and the async form; neither ever takes the closed
+/// path), but not `on_admitted` and `on_recorded`: its closed path is one
+/// load with no observer call. So `MetricsObserver` counts rejections and
+/// stale releases, not its `calls`; `TracingObserver` writes `call
+/// rejected` and `stale release ignored`.
 ///
 /// It is implemented for `()`, for pairs (both, `.0` first), for
 /// [`tripword::OnTransition`], for `&'static` references, for

@@ -322,3 +322,60 @@ fn a_core_observer_gets_the_fleets_reports() {
         scoped.1
     );
 }
+
+/// Rejections and stale releases reach the observer (they never take the
+/// closed path), in the sync and the async form; admissions and quiet
+/// releases do not (the closed path makes no observer call).
+#[tokio::test(flavor = "current_thread")]
+async fn rejections_and_stale_releases_are_reported() {
+    use tripword::{CircuitBreaker, Outcome};
+    use tripword_std::observe::names;
+    let _ = (events(), recording());
+    let Some(server) = server() else { return };
+    let b = builder(&server, "rejecting", config(1, 60_000_000, 1_000_000))
+        .observer((
+            TracingObserver::new("rejecting"),
+            MetricsObserver::new("rejecting"),
+        ))
+        .build()
+        .unwrap();
+    let t = b.acquire().unwrap();
+    b.release(t, Outcome::Success);
+    assert_eq!(
+        value(names::CALLS, "rejecting", Some((names::OUTCOME, "success"))),
+        Some(0.0),
+        "a quiet release is not reported"
+    );
+    // A ticket made stale by a forced close, released in each form.
+    for async_form in [false, true] {
+        let t = b.acquire().unwrap();
+        b.force_close().unwrap();
+        if async_form {
+            let verdict = tripword::kit::TickVerdict::from(Outcome::Failure);
+            if let tripword::kit::Reply::Wait(f) = CircuitBreaker::release_async(&b, t, verdict) {
+                f.await;
+            }
+        } else {
+            b.release(t, Outcome::Failure);
+        }
+    }
+    assert_eq!(value(names::STALE_RELEASES, "rejecting", None), Some(2.0));
+    assert_eq!(caught("rejecting", "stale release ignored").len(), 2);
+    // Tripped: each form's rejection.
+    let t = b.acquire().unwrap();
+    b.release(t, Outcome::Failure);
+    assert!(b.acquire().is_err());
+    assert!(
+        tripword_std::BreakerExt::call_async(&b, async { Ok::<_, ()>(()) })
+            .await
+            .is_err()
+    );
+    assert_eq!(
+        value(names::REJECTIONS, "rejecting", Some((names::CAUSE, "open"))),
+        Some(2.0)
+    );
+    let rejected = caught("rejecting", "call rejected");
+    assert_eq!(rejected.len(), 2, "{rejected:?}");
+    let ms: u64 = rejected[0].field("retry_after_ms").parse().unwrap();
+    assert!(ms > 0 && ms <= 60_000, "{ms}");
+}
