@@ -19,16 +19,17 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tripword::{Config, Status, Transition};
+use tripword::{Status, Transition};
 use tripword_redis::server::{self, RedisServer};
-use tripword_redis::{CallError, Mode, Observer, RedisBreaker, Scope};
+use tripword_redis::{FleetObserver, Mode, RedisBreaker, Scope};
+use tripword_std::{BreakerExt, CallError, Settings};
 
 const KEY: &str = "breaker:flaky-service";
 /// Open for 1 s, 5 failures in a row trip the fleet, probe timeout 2 s.
-const CONFIG: Config = Config::new()
+const SETTINGS: Settings = Settings::new()
     .failure_threshold(5)
-    .open_for(1_000_000)
-    .probe_timeout(2_000_000);
+    .open_for(Duration::from_secs(1))
+    .probe_timeout(Duration::from_secs(2));
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
@@ -86,7 +87,7 @@ fn parent(n: usize) -> ExitCode {
 
     // The parent watches the fleet's word like any instance.
     let monitor = RedisBreaker::builder(redis.url(), KEY)
-        .config(CONFIG.check().unwrap())
+        .settings(&SETTINGS)
         .build()
         .expect("monitor");
 
@@ -207,8 +208,13 @@ struct Printer {
     now: Arc<dyn Fn() -> Option<u64> + Send + Sync>,
 }
 
-impl Observer for Printer {
-    fn on_transition(&self, t: Transition, scope: Scope) {
+impl tripword::Observer for Printer {
+    // Reported with their scope, below.
+    fn on_transition(&self, _: Transition) {}
+}
+
+impl FleetObserver for Printer {
+    fn on_scoped_transition(&self, t: Transition, scope: Scope) {
         if scope == Scope::Shared {
             let now = (self.now)().map_or("-".into(), |t| t.to_string());
             println!(
@@ -247,7 +253,7 @@ fn client(id: &str, url: &str, port: u16) {
     };
     let breaker = Arc::new(
         RedisBreaker::builder(url, KEY)
-            .config(CONFIG.check().unwrap())
+            .settings(&SETTINGS)
             .op_timeout(Duration::from_millis(200))
             .refresh(Duration::from_millis(500))
             .observer(Printer { id: id.into(), now })
@@ -272,10 +278,13 @@ fn client(id: &str, url: &str, port: u16) {
                 admitted += 1;
                 failed += 1;
             }
-            Err(CallError::Open(_)) => {
+            Err(CallError::Open(why)) => {
                 rejected += 1;
                 if first_reject.is_none() {
                     first_reject = breaker.fleet_now();
+                    // "circuit 'breaker:flaky-service' open: call not
+                    // admitted (retry after 998ms)"
+                    println!("client {id} first rejection: {why}");
                 }
             }
         }

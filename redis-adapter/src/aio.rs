@@ -422,7 +422,7 @@ impl Future for Admission {
             Poll::Ready(Err(_)) => this.inner.acquire_local(),
         };
         this.answer = None;
-        Poll::Ready(out)
+        Poll::Ready(this.inner.answered(out))
     }
 }
 
@@ -475,8 +475,11 @@ pub(crate) fn release(
     }
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     let task = inner.clone();
-    let handle =
-        runtime.spawn(async move { task.release_remote_async(word, counter, outcome).await });
+    // Reported by the task: a detached release's too.
+    let handle = runtime.spawn(async move {
+        let release = task.release_remote_async(word, counter, outcome).await;
+        task.released(release, outcome)
+    });
     Some(Box::pin(async move {
         match handle.await {
             Ok(Release::Stale) => tripword::Release::Stale,

@@ -3,14 +3,15 @@
 use crate::hub::Hub;
 use crate::local::Local;
 use crate::mirror::{CLEAR, HELD, Mirror, NONE, RUN};
-use crate::observer::{Mode, Observer, Scope};
+use crate::observer::{FleetObserver, Mode, Scope};
 use crate::remote::RemoteCell;
 use crate::time::{LocalClock, LocalTicks, Monotonic};
 use crate::watch;
 use core::num::NonZeroUsize;
 use redis::RedisError;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use tripword::cell::{self, Swap};
 use tripword::kit::CircuitBreaker;
@@ -45,6 +46,11 @@ pub enum Error {
     /// `sentinel`, `replicas` and `quorum` are not supported); the text
     /// names them.
     Unsupported(&'static str),
+    /// The [`Settings`](tripword_std::Settings) given to
+    /// [`Builder::settings`] or [`FleetBuilder::settings`](crate::FleetBuilder::settings)
+    /// do not fit the fleet's word: the field, its value and its range, in
+    /// durations.
+    Settings(tripword_std::SettingsError),
 }
 
 impl core::fmt::Display for Error {
@@ -58,6 +64,7 @@ impl core::fmt::Display for Error {
                 "tripword-redis: this instance's config ({ours}) is not the fleet's ({fleet})"
             ),
             Error::Unsupported(what) => write!(f, "tripword-redis: not supported: {what}"),
+            Error::Settings(e) => write!(f, "tripword-redis: settings: {e}"),
         }
     }
 }
@@ -175,7 +182,7 @@ const MAX_WINDOW: u64 = 1 << 52;
 
 /// How many instances must see failures before the shared word trips (see
 /// [`Builder::quorum`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Quorum {
     /// Distinct instances whose votes trip the shared word; 1: every
     /// failure goes to the shared word, as without a quorum.
@@ -186,6 +193,17 @@ pub(crate) struct Quorum {
     /// The id this instance votes under; `None`: one drawn when the
     /// breaker is made.
     pub(crate) voter: Option<Arc<str>>,
+}
+
+/// The window as a duration of the server's clock.
+impl core::fmt::Debug for Quorum {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Quorum")
+            .field("instances", &self.instances)
+            .field("window", &self.window.map(Duration::from_micros))
+            .field("voter", &self.voter)
+            .finish()
+    }
 }
 
 impl Quorum {
@@ -303,15 +321,79 @@ impl Deployment {
     }
 }
 
+/// A config as a person reads it: its times as durations of the server's
+/// clock (the ticks are its microseconds).
+pub(crate) struct InDurations<'a>(pub(crate) &'a ValidConfig<W64>);
+
+impl core::fmt::Debug for InDurations<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let c = self.0;
+        f.debug_struct("Config")
+            .field("failure_threshold", &c.failure_threshold())
+            .field("open_for", &Duration::from_micros(c.open_for()))
+            .field("backoff_cap", &c.backoff_cap().map(Duration::from_micros))
+            .field("probe_timeout", &Duration::from_micros(c.probe_timeout()))
+            .field("horizon", &Duration::from_micros(c.horizon()))
+            .field("abandon", &c.abandon())
+            .finish()
+    }
+}
+
+/// A builder's config: checked, or the error of the settings it came from
+/// (returned by `build`).
+pub(crate) type Configured = Result<ValidConfig<W64>, tripword_std::SettingsError>;
+
+/// The config of `settings` in the server clock's microseconds.
+pub(crate) fn from_settings(settings: &tripword_std::Settings) -> Configured {
+    settings.config::<LocalTicks, W64>()
+}
+
+/// A builder's config for its `Debug`: in durations, or the error.
+pub(crate) struct ConfiguredDebug<'a>(pub(crate) &'a Configured);
+
+impl core::fmt::Debug for ConfiguredDebug<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            Ok(config) => InDurations(config).fmt(f),
+            Err(e) => f.debug_tuple("Err").field(e).finish(),
+        }
+    }
+}
+
 /// Builds a [`RedisBreaker`].
+///
+/// Its defaults: the config [`DEFAULT_CONFIG`] (5 failures in a row trip
+/// the fleet, open for 1 s, probe timeout 5 s, no backoff), no quorum
+/// (every instance's failures count in the shared word), operation timeout
+/// 100 ms, refresh every 1 s, retry after 200 ms, pub/sub on, no replica
+/// acknowledgement, the [`Monotonic`] clock, no observer. Its `Debug`
+/// prints them, times as durations.
+///
+/// Times are given as durations: [`settings`](Self::settings) takes
+/// `tripword-std`'s [`Settings`](tripword_std::Settings) for the breaker's
+/// config, and every other time is a [`Duration`].
+/// [`config`](Self::config) takes the raw form, a core config in the
+/// server clock's microseconds.
+///
+/// ```
+/// use std::time::Duration;
+/// use tripword_redis::RedisBreaker;
+/// use tripword_std::Settings;
+///
+/// let builder = RedisBreaker::builder("redis://127.0.0.1:6379/", "payments")
+///     .settings(&Settings::new().failure_threshold(3).open_for(Duration::from_secs(30)));
+/// let debug = format!("{builder:?}");
+/// assert!(debug.contains("failure_threshold: 3, open_for: 30.000001s"), "{debug}");
+/// assert!(debug.contains("op_timeout: 100ms, refresh: 1s, retry: 200ms"), "{debug}");
+/// ```
 pub struct Builder {
     url: String,
     key: String,
-    config: ValidConfig<W64>,
+    config: Configured,
     quorum: Quorum,
     timing: Timing,
     clock: Arc<dyn LocalClock>,
-    observer: Arc<dyn Observer>,
+    observer: Arc<dyn FleetObserver>,
     deployment: Deployment,
 }
 
@@ -320,7 +402,7 @@ impl core::fmt::Debug for Builder {
         f.debug_struct("Builder")
             .field("url", &self.url)
             .field("key", &self.key)
-            .field("config", &self.config)
+            .field("config", &ConfiguredDebug(&self.config))
             .field("quorum", &self.quorum)
             .field("timing", &self.timing)
             .field("deployment", &self.deployment)
@@ -328,20 +410,73 @@ impl core::fmt::Debug for Builder {
     }
 }
 
-/// The default config: 5 failures in a row trip the fleet, open for 1 s,
-/// probe timeout 5 s (in microseconds of the server's clock).
+/// The default config of a fleet breaker, in the raw form (microseconds of
+/// the Redis server's clock): 5 failures in a row trip the fleet, open for
+/// 1 s, probe timeout 5 s, no backoff, a dropped permit is a failure.
+///
+/// In [`Settings`](tripword_std::Settings), the form to write a config in,
+/// these are `Settings::new()`'s values; but a setting converts to one
+/// microsecond more than it spans (the clock's rounding, see
+/// `tripword_std::RealClock::ticks`), so `settings(&Settings::new())` is
+/// open for 1 000 001 µs: another config, with another fingerprint (see
+/// [`RedisBreaker::config_mismatch`]). Every instance of a fleet must set
+/// its config the same way: all by the default, or all by the same
+/// settings.
+///
+/// ```
+/// use std::time::Duration;
+/// use tripword_redis::DEFAULT_CONFIG;
+///
+/// assert_eq!(DEFAULT_CONFIG.check::<tripword::W64>()?.open_for(), 1_000_000);
+/// let converted = tripword_std::Settings::new().config::<tripword_redis::LocalTicks, tripword::W64>()?;
+/// assert_eq!(converted.open_for(), 1_000_001);
+/// assert_eq!(Duration::from_micros(DEFAULT_CONFIG.check::<tripword::W64>()?.probe_timeout()), Duration::from_secs(5));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const DEFAULT_CONFIG: Config = Config::new()
     .failure_threshold(5)
     .open_for(1_000_000)
     .probe_timeout(5_000_000);
 
 impl Builder {
-    /// The config, in microseconds of the Redis server's clock (see
-    /// [`crate::time`]): `open_for(1_000_000)` is one second. Default
-    /// [`DEFAULT_CONFIG`]. Every instance of a fleet must use the same
-    /// config (the word is interpreted with it).
+    /// The breaker's config in durations: `settings` converted to the
+    /// microseconds of the Redis server's clock (each time at least as long
+    /// as set, see [`Settings`](tripword_std::Settings)). Default
+    /// [`DEFAULT_CONFIG`]: 5 failures in a row, open 1 s, probe timeout
+    /// 5 s. Every instance of a fleet must use the same config (the word is
+    /// interpreted with it).
+    ///
+    /// Settings that do not fit the fleet's 64-bit word make
+    /// [`build`](Self::build) return [`Error::Settings`], naming the field.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use tripword_redis::RedisBreaker;
+    /// use tripword_std::Settings;
+    ///
+    /// let settings = Settings::new()
+    ///     .failure_threshold(5)
+    ///     .open_for(Duration::from_secs(2))
+    ///     .probe_timeout(Duration::from_secs(5));
+    /// let breaker = RedisBreaker::builder("redis://127.0.0.1:6379/", "payments")
+    ///     .settings(&settings)
+    ///     .build()?;
+    /// # let _ = breaker;
+    /// # Ok::<(), tripword_redis::Error>(())
+    /// ```
+    pub fn settings(mut self, settings: &tripword_std::Settings) -> Self {
+        self.config = from_settings(settings);
+        self
+    }
+
+    /// The config in the raw form, in microseconds of the Redis server's
+    /// clock (see [`crate::time`]): `open_for(1_000_000)` is one second, as
+    /// the kit's own configs are written. Default [`DEFAULT_CONFIG`]. To
+    /// write it in durations, use [`settings`](Self::settings). Every
+    /// instance of a fleet must use the same config (the word is
+    /// interpreted with it).
     pub fn config(mut self, config: ValidConfig<W64>) -> Self {
-        self.config = config;
+        self.config = Ok(config);
         self
     }
 
@@ -482,8 +617,24 @@ impl Builder {
         self
     }
 
-    /// Receives the instance's reports.
-    pub fn observer(mut self, observer: impl Observer) -> Self {
+    /// Receives the instance's reports: a core observer, with the fleet's
+    /// own reports if it takes them ([`FleetObserver`]). `tripword-std`'s
+    /// `TracingObserver` and `MetricsObserver` are taken as they are (with
+    /// the features `tracing` and `metrics`), and report mode changes and
+    /// config mismatches too; any other core observer through
+    /// [`Transitions`](crate::Transitions). Default: none.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tracing")] {
+    /// use tripword_redis::RedisBreaker;
+    /// use tripword_std::observe::TracingObserver;
+    ///
+    /// let builder = RedisBreaker::builder("redis://127.0.0.1:6379/", "payments")
+    ///     .observer(TracingObserver::new("payments"));
+    /// # let _ = builder;
+    /// # }
+    /// ```
+    pub fn observer(mut self, observer: impl FleetObserver) -> Self {
         self.observer = Arc::new(observer);
         self
     }
@@ -521,12 +672,13 @@ impl Builder {
     /// thread cannot start: an unreachable Redis is not an error.
     ///
     /// # Errors
-    /// [`Error::Url`], [`Error::Thread`].
+    /// [`Error::Url`], [`Error::Thread`], [`Error::Settings`],
+    /// [`Error::Unsupported`].
     pub fn build(self) -> Result<RedisBreaker, Error> {
+        let config = self.config.map_err(Error::Settings)?;
         let hub = self.deployment.hub(&self.url, self.timing, self.clock)?;
         // Joined first: the watcher's first read is of this key too.
-        let breaker =
-            RedisBreaker::join_with(&hub, self.key, self.config, self.observer, self.quorum);
+        let breaker = RedisBreaker::join_with(&hub, self.key, config, self.observer, self.quorum);
         watch::spawn(&hub).map_err(Error::Thread)?;
         Ok(breaker)
     }
@@ -538,18 +690,24 @@ impl Builder {
 /// [`cell::update`](tripword::cell::update); each instance keeps a mirror
 /// of it so that calls in `Closed` never touch the network.
 ///
+/// It is a [`CircuitBreaker`]: calls run through it as through any other
+/// breaker, with `tripword-std`'s `BreakerExt` (`call`, `call_async`) and
+/// tower layers, whose error is `tripword_std::CallError`. Its
+/// [name](CircuitBreaker::name) is its key, so a rejection names it.
+///
 /// ```no_run
 /// use std::time::Duration;
-/// use tripword::Config;
-/// use tripword_redis::{CallError, RedisBreaker};
+/// use tripword_redis::RedisBreaker;
+/// use tripword_std::{BreakerExt, CallError, Settings};
 ///
-/// let breaker = RedisBreaker::builder("redis://127.0.0.1:6379/", "breaker:payments")
-///     .config(Config::new().failure_threshold(5).open_for(2_000_000).probe_timeout(5_000_000).check()?)
+/// let breaker = RedisBreaker::builder("redis://127.0.0.1:6379/", "payments")
+///     .settings(&Settings::new().failure_threshold(5).open_for(Duration::from_secs(2)))
 ///     .op_timeout(Duration::from_millis(50))
 ///     .build()?;
 /// match breaker.call(|| Ok::<_, std::io::Error>("paid")) {
 ///     Ok(v) => println!("{v}"),
-///     Err(CallError::Open(why)) => println!("payments are down fleet-wide: {why}"),
+///     // "circuit 'payments' open: call not admitted (retry after 1.2s)"
+///     Err(CallError::Open(why)) => println!("{why}"),
 ///     Err(CallError::Inner(e)) => println!("the call failed: {e}"),
 /// }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -571,26 +729,6 @@ impl core::fmt::Debug for RedisBreaker {
     }
 }
 
-/// A call's error: not admitted, or the call's own error.
-#[derive(Debug)]
-pub enum CallError<E> {
-    /// Not admitted: the call was not made.
-    Open(Rejected),
-    /// The call was made and failed.
-    Inner(E),
-}
-
-impl<E: core::fmt::Display> core::fmt::Display for CallError<E> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            CallError::Open(r) => r.fmt(f),
-            CallError::Inner(e) => e.fmt(f),
-        }
-    }
-}
-
-impl<E: std::error::Error> std::error::Error for CallError<E> {}
-
 impl RedisBreaker {
     /// A breaker on `hub` under `key`: joins the hub's watcher, then reads
     /// the word once.
@@ -599,7 +737,7 @@ impl RedisBreaker {
         hub: &Arc<Hub>,
         key: String,
         config: ValidConfig<W64>,
-        observer: Arc<dyn Observer>,
+        observer: Arc<dyn FleetObserver>,
     ) -> RedisBreaker {
         RedisBreaker::join_with(hub, key, config, observer, Quorum::ONE)
     }
@@ -610,7 +748,7 @@ impl RedisBreaker {
         hub: &Arc<Hub>,
         key: String,
         config: ValidConfig<W64>,
-        observer: Arc<dyn Observer>,
+        observer: Arc<dyn FleetObserver>,
         quorum: Quorum,
     ) -> RedisBreaker {
         let fingerprint = fingerprint(&config, &quorum);
@@ -631,6 +769,7 @@ impl RedisBreaker {
             fingerprint,
             mismatch: Mutex::new(None),
             hub: hub.clone(),
+            name: OnceLock::new(),
         });
         hub.join(&inner);
         let _ = inner.refresh(false);
@@ -655,7 +794,7 @@ impl RedisBreaker {
         Builder {
             url: url.into(),
             key: key.into(),
-            config: ValidConfig::new(DEFAULT_CONFIG),
+            config: Ok(ValidConfig::new(DEFAULT_CONFIG)),
             quorum: Quorum::ONE,
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
@@ -687,10 +826,10 @@ impl RedisBreaker {
 
     #[inline(never)]
     fn acquire_slow(&self) -> Result<Ticket, Rejected> {
-        match self.inner.acquire_prepare() {
+        self.inner.answered(match self.inner.acquire_prepare() {
             Ok(answer) => answer,
             Err(base) => self.acquire_remote(base),
-        }
+        })
     }
 
     #[inline(never)]
@@ -736,10 +875,11 @@ impl RedisBreaker {
 
     #[inline(never)]
     fn release_slow(&self, ticket: Ticket, outcome: Outcome) -> Release {
-        match self.inner.release_prepare(&ticket, outcome) {
+        let release = match self.inner.release_prepare(&ticket, outcome) {
             Ok(settled) => settled,
             Err(word) => self.release_remote(word, ticket.counter, outcome),
-        }
+        };
+        self.inner.released(release, outcome)
     }
 
     #[inline(never)]
@@ -776,26 +916,6 @@ impl RedisBreaker {
             breaker: self,
             ticket: Some(ticket),
         })
-    }
-
-    /// Runs `f` if admitted; `Ok` is a success, `Err` a failure, a panic a
-    /// failure (and keeps unwinding).
-    ///
-    /// # Errors
-    /// [`CallError::Open`] when not admitted (`f` did not run),
-    /// [`CallError::Inner`] with `f`'s error.
-    pub fn call<T, E>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, CallError<E>> {
-        let permit = self.permit().map_err(CallError::Open)?;
-        let guard = PanicIsFailure(Some(permit));
-        let result = f();
-        let mut guard = guard;
-        if let Some(permit) = guard.0.take() {
-            match &result {
-                Ok(_) => permit.success(),
-                Err(_) => permit.failure(),
-            };
-        }
-        result.map_err(CallError::Inner)
     }
 
     /// The status: of the mirror (at the estimated server time) in
@@ -954,7 +1074,7 @@ impl RedisBreaker {
     /// key stores its config's fingerprint beside the word, under
     /// `<key>:config` ([`config_fingerprint`](Self::config_fingerprint)); an
     /// instance whose fingerprint differs reports it
-    /// ([`Observer::on_config_mismatch`]), stays in [`Mode::Local`] on its
+    /// ([`FleetObserver::on_config_mismatch`]), stays in [`Mode::Local`] on its
     /// local breaker, and never writes the shared word (its `force_*` return
     /// [`Error::ConfigMismatch`]). It checks again at each refresh, and
     /// joins once the two agree (after the fleet's fingerprint key is
@@ -1052,6 +1172,17 @@ impl CircuitBreaker for RedisBreaker {
         self.inner.config.abandon()
     }
 
+    /// The key: a rejection by `tripword-std`'s call layer reads
+    /// `circuit 'payments' open: call not admitted (retry after 29.9s)`.
+    /// The first time a breaker's name is asked for, its key is copied
+    /// for the life of the process, once per distinct key: breakers made
+    /// again for a key (a fleet's evicted key looked up again, a breaker
+    /// built again) share that copy. The memory kept is the total length
+    /// of the distinct keys named, however many breakers were made.
+    fn name(&self) -> Option<&'static str> {
+        Some(self.inner.name())
+    }
+
     #[cfg(feature = "tokio")]
     fn acquire_async(&self) -> Reply<Result<Ticket, Rejected>, Self::Acquiring> {
         let inner = &*self.inner;
@@ -1060,10 +1191,10 @@ impl CircuitBreaker for RedisBreaker {
             return Reply::Ready(Ok(inner.ticket(Snapshot::counter_bits::<W64>(word), false)));
         }
         match inner.acquire_prepare() {
-            Ok(answer) => Reply::Ready(answer),
+            Ok(answer) => Reply::Ready(inner.answered(answer)),
             Err(base) => match crate::aio::acquire(&self.inner, base) {
                 Some(future) => Reply::Wait(future),
-                None => Reply::Ready(self.acquire_remote(base)),
+                None => Reply::Ready(inner.answered(self.acquire_remote(base))),
             },
         }
     }
@@ -1091,12 +1222,15 @@ impl CircuitBreaker for RedisBreaker {
             }
         }
         let word = match settled {
-            Ok(settled) => return Reply::Ready(to_core(settled)),
+            Ok(settled) => return Reply::Ready(to_core(inner.released(settled, outcome))),
             Err(word) => word,
         };
         match crate::aio::release(&self.inner, word, ticket.counter, outcome) {
             Some(future) => Reply::Wait(future),
-            None => Reply::Ready(to_core(self.release_remote(word, ticket.counter, outcome))),
+            None => {
+                let release = self.release_remote(word, ticket.counter, outcome);
+                Reply::Ready(to_core(inner.released(release, outcome)))
+            }
         }
     }
 
@@ -1114,17 +1248,6 @@ fn to_core(release: Release) -> tripword::Release {
     match release {
         Release::Recorded | Release::Unreported => tripword::Release::Recorded,
         Release::Stale => tripword::Release::Stale,
-    }
-}
-
-/// Records a failure if the call it guards unwinds.
-struct PanicIsFailure<'b>(Option<Permit<'b>>);
-
-impl Drop for PanicIsFailure<'_> {
-    fn drop(&mut self) {
-        if let Some(permit) = self.0.take() {
-            permit.failure();
-        }
     }
 }
 
@@ -1347,7 +1470,7 @@ pub(crate) struct Inner {
     stored: Mutex<Option<u64>>,
     /// The local breaker: used while Redis does not answer.
     local: Local,
-    observer: Arc<dyn Observer>,
+    observer: Arc<dyn FleetObserver>,
     stats: AtomicStats,
     pub(crate) hub: Arc<Hub>,
     /// This instance's config fingerprint, and the key it is kept under.
@@ -1362,6 +1485,8 @@ pub(crate) struct Inner {
     voter: String,
     /// Whether this instance's vote may be in the set.
     voted: AtomicBool,
+    /// The key, interned when a name is first asked for.
+    name: OnceLock<&'static str>,
 }
 
 impl Drop for Inner {
@@ -1370,7 +1495,47 @@ impl Drop for Inner {
     }
 }
 
+/// `key` for the life of the process: copied once per distinct key, the
+/// same copy for every later call with an equal key.
+fn intern(key: &str) -> &'static str {
+    static KEYS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut keys = KEYS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(&kept) = keys.get(key) {
+        return kept;
+    }
+    let kept: &'static str = Box::leak(key.into());
+    keys.insert(kept);
+    kept
+}
+
 impl Inner {
+    /// An admission's answer, a rejection reported to the observer
+    /// (`on_rejected`). Only answers off the closed path come here: the
+    /// closed admission stays one load with no observer call.
+    pub(crate) fn answered(&self, answer: Result<Ticket, Rejected>) -> Result<Ticket, Rejected> {
+        if let Err(why) = &answer {
+            self.observer.on_rejected(*why);
+        }
+        answer
+    }
+
+    /// A release's answer, a stale one reported to the observer
+    /// (`on_stale`). A stale release never takes the closed path.
+    pub(crate) fn released(&self, release: Release, outcome: Outcome) -> Release {
+        if release == Release::Stale {
+            self.observer.on_stale(outcome);
+        }
+        release
+    }
+
+    /// The key, interned (see [`intern`]).
+    pub(crate) fn name(&self) -> &'static str {
+        self.name.get_or_init(|| intern(&self.key))
+    }
+
     #[inline(always)]
     fn ticket(&self, counter: u32, probe: bool) -> Ticket {
         Ticket::new(self.mirror.address(), counter, probe, false)
@@ -1668,7 +1833,7 @@ impl Inner {
             self.observer.on_corrupt_word(raw, counter);
         }
         for t in swap.transitions() {
-            self.observer.on_transition(t, Scope::Shared);
+            self.observer.on_scoped_transition(t, Scope::Shared);
         }
     }
 
@@ -1850,7 +2015,7 @@ impl Inner {
                     cell.quorum_trip(&self.votes_key, ballot.word, step.word, window, quorum)?;
                 if ballot.stored {
                     for t in step.transitions {
-                        self.observer.on_transition(t, Scope::Shared);
+                        self.observer.on_scoped_transition(t, Scope::Shared);
                     }
                     break;
                 }
@@ -2112,6 +2277,61 @@ mod tests {
     }
 
     #[test]
+    fn settings_convert_to_the_server_clocks_microseconds() {
+        use tripword_std::Settings;
+        let s = Settings::new()
+            .failure_threshold(3)
+            .open_for(Duration::from_secs(30))
+            .exponential_backoff(Duration::from_secs(120))
+            .probe_timeout(Duration::from_millis(2500));
+        let b = RedisBreaker::builder("redis://127.0.0.1:1/", "k").settings(&s);
+        let config = b.config.as_ref().unwrap();
+        assert_eq!(config.failure_threshold(), 3);
+        // At least as long as set: one tick more than each spans.
+        assert_eq!(config.open_for(), 30_000_001);
+        assert_eq!(config.backoff_cap(), Some(120_000_001));
+        assert_eq!(config.probe_timeout(), 2_500_001);
+        let d = format!("{b:?}");
+        assert!(
+            d.contains("open_for: 30.000001s, backoff_cap: Some(120.000001s)"),
+            "{d}"
+        );
+        // The raw form after it wins, as any later setter does.
+        let raw = b.config(ValidConfig::new(DEFAULT_CONFIG));
+        assert_eq!(raw.config.as_ref().unwrap().open_for(), 1_000_000);
+    }
+
+    #[test]
+    fn settings_out_of_range_are_builds_error() {
+        use tripword_std::Settings;
+        let zero = Settings::new().open_for(Duration::ZERO);
+        let b = RedisBreaker::builder("redis://127.0.0.1:1/", "k").settings(&zero);
+        assert!(format!("{b:?}").contains("config: Err("), "{b:?}");
+        let Err(Error::Settings(e)) = b.build() else {
+            panic!("a settings error")
+        };
+        assert_eq!(e.field(), tripword::Field::OpenFor);
+        let text = Error::Settings(e).to_string();
+        assert!(
+            text.starts_with("tripword-redis: settings: open_for"),
+            "{text}"
+        );
+        let fleet = crate::Fleet::builder("redis://127.0.0.1:1/")
+            .settings(&zero)
+            .build();
+        assert!(matches!(fleet, Err(Error::Settings(_))));
+    }
+
+    #[test]
+    fn a_key_is_interned_once() {
+        let a = intern("intern-test-key");
+        let b = intern(&String::from("intern-test-key"));
+        assert!(core::ptr::eq(a, b));
+        assert_eq!(a, "intern-test-key");
+        assert!(!core::ptr::eq(a, intern("intern-test-other")));
+    }
+
+    #[test]
     fn builder_and_errors_print() {
         let b = RedisBreaker::builder("redis://127.0.0.1:1/", "payments")
             .op_timeout(Duration::from_millis(7));
@@ -2125,8 +2345,21 @@ mod tests {
         ] {
             assert!(debug.contains(part), "{part} in {debug}");
         }
-        let inner: CallError<std::io::Error> = CallError::Inner(std::io::Error::other("refused"));
-        assert_eq!(inner.to_string(), "refused");
+        // The config in durations, the quorum window too.
+        let d = format!(
+            "{:?}",
+            RedisBreaker::builder("redis://127.0.0.1:1/", "k")
+                .quorum(2)
+                .quorum_window(Duration::from_millis(1500))
+        );
+        for part in [
+            "config: Config { failure_threshold: 5, open_for: 1s, backoff_cap: None, probe_timeout: 5s,",
+            "abandon: Failure }",
+            "quorum: Quorum { instances: 2, window: Some(1.5s), voter: None }",
+            "op_timeout: 100ms, refresh: 1s, retry: 200ms, pubsub: true, replicas: 0",
+        ] {
+            assert!(d.contains(part), "{part} in {d}");
+        }
         let url = RedisBreaker::builder("nonsense", "k").build().unwrap_err();
         assert!(
             url.to_string()

@@ -1,9 +1,12 @@
 //! [`Fleet`]: every breaker a process keeps on one Redis deployment, on one
 //! connection pool, one subscription and one watcher thread.
 
-use crate::breaker::{DEFAULT_CONFIG, Deployment, Error, Following, Quorum, RedisBreaker, Timing};
+use crate::breaker::{
+    Configured, ConfiguredDebug, DEFAULT_CONFIG, Deployment, Error, Following, InDurations, Quorum,
+    RedisBreaker, Timing, from_settings,
+};
 use crate::hub::Hub;
-use crate::observer::Observer;
+use crate::observer::FleetObserver;
 use crate::time::{LocalClock, Monotonic};
 use crate::watch;
 use std::collections::HashMap;
@@ -21,26 +24,32 @@ use tripword::{Status, ValidConfig, W64};
 /// [`breaker`](Fleet::breaker) returns the same breaker for the same key;
 /// [`evict_idle`](Fleet::evict_idle) forgets the keys no lookup asked for
 /// in a whole period, as `tripword-std`'s `Registry` does (a breaker that is
-/// not `Closed` is kept). With the `tripword-std` feature a fleet is a
-/// `tripword_std::registry::Lookup`, so the per-key tower layer takes it.
+/// not `Closed` is kept). A fleet is a `tripword_std::registry::Lookup`, so
+/// the per-key tower layer takes it. Each breaker is a
+/// [`CircuitBreaker`](tripword::CircuitBreaker) named by its key: calls run
+/// through `tripword_std::BreakerExt` as through any breaker.
 ///
 /// ```no_run
+/// use std::time::Duration;
 /// use tripword_redis::Fleet;
+/// use tripword_std::{BreakerExt, Settings};
 ///
-/// let fleet = Fleet::builder("redis://127.0.0.1:6379/").build()?;
-/// let payments = fleet.breaker("breaker:payments");
-/// let search = fleet.breaker("breaker:search");
-/// if let Ok(ticket) = payments.acquire() {
-///     payments.release(ticket, tripword::Outcome::Success);
+/// let fleet = Fleet::builder("redis://127.0.0.1:6379/")
+///     .settings(&Settings::new().failure_threshold(5).open_for(Duration::from_secs(30)))
+///     .build()?;
+/// let payments = fleet.breaker("payments");
+/// match payments.call(|| Ok::<_, std::io::Error>("paid")) {
+///     Ok(receipt) => println!("{receipt}"),
+///     // "circuit 'payments' open: call not admitted (retry after 29.9s)"
+///     Err(e) => println!("{e}"),
 /// }
-/// # let _ = search;
 /// # Ok::<(), tripword_redis::Error>(())
 /// ```
 pub struct Fleet {
     hub: Arc<Hub>,
     config: ValidConfig<W64>,
     quorum: Quorum,
-    observer: Arc<dyn Observer>,
+    observer: Observers,
     breakers: RwLock<HashMap<String, Member>>,
     /// The sweep epoch lookups mark their entries with.
     epoch: AtomicU64,
@@ -56,19 +65,66 @@ impl core::fmt::Debug for Fleet {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Fleet")
             .field("breakers", &self.len())
+            .field("config", &InDurations(&self.config))
+            .field("quorum", &self.quorum)
             .field("timing", &self.hub.timing)
             .finish_non_exhaustive()
     }
 }
 
+/// Makes a key's observer.
+type MakeObserver = dyn Fn(&str) -> Arc<dyn FleetObserver> + Send + Sync;
+
+/// What a breaker is made with when its lookup chooses: a config, and an
+/// observer (`None`: the fleet's).
+type MadeWith = (ValidConfig<W64>, Option<Arc<dyn FleetObserver>>);
+
+/// Where a fleet's breakers get their observer: one for all, or one made
+/// for each key.
+#[derive(Clone)]
+enum Observers {
+    One(Arc<dyn FleetObserver>),
+    PerKey(Arc<MakeObserver>),
+}
+
+impl Observers {
+    fn for_key(&self, key: &str) -> Arc<dyn FleetObserver> {
+        match self {
+            Observers::One(o) => o.clone(),
+            Observers::PerKey(make) => make(key),
+        }
+    }
+}
+
 /// Builds a [`Fleet`].
+///
+/// Its defaults: the config [`DEFAULT_CONFIG`] for every key (5 failures
+/// in a row trip the fleet, open for 1 s, probe timeout 5 s, no backoff),
+/// no quorum, operation timeout 100 ms, refresh every 1 s, retry after
+/// 200 ms, pub/sub on, no replica acknowledgement, the
+/// [`Monotonic`] clock, no observer. Its `Debug` prints them, times as
+/// durations.
+///
+/// Times are given as durations: [`settings`](Self::settings) takes
+/// `tripword-std`'s [`Settings`](tripword_std::Settings) for the breakers'
+/// config, and every other time is a [`Duration`].
+/// [`config`](Self::config) takes the raw form, a core config in the
+/// server clock's microseconds.
+///
+/// ```
+/// use tripword_redis::Fleet;
+///
+/// let debug = format!("{:?}", Fleet::builder("redis://127.0.0.1:6379/"));
+/// assert!(debug.contains("failure_threshold: 5, open_for: 1s"), "{debug}");
+/// assert!(debug.contains("probe_timeout: 5s"), "{debug}");
+/// ```
 pub struct FleetBuilder {
     url: String,
-    config: ValidConfig<W64>,
+    config: Configured,
     quorum: Quorum,
     timing: Timing,
     clock: Arc<dyn LocalClock>,
-    observer: Arc<dyn Observer>,
+    observer: Observers,
     deployment: Deployment,
 }
 
@@ -76,7 +132,7 @@ impl core::fmt::Debug for FleetBuilder {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("FleetBuilder")
             .field("url", &self.url)
-            .field("config", &self.config)
+            .field("config", &ConfiguredDebug(&self.config))
             .field("quorum", &self.quorum)
             .field("timing", &self.timing)
             .field("deployment", &self.deployment)
@@ -85,11 +141,35 @@ impl core::fmt::Debug for FleetBuilder {
 }
 
 impl FleetBuilder {
-    /// The config of the breakers made by [`Fleet::breaker`] (microseconds
-    /// of the Redis server's clock). Default
-    /// [`DEFAULT_CONFIG`](crate::DEFAULT_CONFIG).
+    /// The config of the breakers made by [`Fleet::breaker`], in
+    /// durations: `settings` converted to the microseconds of the Redis
+    /// server's clock (each time at least as long as set). Default
+    /// [`DEFAULT_CONFIG`](crate::DEFAULT_CONFIG): 5 failures in a row, open
+    /// 1 s, probe timeout 5 s. Settings that do not fit the fleet's 64-bit
+    /// word make [`build`](Self::build) return [`Error::Settings`].
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use tripword_redis::Fleet;
+    /// use tripword_std::Settings;
+    ///
+    /// let fleet = Fleet::builder("redis://127.0.0.1:6379/")
+    ///     .settings(&Settings::new().open_for(Duration::from_secs(30)))
+    ///     .build()?;
+    /// # let _ = fleet;
+    /// # Ok::<(), tripword_redis::Error>(())
+    /// ```
+    pub fn settings(mut self, settings: &tripword_std::Settings) -> Self {
+        self.config = from_settings(settings);
+        self
+    }
+
+    /// The config of the breakers made by [`Fleet::breaker`] in the raw
+    /// form: microseconds of the Redis server's clock. Default
+    /// [`DEFAULT_CONFIG`](crate::DEFAULT_CONFIG). To write it in durations,
+    /// use [`settings`](Self::settings).
     pub fn config(mut self, config: ValidConfig<W64>) -> Self {
-        self.config = config;
+        self.config = Ok(config);
         self
     }
 
@@ -183,9 +263,37 @@ impl FleetBuilder {
         self
     }
 
-    /// Receives the reports of the breakers made by [`Fleet::breaker`].
-    pub fn observer(mut self, observer: impl Observer) -> Self {
-        self.observer = Arc::new(observer);
+    /// Receives the reports of every breaker made by [`Fleet::breaker`]
+    /// (see [`Builder::observer`](crate::Builder::observer)). One observer
+    /// for all keys: for observers that name their breaker (`tripword-std`'s
+    /// tracing and metrics observers), [`observer_per_key`](Self::observer_per_key).
+    pub fn observer(mut self, observer: impl FleetObserver) -> Self {
+        self.observer = Observers::One(Arc::new(observer));
+        self
+    }
+
+    /// Each breaker made by [`Fleet::breaker`] gets the observer `make`
+    /// makes for its key (once per breaker made: a key evicted and looked
+    /// up again gets a new one).
+    ///
+    /// ```
+    /// # #[cfg(all(feature = "tracing", feature = "metrics"))] {
+    /// use tripword_redis::Fleet;
+    /// use tripword_std::observe::{MetricsObserver, TracingObserver};
+    ///
+    /// // Events and series labelled with each breaker's key.
+    /// let fleet = Fleet::builder("redis://127.0.0.1:6379/")
+    ///     .observer_per_key(|key| (TracingObserver::new(key), MetricsObserver::new(key)));
+    /// # let _ = fleet;
+    /// # }
+    /// ```
+    pub fn observer_per_key<O: FleetObserver>(
+        mut self,
+        make: impl Fn(&str) -> O + Send + Sync + 'static,
+    ) -> Self {
+        self.observer = Observers::PerKey(Arc::new(move |key: &str| -> Arc<dyn FleetObserver> {
+            Arc::new(make(key))
+        }));
         self
     }
 
@@ -206,13 +314,15 @@ impl FleetBuilder {
     /// yet: each breaker reads its word when it is made.
     ///
     /// # Errors
-    /// [`Error::Url`], [`Error::Thread`].
+    /// [`Error::Url`], [`Error::Thread`], [`Error::Settings`],
+    /// [`Error::Unsupported`].
     pub fn build(self) -> Result<Fleet, Error> {
+        let config = self.config.map_err(Error::Settings)?;
         let hub = self.deployment.hub(&self.url, self.timing, self.clock)?;
         watch::spawn(&hub).map_err(Error::Thread)?;
         Ok(Fleet {
             hub,
-            config: self.config,
+            config,
             quorum: self.quorum,
             observer: self.observer,
             breakers: RwLock::new(HashMap::new()),
@@ -226,11 +336,11 @@ impl Fleet {
     pub fn builder(url: impl Into<String>) -> FleetBuilder {
         FleetBuilder {
             url: url.into(),
-            config: ValidConfig::new(DEFAULT_CONFIG),
+            config: Ok(ValidConfig::new(DEFAULT_CONFIG)),
             quorum: Quorum::ONE,
             timing: Timing::DEFAULT,
             clock: Arc::new(Monotonic),
-            observer: Arc::new(()),
+            observer: Observers::One(Arc::new(())),
             deployment: Deployment::default(),
         }
     }
@@ -242,37 +352,35 @@ impl Fleet {
         RedisBreaker::clone(&self.lookup_arc(key, None))
     }
 
-    /// The breaker under `key`, made with `config` and `observer` if this
-    /// process has none yet. An existing breaker keeps the config it was
-    /// made with (every instance of a fleet must use the same config for a
-    /// key).
+    /// The breaker under `key`, made with `config` (the raw form:
+    /// microseconds of the server's clock) and `observer` if this process
+    /// has none yet. An existing breaker keeps the config it was made with
+    /// (every instance of a fleet must use the same config for a key).
     pub fn breaker_with(
         &self,
         key: &str,
         config: ValidConfig<W64>,
-        observer: impl Observer,
+        observer: impl FleetObserver,
     ) -> RedisBreaker {
-        let observer: Arc<dyn Observer> = Arc::new(observer);
-        RedisBreaker::clone(&self.lookup_arc(key, Some((config, observer))))
+        let observer: Arc<dyn FleetObserver> = Arc::new(observer);
+        RedisBreaker::clone(&self.lookup_arc(key, Some((config, Some(observer)))))
     }
 
     /// The breaker under `key`, made with `settings` (durations, converted
     /// to the microseconds of the server's clock) and the fleet's observer
-    /// if this process has none yet.
+    /// if this process has none yet. An existing breaker keeps the config
+    /// it was made with.
     ///
     /// # Errors
     /// The settings' error, when a duration is out of range.
-    #[cfg(feature = "tripword-std")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tripword-std")))]
     pub fn breaker_with_settings(
         &self,
         key: &str,
         settings: &tripword_std::Settings,
     ) -> Result<RedisBreaker, tripword_std::SettingsError> {
-        let config = settings.config::<crate::LocalTicks, W64>()?;
-        let observer = self.observer.clone();
+        let config = from_settings(settings)?;
         Ok(RedisBreaker::clone(
-            &self.lookup_arc(key, Some((config, observer))),
+            &self.lookup_arc(key, Some((config, None))),
         ))
     }
 
@@ -336,11 +444,7 @@ impl Fleet {
         }
     }
 
-    fn lookup_arc(
-        &self,
-        key: &str,
-        made_with: Option<(ValidConfig<W64>, Arc<dyn Observer>)>,
-    ) -> Arc<RedisBreaker> {
+    fn lookup_arc(&self, key: &str, made_with: Option<MadeWith>) -> Arc<RedisBreaker> {
         if let Some(m) = self
             .breakers
             .read()
@@ -351,7 +455,8 @@ impl Fleet {
             return m.breaker.clone();
         }
         // Made outside the lock: its first read is a round trip.
-        let (config, observer) = made_with.unwrap_or_else(|| (self.config, self.observer.clone()));
+        let (config, observer) = made_with.unwrap_or((self.config, None));
+        let observer = observer.unwrap_or_else(|| self.observer.for_key(key));
         let made = Arc::new(RedisBreaker::join_with(
             &self.hub,
             key.to_owned(),
@@ -377,8 +482,6 @@ impl Fleet {
 /// The per-key tower layer of `tripword-std`
 /// (`tripword_std::tower::RegistryLayer`) picks each request's breaker from
 /// a fleet: made on first use, shared fleet-wide through Redis.
-#[cfg(feature = "tripword-std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tripword-std")))]
 impl<Q: AsRef<str> + ?Sized> tripword_std::registry::Lookup<Q> for Fleet {
     type Breaker = RedisBreaker;
 

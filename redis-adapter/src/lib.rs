@@ -36,26 +36,41 @@
 //!   there too.
 //! - **Async** (feature `tokio`): what needs Redis is awaited on one
 //!   multiplexed tokio connection, never blocking an executor thread; a
-//!   cancelled call never leaves a probe held. With the feature
-//!   `tripword-std`: settings in durations, its observers
-//!   ([`Transitions`]), the per-key tower layer.
+//!   cancelled call never leaves a probe held.
+//! - **One surface with `tripword-std`**: a fleet breaker is a
+//!   [`CircuitBreaker`](tripword::CircuitBreaker) named by its key; calls run
+//!   through `tripword_std::BreakerExt` (`call`, `call_async`) and its tower
+//!   layers (the per-key layer takes a [`Fleet`]), with
+//!   `tripword_std::CallError` as the error. Configs are written as
+//!   `tripword_std::Settings` ([`Builder::settings`],
+//!   [`FleetBuilder::settings`]), every other time as a `Duration`; the raw
+//!   form in the server clock's microseconds stays ([`Builder::config`]).
+//!   One observer: the core's, with the fleet's own reports in
+//!   [`FleetObserver`] (`tripword-std`'s tracing and metrics observers take
+//!   them with the features `tracing` and `metrics`).
+//!
+//! The defaults ([`DEFAULT_CONFIG`]): 5 failures in a row trip the fleet,
+//! open for 1 s, probe timeout 5 s; operation timeout 100 ms, refresh
+//! every 1 s.
 //!
 //! ```no_run
-//! use tripword::{Config, Outcome};
+//! use std::time::Duration;
 //! use tripword_redis::RedisBreaker;
+//! use tripword_std::{BreakerExt, Settings};
 //!
-//! let breaker = RedisBreaker::builder("redis://127.0.0.1:6379/", "breaker:payments")
-//!     .config(Config::new().failure_threshold(5).open_for(2_000_000).probe_timeout(5_000_000).check()?)
+//! let breaker = RedisBreaker::builder("redis://127.0.0.1:6379/", "payments")
+//!     .settings(&Settings::new().failure_threshold(5).open_for(Duration::from_secs(2)))
 //!     .build()?;
-//! match breaker.acquire() {
-//!     Ok(ticket) => {
-//!         let ok = true; // call the dependency here
-//!         breaker.release(ticket, if ok { Outcome::Success } else { Outcome::Failure });
-//!     }
-//!     Err(rejected) => println!("not calling: {rejected}"),
+//! match breaker.call(|| Ok::<_, std::io::Error>("paid")) {
+//!     Ok(receipt) => println!("{receipt}"),
+//!     // "circuit 'payments' open: call not admitted (retry after 1.2s)"
+//!     Err(e) => println!("not paid: {e}"),
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The ticket form, as the core's: [`RedisBreaker::acquire`], then
+//! [`RedisBreaker::release`] with the outcome (or a [`Permit`]).
 //!
 //! The design, its bounds (mirror staleness, time, faults) and measurements
 //! are in `docs/distributed.md` in the repository.
@@ -80,9 +95,10 @@ pub mod server;
 pub mod time;
 mod watch;
 
-pub use breaker::{
-    Builder, CallError, DEFAULT_CONFIG, Error, Permit, RedisBreaker, Release, Stats, Ticket,
-};
+pub use breaker::{Builder, DEFAULT_CONFIG, Error, Permit, RedisBreaker, Release, Stats, Ticket};
 pub use fleet::{Fleet, FleetBuilder};
-pub use observer::{Mode, Observer, OnTransition, Scope, Transitions};
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use observer::metric_names;
+pub use observer::{FleetObserver, Mode, Scope, Transitions};
 pub use time::{LocalClock, LocalTicks, Monotonic};

@@ -4,7 +4,7 @@
 //! transitions reported with [`Scope::Local`]. Tickets are counters, as for
 //! the shared word, so both kinds fit the same two-word [`Ticket`](crate::Ticket).
 
-use crate::observer::{Observer, Scope};
+use crate::observer::{FleetObserver, Scope};
 use crate::time::LocalClock;
 use std::cell::Cell as Slot;
 use tripword::cell::{self, Cell};
@@ -45,7 +45,7 @@ impl Local {
         config: &ValidConfig<W64>,
         event: Event,
         clock: &dyn LocalClock,
-        observer: &dyn Observer,
+        observer: &dyn FleetObserver,
     ) -> (cell::Applied<W64>, Option<u64>) {
         self.run_traced(config, event, clock, observer, &mut |_| {})
     }
@@ -56,7 +56,7 @@ impl Local {
         config: &ValidConfig<W64>,
         event: Event,
         clock: &dyn LocalClock,
-        observer: &dyn Observer,
+        observer: &dyn FleetObserver,
         seen: &mut dyn FnMut(Transition),
     ) -> (cell::Applied<W64>, Option<u64>) {
         let read = Slot::new(None);
@@ -74,7 +74,7 @@ impl Local {
             |swap| {
                 for t in swap.transitions() {
                     seen(t);
-                    observer.on_transition(t, Scope::Local);
+                    observer.on_scoped_transition(t, Scope::Local);
                 }
             },
         );
@@ -90,7 +90,7 @@ impl Local {
         &self,
         config: &ValidConfig<W64>,
         clock: &dyn LocalClock,
-        observer: &dyn Observer,
+        observer: &dyn FleetObserver,
     ) -> Result<(u32, bool), Rejected> {
         let (applied, at) = self.run(config, Event::Admit, clock, observer);
         if applied.decision == Decision::Admitted {
@@ -120,7 +120,7 @@ impl Local {
         counter: u32,
         outcome: Outcome,
         clock: &dyn LocalClock,
-        observer: &dyn Observer,
+        observer: &dyn FleetObserver,
     ) -> bool {
         self.release_traced(config, counter, outcome, clock, observer)
             .0
@@ -135,7 +135,7 @@ impl Local {
         counter: u32,
         outcome: Outcome,
         clock: &dyn LocalClock,
-        observer: &dyn Observer,
+        observer: &dyn FleetObserver,
     ) -> (bool, Option<Status>) {
         let mut moved = None;
         let (applied, _) = self.run_traced(
@@ -154,7 +154,7 @@ impl Local {
         config: &ValidConfig<W64>,
         event: Event,
         clock: &dyn LocalClock,
-        observer: &dyn Observer,
+        observer: &dyn FleetObserver,
     ) {
         let _ = self.run(config, event, clock, observer);
     }

@@ -70,9 +70,7 @@ impl tripword::Clock for LocalTicks {
 }
 
 /// Microseconds: `tripword-std`'s `Settings` convert their durations to
-/// the fleet's config with it.
-#[cfg(feature = "tripword-std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tripword-std")))]
+/// the fleet's config with it, and a rejection's wait reads as a duration.
 impl tripword_std::clock::RealClock for LocalTicks {
     const TICK: core::time::Duration = core::time::Duration::from_micros(1);
 }

@@ -31,7 +31,7 @@ use std::time::Duration;
 use tripword::transition::{self, Event, Verdict};
 use tripword::word::{Snapshot, State};
 use tripword::{Cause, Outcome, Status, Transition, ValidConfig, W64};
-use tripword_redis::{Observer, RedisBreaker, Release, Scope};
+use tripword_redis::{FleetObserver, RedisBreaker, Release, Scope};
 
 const CHILD: &str = "TRIPWORD_REDIS_CHILD";
 const KEY: &str = "fleet";
@@ -52,8 +52,12 @@ fn fleet_config() -> ValidConfig<W64> {
 /// Prints every transition this process makes: `@@ t from to counter`.
 struct Printer;
 
-impl Observer for Printer {
-    fn on_transition(&self, t: Transition, scope: Scope) {
+impl tripword::Observer for Printer {
+    fn on_transition(&self, _: Transition) {}
+}
+
+impl FleetObserver for Printer {
+    fn on_scoped_transition(&self, t: Transition, scope: Scope) {
         if scope == Scope::Shared {
             println!("@@ t {} {} {}", t.from, t.to, t.counter);
         }

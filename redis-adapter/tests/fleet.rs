@@ -223,6 +223,46 @@ fn settings_and_std_observers() {
     assert!(f.breaker_with_settings("bad", &err).is_err());
 }
 
+/// The whole fleet's config in durations: `FleetBuilder::settings`, the
+/// config of every breaker `breaker` makes; the raw form beside it.
+#[test]
+fn a_fleet_takes_settings() {
+    let Some(server) = server() else { return };
+    let settings = tripword_std::Settings::new()
+        .failure_threshold(2)
+        .open_for(Duration::from_secs(30))
+        .probe_timeout(Duration::from_secs(2));
+    let f = fleet(&server).settings(&settings).build().unwrap();
+    let b = f.breaker("by-settings");
+    assert_eq!(b.config().failure_threshold(), 2);
+    assert_eq!(b.config().open_for(), 30_000_001);
+    assert_eq!(b.config().probe_timeout(), 2_000_001);
+    // The same settings on a breaker alone: the same config, so the same
+    // fingerprint: the two share the word.
+    let alone = tripword_redis::RedisBreaker::builder(server.url(), "by-settings")
+        .settings(&settings)
+        .build()
+        .unwrap();
+    assert_eq!(alone.config(), b.config());
+    assert_eq!(alone.mode(), Mode::Shared);
+    assert!(alone.config_mismatch().is_none());
+    let debug = format!("{f:?}");
+    assert!(
+        debug.contains("failure_threshold: 2, open_for: 30.000001s"),
+        "{debug}"
+    );
+    // The default, stated in the docs: 5 failures, open 1 s, probe 5 s.
+    let d = fleet(&server).build().unwrap().breaker("by-default");
+    assert_eq!(
+        (
+            d.config().failure_threshold(),
+            d.config().open_for(),
+            d.config().probe_timeout()
+        ),
+        (5, 1_000_000, 5_000_000)
+    );
+}
+
 /// The per-key tower layer takes a fleet: each request's key picks its
 /// breaker, shared through Redis.
 #[tokio::test(flavor = "current_thread")]
@@ -294,7 +334,10 @@ fn a_config_mismatch_is_reported_and_never_writes_the_shared_word() {
     use std::sync::Mutex;
     #[derive(Clone, Default)]
     struct Mismatches(Arc<Mutex<Vec<(String, String)>>>);
-    impl tripword_redis::Observer for Mismatches {
+    impl tripword::Observer for Mismatches {
+        fn on_transition(&self, _: Transition) {}
+    }
+    impl tripword_redis::FleetObserver for Mismatches {
         fn on_config_mismatch(&self, ours: &str, fleet: &str) {
             self.0
                 .lock()

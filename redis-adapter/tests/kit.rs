@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use std::sync::Arc;
+use std::time::Duration;
 use tower::{Layer, Service, ServiceExt, service_fn};
 use tripword::{Cause, CircuitBreaker, Status};
 use tripword_std::BreakerExt;
@@ -27,6 +28,46 @@ fn call_through_the_trait_trips_the_fleet() {
     b.sync().unwrap();
     let err = BreakerExt::call(&b, || Ok::<_, ()>(())).unwrap_err();
     assert_eq!(err.cause(), Some(Cause::Open));
+    // Named by its key, the wait as a duration: at most the open time.
+    let r = err.rejected().unwrap();
+    assert_eq!(r.name(), Some("kit"));
+    assert!(
+        r.retry_after()
+            .is_some_and(|w| w <= Duration::from_secs(60)),
+        "{r:?}"
+    );
+    let text = r.to_string();
+    assert!(
+        text.starts_with("circuit 'kit' open: call not admitted (retry after ")
+            && text.ends_with("s)"),
+        "{text}"
+    );
+}
+
+/// A fleet breaker's name is its key, interned once per distinct key:
+/// breakers made again for a key share its copy.
+#[test]
+fn the_name_is_the_key_interned_once() {
+    let Some(server) = server() else { return };
+    let cfg = config(2, 60_000_000, 1_000_000);
+    let a = builder(&server, "kit-name", cfg).build().unwrap();
+    let b = builder(&server, "kit-name", cfg).build().unwrap();
+    let other = builder(&server, "kit-other", cfg).build().unwrap();
+    let (na, nb) = (a.name().unwrap(), b.name().unwrap());
+    assert_eq!(na, "kit-name");
+    assert!(std::ptr::eq(na, nb), "one copy per key");
+    assert_eq!(other.name(), Some("kit-other"));
+    let fleet = tripword_redis::Fleet::builder(server.url())
+        .config(cfg)
+        .build()
+        .unwrap();
+    let first = fleet.breaker("kit-name").name().unwrap();
+    assert!(std::ptr::eq(first, na));
+    fleet.evict_idle();
+    fleet.evict_idle();
+    assert!(fleet.is_empty());
+    let again = fleet.breaker("kit-name");
+    assert!(std::ptr::eq(again.name().unwrap(), na));
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tripword::word::{Snapshot, State};
 use tripword::{Cause, Outcome, Status, Transition, W64, Word};
-use tripword_redis::{Mode, OnTransition, RedisBreaker, Release, Scope};
+use tripword_redis::{FleetObserver, Mode, RedisBreaker, Release, Scope};
+use tripword_std::{BreakerExt, CallError};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -428,7 +429,10 @@ fn the_watcher_detaches_when_its_connection_dies() {
 #[test]
 fn dropping_the_breaker_stops_its_watcher() {
     struct Held(#[allow(dead_code)] Arc<()>);
-    impl tripword_redis::Observer for Held {}
+    impl tripword::Observer for Held {
+        fn on_transition(&self, _: Transition) {}
+    }
+    impl FleetObserver for Held {}
     let Some(server) = server() else { return };
     for pubsub in [true, false] {
         let token = Arc::new(());
@@ -529,10 +533,24 @@ fn call_records_errors_and_panics_as_failures() {
         ran = true;
         Ok::<_, ()>(())
     });
-    assert!(
-        matches!(rejected, Err(tripword_redis::CallError::Open(r)) if r.cause() == Cause::Open)
-    );
+    let Err(CallError::Open(r)) = rejected else {
+        panic!("not admitted: {rejected:?}")
+    };
+    assert_eq!(r.cause(), Cause::Open);
     assert!(!ran);
+    // Named by its key, the wait as a duration (at most the open time).
+    assert_eq!(r.name(), Some("k"));
+    assert!(
+        r.retry_after()
+            .is_some_and(|w| w <= Duration::from_secs(60)),
+        "{r:?}"
+    );
+    let text = r.to_string();
+    assert!(
+        text.starts_with("circuit 'k' open: call not admitted (retry after ")
+            && text.ends_with("s)"),
+        "{text}"
+    );
 }
 
 /// What a service reads off an instance, and the closure observer.
@@ -540,10 +558,18 @@ fn call_records_errors_and_panics_as_failures() {
 fn accessors_and_the_closure_observer() {
     let Some(server) = server() else { return };
     let cfg = config(1, 60_000_000, 60_000_000);
+    struct Sink(Arc<Mutex<Vec<(Transition, Scope)>>>);
+    impl tripword::Observer for Sink {
+        fn on_transition(&self, _: Transition) {}
+    }
+    impl FleetObserver for Sink {
+        fn on_scoped_transition(&self, t: Transition, scope: Scope) {
+            self.0.lock().unwrap().push((t, scope));
+        }
+    }
     let seen: Arc<Mutex<Vec<(Transition, Scope)>>> = Arc::default();
-    let sink = seen.clone();
     let b = builder(&server, "payments", cfg)
-        .observer(OnTransition(move |t, s| sink.lock().unwrap().push((t, s))))
+        .observer(Sink(seen.clone()))
         .build()
         .unwrap();
     assert_eq!(*b.config(), cfg);

@@ -10,7 +10,8 @@ use common::*;
 use std::time::Duration;
 use tripword::word::{Snapshot, State};
 use tripword::{Outcome, Status, Transition, W64};
-use tripword_redis::{Builder, CallError, Mode, RedisBreaker, Release, Scope};
+use tripword_redis::{Builder, Mode, RedisBreaker, Release, Scope};
+use tripword_std::{BreakerExt, CallError};
 
 fn failing() -> Result<(), std::io::Error> {
     Err(std::io::Error::other("this instance's path is broken"))

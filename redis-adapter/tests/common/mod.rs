@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tripword::{Config, Transition, ValidConfig, W64};
 use tripword_redis::server::{self, RedisServer};
-use tripword_redis::{Builder, Mode, Observer, RedisBreaker, Scope};
+use tripword_redis::{Builder, FleetObserver, Mode, RedisBreaker, Scope};
 
 /// A fresh redis-server for this test, or `None` (test skipped) when the
 /// binary is absent.
@@ -93,12 +93,17 @@ impl Log {
 #[derive(Clone, Debug, Default)]
 pub struct Recorder(pub std::sync::Arc<Log>);
 
-impl Observer for Recorder {
-    fn on_transition(&self, t: Transition, scope: Scope) {
-        self.0.transitions.lock().unwrap().push((t, scope));
-    }
+impl tripword::Observer for Recorder {
+    // A fleet breaker reports its transitions with their scope, below.
+    fn on_transition(&self, _: Transition) {}
     fn on_corrupt_word(&self, raw: u64, counter: u32) {
         self.0.corrupt.lock().unwrap().push((raw, counter));
+    }
+}
+
+impl FleetObserver for Recorder {
+    fn on_scoped_transition(&self, t: Transition, scope: Scope) {
+        self.0.transitions.lock().unwrap().push((t, scope));
     }
     fn on_mode(&self, mode: Mode) {
         self.0.modes.lock().unwrap().push(mode);
