@@ -586,10 +586,12 @@ impl fmt::Display for Wait {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let nanos = self.0.as_nanos();
         let up = |unit: u128| (nanos + unit / 2) / unit;
-        if nanos >= 1_000_000_000 {
+        // The unit is chosen by the rounded figure, so that 999.6 ms reads
+        // `1.0s`, not `1000ms` (and 999.6 µs `1ms`).
+        if up(1_000_000) >= 1_000 {
             let tenths = up(100_000_000);
             write!(f, "{}.{}s", tenths / 10, tenths % 10)
-        } else if nanos >= 1_000_000 {
+        } else if up(1_000) >= 1_000 {
             write!(f, "{}ms", up(1_000_000))
         } else if nanos >= 1_000 {
             write!(f, "{}µs", up(1_000))
@@ -933,3 +935,24 @@ pub trait BreakerExt: CircuitBreaker {
 }
 
 impl<B: CircuitBreaker + ?Sized> BreakerExt for B {}
+
+#[cfg(test)]
+mod tests {
+    use super::Wait;
+    use std::time::Duration;
+
+    fn reads(d: Duration) -> String {
+        Wait(d).to_string()
+    }
+
+    #[test]
+    fn a_wait_reads_in_the_unit_of_its_rounded_figure() {
+        assert_eq!(reads(Duration::from_nanos(999_600_000)), "1.0s");
+        assert_eq!(reads(Duration::from_nanos(999_400_000)), "999ms");
+        assert_eq!(reads(Duration::from_nanos(999_600)), "1ms");
+        assert_eq!(reads(Duration::from_nanos(999_400)), "999µs");
+        assert_eq!(reads(Duration::from_nanos(999)), "999ns");
+        assert_eq!(reads(Duration::from_millis(29_940)), "29.9s");
+        assert_eq!(reads(Duration::from_millis(29_960)), "30.0s");
+    }
+}
