@@ -96,11 +96,9 @@ pub mod clock;
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub mod declare;
 pub mod future;
-mod guard;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
-mod intern;
 pub mod jitter;
 pub mod observe;
 pub mod policy;
