@@ -14,9 +14,10 @@ use crate::clock::RealClock;
 
 /// Why a guarded call did not return `Ok`: the breaker did not admit it
 /// (the function, future or inner service was not called), or it ran and
-/// returned an error. The one error of every call form: [`BreakerExt::call`](crate::BreakerExt::call)
-/// and its siblings, [`call_async`](crate::BreakerExt::call_async), the tower
-/// `BreakerLayer` and, with the request's key in its rejection, the per-key
+/// returned an error. The one error of every call form:
+/// [`BreakerExt::call`](crate::BreakerExt::call) and its siblings,
+/// [`call_async`](crate::BreakerExt::call_async), the tower `BreakerLayer`
+/// and, with the request's key in its rejection, the per-key
 /// `RegistryLayer`.
 ///
 /// The [`Rejection`] of `Open` says why ([`Cause`]), how long until a call

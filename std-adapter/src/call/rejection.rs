@@ -13,8 +13,9 @@ use super::intern::intern_key;
 use crate::clock::RealClock;
 use crate::clock::ticks_to_duration;
 
-/// Why a call was not admitted, as [`CallError::Open`](crate::CallError::Open) carries it and a
-/// fallback receives it: the core's [`Rejected`] (its [`Cause`] and its
+/// Why a call was not admitted, as
+/// [`CallError::Open`](crate::CallError::Open) carries it and a fallback
+/// receives it: the core's [`Rejected`] (its [`Cause`] and its
 /// wait in ticks), with the length of the breaker's clock tick and the
 /// breaker's [name](CircuitBreaker::name), so that it reads as a person
 /// wants it: `circuit 'payments' open: call not admitted (retry after
