@@ -61,7 +61,7 @@
 //! # The contract of `#[breaker]`
 //! - The function keeps its signature, as written, in the docs too; the
 //!   body is wrapped.
-//! - **`E` must implement `From<`[`Rejection`](crate::Rejection)`>`**: a
+//! - **`E` must implement `From<`[`Rejection`](crate::call::Rejection)`>`**: a
 //!   rejected call returns `Err(E::from(rejected))` without running the
 //!   body; the rejection names the breaker and its wait (`circuit
 //!   'payments' open: call not admitted (retry after 30.0s)`). An error enum with
@@ -535,7 +535,7 @@ mod tests {
     use tripword::{Cause, Config};
 
     use super::*;
-    use crate::BreakerExt;
+    use crate::call::BreakerExt;
 
     /// An observer that writes down every event.
     struct Log(&'static str, &'static Mutex<Vec<String>>);
@@ -678,14 +678,14 @@ mod tests {
             Down,
             Open(Cause),
         }
-        impl From<crate::Rejection> for E {
-            fn from(r: crate::Rejection) -> Self {
+        impl From<crate::call::Rejection> for E {
+            fn from(r: crate::call::Rejection) -> Self {
                 E::Open(r.cause())
             }
         }
         let clock = ManualClock::new(0);
         let b = Breaker::new(Config::new().failure_threshold(1), &clock);
-        let policy = crate::CallPolicy::new();
+        let policy = crate::policy::CallPolicy::new();
         assert_eq!(__private::call(&b, &policy, || Ok::<_, E>(1)), Ok(1));
         assert_eq!(
             __private::call(&b, &policy, || Err::<u8, _>(E::Down)),

@@ -96,11 +96,9 @@ pub mod clock;
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub mod declare;
 pub mod future;
-mod guard;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
-mod intern;
 pub mod jitter;
 pub mod observe;
 pub mod policy;
@@ -113,6 +111,9 @@ pub mod tokio;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
 
+// Shown as re-exports, not inlined: the items' pages are their modules'
+// (`tripword_std::call::CallError`), as when those modules defined them.
+#[doc(no_inline)]
 pub use call::{BreakerExt, CallError, CallResult, Rejection};
 #[cfg(feature = "coarsetime")]
 #[cfg_attr(docsrs, doc(cfg(feature = "coarsetime")))]
@@ -121,10 +122,13 @@ pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
 #[cfg(feature = "macros")]
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use declare::{LazyObserver, NamedBreaker, breaker, breakers};
+#[doc(no_inline)]
 pub use future::{CallAsync, CallOrElse};
 pub use jitter::jitter_seed;
 pub use policy::CallPolicy;
-pub use registry::{Entry, Registry, RegistrySettings, RegistrySettingsError};
+#[doc(no_inline)]
+pub use registry::{Entry, Registry};
+pub use registry::{RegistrySettings, RegistrySettingsError};
 pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
 /// The core crate, for what is not re-exported here (`tripword::rate`,
 /// `tripword::cell`, ...): a service needs no `tripword` dependency of its

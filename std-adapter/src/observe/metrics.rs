@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use metrics::{Counter, Gauge, Unit, counter, describe_counter, describe_gauge, gauge};
 use tripword::{Cause, Observer, Outcome, Rejected, Status, Transition};
 
-use super::{cause_name, outcome_name, status_name};
+use super::label::{cause_name, outcome_name, status_name};
 
 /// The metric and label names [`MetricsObserver`] writes, following
 /// OpenTelemetry's semantic conventions for naming (dot-separated

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tracing::{debug, info, trace, warn};
 use tripword::{Observer, Outcome, Rejected, Status, Ticket, Transition};
 
-use super::{cause_name, outcome_name, status_name};
+use super::label::{cause_name, outcome_name, status_name};
 
 /// Emits a `tracing` event (target `tripword`) for each transition, each
 /// rejection and each stale release of one breaker, named in every event

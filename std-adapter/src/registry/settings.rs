@@ -9,7 +9,7 @@ use std::hash::Hash;
 use foldhash::fast::RandomState;
 use tripword::{Breaker, Observer, ValidConfig, Word};
 
-use super::Registry;
+use super::map::Registry;
 use crate::clock::{MonotonicClock, RealClock};
 use crate::settings::{Settings, SettingsError};
 
