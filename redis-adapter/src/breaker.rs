@@ -2272,6 +2272,99 @@ mod tests {
         .encode::<W64>()
     }
 
+    fn word(state: State) -> u64 {
+        Snapshot { state, counter: 9 }.encode::<W64>()
+    }
+
+    /// A follower's admission rule: every state of the fleet's word but
+    /// `Closed` rejects, whatever this instance's config reads of its time.
+    #[test]
+    fn a_follower_admits_only_on_a_closed_fleet_word() {
+        let ours = Config::new()
+            .failure_threshold(3)
+            .open_for(1_000)
+            .probe_timeout(5_000)
+            .check::<W64>()
+            .unwrap();
+        // Closed, with failures the follower's threshold reads as a corrupt
+        // run, or unreadable: the local breaker decides.
+        for w in [
+            closed(4),
+            word(State::Closed { failures: 2 }),
+            word(State::Closed { failures: 7 }),
+            NONE,
+        ] {
+            for now in [None, Some(0), Some(u64::MAX / 4)] {
+                assert_eq!(fleet_holds(&ours, w, now), None, "{w:#x} at {now:?}");
+            }
+        }
+        // A trip from a closed word at 10 000 µs: the kit's own open word.
+        let step = transition::apply(
+            &Config::new()
+                .failure_threshold(1)
+                .open_for(1_000)
+                .probe_timeout(5_000)
+                .check::<W64>()
+                .unwrap(),
+            closed(3),
+            Event::Release {
+                counter: 3,
+                outcome: Outcome::Failure,
+            },
+            || 10_000,
+        );
+        let open = step.word;
+        assert!(matches!(
+            Snapshot::decode::<W64>(open).unwrap().state,
+            State::Open { .. }
+        ));
+        // Before its open time: the wait this config reads.
+        let why = fleet_holds(&ours, open, Some(10_100)).unwrap();
+        assert_eq!(why.cause(), Cause::Open);
+        let kit = match transition::apply(&ours, open, Event::Admit, || 10_100).verdict {
+            Verdict::Rejected(why) => why,
+            v => panic!("{v:?}"),
+        };
+        assert_eq!(why, kit);
+        // Past it, and with no estimate of the server's time: still
+        // rejected (the fleet's probe is for an instance of its config).
+        for now in [Some(10_000_000), None] {
+            let why = fleet_holds(&ours, open, now).unwrap();
+            assert_eq!((why.cause(), why.retry_after()), (Cause::Open, Some(0)));
+        }
+        let cases = [
+            (State::Probing { since: 3, trips: 1 }, Cause::Probing),
+            (State::HalfOpen { trips: 2 }, Cause::Open),
+            (State::ForcedOpen, Cause::ForcedOpen),
+        ];
+        for (state, cause) in cases {
+            for now in [None, Some(0), Some(10_000_000)] {
+                let why = fleet_holds(&ours, word(state), now).unwrap();
+                assert_eq!(why.cause(), cause, "{state:?} at {now:?}");
+            }
+        }
+        assert_eq!(
+            fleet_holds(&ours, word(State::ForcedOpen), None)
+                .unwrap()
+                .retry_after(),
+            None,
+            "an operator's hold has no wait"
+        );
+    }
+
+    #[test]
+    fn a_published_fingerprint_carries_its_generation() {
+        let print =
+            "v1 failure_threshold=3 open_for=1000 backoff_cap=none probe_timeout=5000 horizon=9";
+        assert_eq!(published_fingerprint(print), (print, 0));
+        assert_eq!(
+            published_fingerprint(&format!("{print} generation=12")),
+            (print, 12)
+        );
+        let odd = format!("{print} generation=x");
+        assert_eq!(published_fingerprint(&odd), (odd.as_str(), 0));
+    }
+
     #[test]
     fn the_mirror_is_ahead_within_half_the_counter_period() {
         let max = W64::LAYOUT.max_counter();
