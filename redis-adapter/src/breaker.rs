@@ -929,6 +929,10 @@ impl RedisBreaker {
     /// estimate is before the timestamp of the word the mirror holds), a
     /// timed state is reported as the mirror holds it (`Open`, `Probing`):
     /// whether its time is up is Redis's to say, at the next admission.
+    /// An instance that follows the fleet's word (its config is not the
+    /// fleet's, see [`config_mismatch`](Self::config_mismatch)) reports
+    /// `Probing` while the word is, `Open` while the word is in any other
+    /// state but `Closed`, and its local breaker's status otherwise.
     pub fn status(&self) -> Status {
         let inner = &*self.inner;
         if inner.mirror.attached() {
@@ -952,6 +956,16 @@ impl RedisBreaker {
             }
             status
         } else {
+            if inner.following.load(Ordering::Acquire)
+                && let Some(why) = fleet_holds(&inner.config, inner.mirror.word(), None)
+            {
+                // A follower held off by the fleet's word.
+                return if why.cause() == Cause::Probing {
+                    Status::Probing
+                } else {
+                    Status::Open
+                };
+            }
             inner.local.status(&inner.config, &*inner.hub.clock)
         }
     }

@@ -82,6 +82,7 @@ fn a_follower_never_admits_what_the_fleet_word_rejects() {
     assert_eq!(fleet.status(), Status::Open);
     let open = stored(&server, "held");
     other.sync().unwrap();
+    assert_eq!(other.status(), Status::Open);
     for _ in 0..3 {
         let why = other.acquire().expect_err("the fleet is open");
         assert_eq!(why.cause(), Cause::Open);
@@ -101,6 +102,7 @@ fn a_follower_never_admits_what_the_fleet_word_rejects() {
     assert!(probe.is_probe());
     assert!(matches!(state(&mut con, "probed"), State::Probing { .. }));
     slow.sync().unwrap();
+    assert_eq!(slow.status(), Status::Probing);
     for _ in 0..3 {
         let why = slow.acquire().expect_err("another's probe runs");
         assert_eq!(why.cause(), Cause::Probing);
