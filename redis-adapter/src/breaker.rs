@@ -2071,7 +2071,10 @@ impl Inner {
             cell.publish_config(&self.fingerprint_key, &self.fingerprint)
         });
         let stored = stored?;
-        self.judge(&stored);
+        // Joined from a fresh read of the word, never from a mirror a
+        // published change has not reached yet (if Redis does not answer
+        // now, the watcher's next refresh joins it).
+        let _ = self.refresh(false);
         Ok(published_fingerprint(&stored).1)
     }
 
