@@ -1098,7 +1098,7 @@ impl RedisBreaker {
     /// reports the mismatch once per fingerprint seen: to its observer
     /// ([`FleetObserver::on_config_mismatch`]), and, whatever the observer,
     /// as a `tracing` warning with both fingerprints (feature `tracing`)
-    /// and the [`FOLLOWING`](crate::metric_names::FOLLOWING) gauge (feature
+    /// and the `metric_names::FOLLOWING` gauge (feature
     /// `metrics`).
     ///
     /// It reads the fleet's fingerprint again at each refresh, and joins
@@ -2024,7 +2024,7 @@ impl Inner {
 
     /// The engine's own report of a config mismatch, whatever observer is
     /// set: a `tracing` warning (feature `tracing`) and the
-    /// [`FOLLOWING`](crate::metric_names::FOLLOWING) gauge at 1 (feature
+    /// `metric_names::FOLLOWING` gauge at 1 (feature
     /// `metrics`).
     fn warn_mismatch(&self, fleet: &str) {
         #[cfg(feature = "tracing")]
