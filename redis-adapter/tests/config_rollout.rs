@@ -20,6 +20,7 @@ mod common;
 use common::*;
 use std::io::BufRead;
 use std::time::Duration;
+use tripword::kit::{CircuitBreaker, Reply};
 use tripword::word::{Snapshot, State};
 use tripword::{Cause, Outcome, Status, W64};
 use tripword_redis::{Error, Mode, RedisBreaker, Scope};
@@ -87,6 +88,12 @@ fn a_follower_never_admits_what_the_fleet_word_rejects() {
         let why = other.acquire().expect_err("the fleet is open");
         assert_eq!(why.cause(), Cause::Open);
     }
+    // The async path answers the same, at once.
+    match CircuitBreaker::acquire_async(&other) {
+        Reply::Ready(Err(why)) => assert_eq!(why.cause(), Cause::Open),
+        Reply::Ready(Ok(_)) => panic!("admitted past an open fleet"),
+        Reply::Wait(_) => panic!("a follower's rejection needs no round trip"),
+    }
     assert_eq!(stored(&server, "held"), open, "the follower wrote nothing");
     // Probing, by an instance of the fleet's config: a fleet open for 1 µs
     // on another key, the probe held.
@@ -139,6 +146,36 @@ fn a_follower_never_admits_what_the_fleet_word_rejects() {
         "the follower wrote nothing"
     );
     assert_eq!(fleet.status(), Status::Closed);
+}
+
+/// A follower that loses Redis falls back as an attached instance does: the
+/// fleet's word it last saw was open, so its local breaker is tripped, and
+/// it keeps rejecting.
+#[test]
+fn a_follower_that_loses_redis_falls_back_tripped() {
+    if std::env::var_os(CHILD).is_some() {
+        return;
+    }
+    let Some(mut server) = server() else { return };
+    let fleet = builder(&server, "lost", config(2, 60_000_000, 60_000_000))
+        .build()
+        .unwrap();
+    let other = builder(&server, "lost", config(5, 60_000_000, 60_000_000))
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let t = fleet.acquire().unwrap();
+        fleet.release(t, Outcome::Failure);
+    }
+    other.sync().unwrap();
+    assert_eq!(other.acquire().unwrap_err().cause(), Cause::Open);
+    server.stop();
+    assert!(other.sync().is_err(), "Redis is gone");
+    assert_eq!(other.mode(), Mode::Local);
+    assert_eq!(other.status(), Status::Open, "its own breaker, tripped");
+    for _ in 0..3 {
+        assert_eq!(other.acquire().unwrap_err().cause(), Cause::Open);
+    }
 }
 
 /// A published config takes over: its generation counts up, the instance
