@@ -1918,12 +1918,14 @@ impl Inner {
 
     /// Reads the word into the mirror, repairing it first if it is corrupt
     /// (spec I8: one admission through the kit replaces it by `Closed` with
-    /// the next counter), and joins the shared word.
+    /// the next counter; not by a follower, which never writes the word),
+    /// and joins the shared word.
     pub(crate) fn refresh(&self, call: bool) -> Result<u64, RedisError> {
         let base = self.mirror.word();
         let word = self.remote(call, |cell| {
             let (seen, at) = cell.fetch()?;
-            if Snapshot::decode::<W64>(seen).is_ok() {
+            if Snapshot::decode::<W64>(seen).is_ok() || self.following.load(Ordering::Acquire) {
+                // A follower repairs nothing: the fleet's config does.
                 return Ok(seen);
             }
             let applied = cell::update(

@@ -146,6 +146,16 @@ fn a_follower_never_admits_what_the_fleet_word_rejects() {
         "the follower wrote nothing"
     );
     assert_eq!(fleet.status(), Status::Closed);
+    // A corrupt word: repaired by the fleet's config, not by the follower.
+    let _: () = redis::cmd("SET")
+        .arg("held")
+        .arg("garbage")
+        .query(&mut con)
+        .unwrap();
+    other.sync().unwrap();
+    assert_eq!(stored(&server, "held").as_deref(), Some("garbage"));
+    fleet.sync().unwrap();
+    assert_ne!(stored(&server, "held").as_deref(), Some("garbage"));
 }
 
 /// A follower that loses Redis falls back as an attached instance does: the
