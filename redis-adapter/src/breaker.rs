@@ -752,6 +752,11 @@ impl RedisBreaker {
         quorum: Quorum,
     ) -> RedisBreaker {
         let fingerprint = fingerprint(&config, &quorum);
+        // Keys spread over the watcher's refreshes: a fleet of many keys
+        // reads a share of their fingerprints at each.
+        let spread = key
+            .bytes()
+            .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
         let inner = Arc::new(Inner {
             config,
             channel: hub.channel(&key),
@@ -769,7 +774,7 @@ impl RedisBreaker {
             fingerprint,
             mismatch: Mutex::new(None),
             following: AtomicBool::new(false),
-            unchecked: AtomicU32::new(0),
+            unchecked: AtomicU32::new(spread),
             hub: hub.clone(),
             name: OnceLock::new(),
         });
