@@ -10,7 +10,7 @@ use crate::watch;
 use core::num::NonZeroUsize;
 use redis::RedisError;
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use tripword::cell::{self, Swap};
@@ -21,7 +21,7 @@ use tripword::kit::Never;
 use tripword::kit::{Reply, TickVerdict};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::word::{Snapshot, State};
-use tripword::{Config, Outcome, Rejected, Status, ValidConfig, W64, Word};
+use tripword::{Cause, Config, Outcome, Rejected, Status, ValidConfig, W64, Word};
 
 /// Why a [`Builder`] could not build, or an operation that must reach Redis
 /// ([`RedisBreaker::sync`], [`RedisBreaker::force_open`]) failed.
@@ -752,6 +752,11 @@ impl RedisBreaker {
         quorum: Quorum,
     ) -> RedisBreaker {
         let fingerprint = fingerprint(&config, &quorum);
+        // Keys spread over the watcher's refreshes: a fleet of many keys
+        // reads a share of their fingerprints at each.
+        let spread = key
+            .bytes()
+            .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
         let inner = Arc::new(Inner {
             config,
             channel: hub.channel(&key),
@@ -768,6 +773,8 @@ impl RedisBreaker {
             stats: AtomicStats::default(),
             fingerprint,
             mismatch: Mutex::new(None),
+            following: AtomicBool::new(false),
+            unchecked: AtomicU32::new(spread),
             hub: hub.clone(),
             name: OnceLock::new(),
         });
@@ -927,6 +934,10 @@ impl RedisBreaker {
     /// estimate is before the timestamp of the word the mirror holds), a
     /// timed state is reported as the mirror holds it (`Open`, `Probing`):
     /// whether its time is up is Redis's to say, at the next admission.
+    /// An instance that follows the fleet's word (its config is not the
+    /// fleet's, see [`config_mismatch`](Self::config_mismatch)) reports
+    /// `Probing` while the word is, `Open` while the word is in any other
+    /// state but `Closed`, and its local breaker's status otherwise.
     pub fn status(&self) -> Status {
         let inner = &*self.inner;
         if inner.mirror.attached() {
@@ -950,6 +961,16 @@ impl RedisBreaker {
             }
             status
         } else {
+            if inner.following.load(Ordering::Acquire)
+                && let Some(why) = fleet_holds(&inner.config, inner.mirror.word(), None)
+            {
+                // A follower held off by the fleet's word.
+                return if why.cause() == Cause::Probing {
+                    Status::Probing
+                } else {
+                    Status::Open
+                };
+            }
             inner.local.status(&inner.config, &*inner.hub.clock)
         }
     }
@@ -1072,16 +1093,65 @@ impl RedisBreaker {
     /// threshold of 3 reads another instance's `Closed` with 5 failures as a
     /// corrupt word, and would "repair" it. So the first instance to join a
     /// key stores its config's fingerprint beside the word, under
-    /// `<key>:config` ([`config_fingerprint`](Self::config_fingerprint)); an
-    /// instance whose fingerprint differs reports it
-    /// ([`FleetObserver::on_config_mismatch`]), stays in [`Mode::Local`] on its
-    /// local breaker, and never writes the shared word (its `force_*` return
-    /// [`Error::ConfigMismatch`]). It checks again at each refresh, and
-    /// joins once the two agree (after the fleet's fingerprint key is
-    /// deleted and claimed again, say, when the whole fleet moved to a new
-    /// config).
+    /// `<key>:config` ([`config_fingerprint`](Self::config_fingerprint)).
+    /// An instance whose fingerprint differs *follows* the shared word: it
+    /// never writes it (it is in [`Mode::Local`], its `force_*` return
+    /// [`Error::ConfigMismatch`]), and it never admits a call the fleet's
+    /// word rejects: while the word (as its mirror last saw it) is `Open`,
+    /// `Probing` or `ForcedOpen` it rejects, whatever its own open time
+    /// says; while the word is `Closed` its local breaker decides. It
+    /// reports the mismatch once per fingerprint seen: to its observer
+    /// ([`FleetObserver::on_config_mismatch`]), and, whatever the observer,
+    /// as a `tracing` warning with both fingerprints (feature `tracing`)
+    /// and the `metric_names::FOLLOWING` gauge (feature
+    /// `metrics`).
+    ///
+    /// It reads the fleet's fingerprint again at each refresh, and joins
+    /// once the two agree: when a new config is published
+    /// ([`publish_config`](Self::publish_config)). An attached instance
+    /// reads it every few refreshes and at each [`sync`](Self::sync), and
+    /// follows from then on if another config was published. The rollout of
+    /// a config change: `docs/distributed-config.md`.
     pub fn config_mismatch(&self) -> Option<String> {
         self.inner.config_mismatch()
+    }
+
+    /// Makes this instance's config the fleet's: stores its fingerprint
+    /// under `<key>:config` with the next generation number, in one script
+    /// (atomically), and joins the shared word. Returns the generation now
+    /// stored (the fingerprint a first instance claims is generation 0;
+    /// publishing the config that is stored already changes nothing and
+    /// returns its generation).
+    ///
+    /// Every instance of another config follows the shared word from its
+    /// next read of the fingerprint on (at most a few refresh periods, or
+    /// its next [`sync`](Self::sync)): it admits only while the word is
+    /// `Closed` and never writes it, so no call passes an open fleet during
+    /// the change. The word is kept: a fleet held open stays open, and a
+    /// word the new config reads as corrupt is repaired by the next
+    /// admission or refresh (spec I8). The procedure:
+    /// `docs/distributed-config.md`.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use tripword_redis::RedisBreaker;
+    /// use tripword_std::Settings;
+    ///
+    /// // The first instance of the new version: its settings become the
+    /// // fleet's, the instances of the old one follow.
+    /// let breaker = RedisBreaker::builder("redis://127.0.0.1:6379/", "payments")
+    ///     .settings(&Settings::new().failure_threshold(8).open_for(Duration::from_secs(5)))
+    ///     .build()?;
+    /// let generation = breaker.publish_config()?;
+    /// println!("payments: config generation {generation}");
+    /// # Ok::<(), tripword_redis::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Redis`] when Redis did not answer in time: nothing was
+    /// published (or, on a lost reply, it was; publishing again is safe).
+    pub fn publish_config(&self) -> Result<u64, Error> {
+        self.inner.publish_config().map_err(Error::Redis)
     }
 
     /// This instance's config fingerprint, as stored beside the word: the
@@ -1324,6 +1394,56 @@ fn fingerprint(config: &ValidConfig<W64>, quorum: &Quorum) -> String {
     print
 }
 
+/// The fingerprint part of what is stored under `<key>:config`, and its
+/// generation: `<fingerprint> generation=<n>` as
+/// [`RedisBreaker::publish_config`] stores it, a plain fingerprint (as the
+/// first instance to join claims it) being generation 0.
+fn published_fingerprint(stored: &str) -> (&str, u64) {
+    if let Some((print, generation)) = stored.rsplit_once(" generation=")
+        && let Ok(generation) = generation.parse()
+    {
+        return (print, generation);
+    }
+    (stored, 0)
+}
+
+/// The admission rule of an instance whose config is not the fleet's (a
+/// follower): the fleet's word `word` rejects it in every state but
+/// `Closed`, whatever its config reads of the open time. `Open` rejects
+/// even past its open time (the fleet's open time may be longer than this
+/// instance's, and its probe is an instance of the fleet's config to
+/// elect), `Probing` rejects (a follower never holds the fleet's probe),
+/// `ForcedOpen` rejects, and so do `OpenUntil` and `HalfOpen` (as
+/// `Open`). `None`: the word is `Closed` (or unreadable), and
+/// the follower's local breaker decides.
+///
+/// The wait of an `Open` rejection is the one this instance's config reads
+/// at the estimated server time `now`, at least 0 (the fleet's probe may
+/// end it sooner or later).
+fn fleet_holds(config: &ValidConfig<W64>, word: u64, now: Option<u64>) -> Option<Rejected> {
+    let state = Snapshot::decode::<W64>(word).ok()?.state;
+    let cause = match state {
+        State::Closed { .. } => return None,
+        State::Probing { .. } => Cause::Probing,
+        State::ForcedOpen => Cause::ForcedOpen,
+        // Open, open until a time, half-open (its probe is the fleet's).
+        _ => Cause::Open,
+    };
+    let wait =
+        now.and_then(
+            |now| match transition::apply(config, word, Event::Admit, || now).verdict {
+                Verdict::Rejected(why) if why.cause() == cause => why.retry_after(),
+                _ => None,
+            },
+        );
+    Some(Rejected::new(cause, wait))
+}
+
+/// How many of the watcher's refreshes an attached instance makes between
+/// two reads of the fleet's fingerprint (a published config is seen within
+/// as many refresh periods; [`RedisBreaker::sync`] reads it every time).
+const CONFIG_CHECK_EVERY: u32 = 4;
+
 /// An id for this instance's votes, distinct across the fleet's processes
 /// and within one: the process id and a number drawn from the standard
 /// library's per-process random hash keys.
@@ -1478,6 +1598,13 @@ pub(crate) struct Inner {
     fingerprint_key: String,
     /// The fleet's fingerprint, when it is not ours.
     mismatch: Mutex<Option<String>>,
+    /// Whether this instance follows the shared word (the fleet's
+    /// fingerprint is known and is not ours): it admits only while the
+    /// word is `Closed`, and never writes it (see [`fleet_holds`]).
+    following: AtomicBool,
+    /// Refreshes by the watcher since the fingerprint was last read while
+    /// attached (see [`CONFIG_CHECK_EVERY`]).
+    unchecked: AtomicU32,
     /// How many instances' votes trip the shared word.
     pub(crate) quorum: Quorum,
     /// Where the votes are kept, and this instance's id among them.
@@ -1547,6 +1674,12 @@ impl Inner {
     /// server time), or `Err` with the mirror's word when Redis must decide.
     pub(crate) fn acquire_prepare(&self) -> Result<Result<Ticket, Rejected>, u64> {
         if !self.mirror.attached() {
+            if self.following.load(Ordering::Acquire)
+                && let Some(why) = fleet_holds(&self.config, self.mirror.word(), self.estimate())
+            {
+                // The fleet's word rejects: a follower never calls past it.
+                return Ok(Err(why));
+            }
             return Ok(self.acquire_local());
         }
         let word = self.mirror.word();
@@ -1783,18 +1916,21 @@ impl Inner {
         }
         self.mirror.offer(&self.config, Some(base), word);
         self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
-        self.attach();
+        let turn = self.unchecked.fetch_add(1, Ordering::Relaxed);
+        self.attach(turn % CONFIG_CHECK_EVERY == CONFIG_CHECK_EVERY - 1);
         Ok(())
     }
 
     /// Reads the word into the mirror, repairing it first if it is corrupt
     /// (spec I8: one admission through the kit replaces it by `Closed` with
-    /// the next counter), and joins the shared word.
+    /// the next counter; not by a follower, which never writes the word),
+    /// and joins the shared word.
     pub(crate) fn refresh(&self, call: bool) -> Result<u64, RedisError> {
         let base = self.mirror.word();
         let word = self.remote(call, |cell| {
             let (seen, at) = cell.fetch()?;
-            if Snapshot::decode::<W64>(seen).is_ok() {
+            if Snapshot::decode::<W64>(seen).is_ok() || self.following.load(Ordering::Acquire) {
+                // A follower repairs nothing: the fleet's config does.
                 return Ok(seen);
             }
             let applied = cell::update(
@@ -1812,7 +1948,7 @@ impl Inner {
         if !call {
             self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
         }
-        self.attach();
+        self.attach(true);
         Ok(word)
     }
 
@@ -1837,30 +1973,116 @@ impl Inner {
         }
     }
 
-    /// Joins the shared word, once this instance's config is the fleet's
-    /// (one round trip, made only when the instance is not attached).
-    fn attach(&self) {
-        if self.mirror.attached() {
+    /// Reads the fleet's config fingerprint (claiming it with this
+    /// instance's if there is none; one round trip) and joins the shared
+    /// word when it is this instance's config, or follows the word when it
+    /// is not (see [`judge`](Self::judge)). An attached instance reads it
+    /// only when `check`.
+    fn attach(&self, check: bool) {
+        if self.mirror.attached() && !check {
             return;
         }
         let (claimed, _, _) = self.hub.remote("", "", 0, |cell| {
             cell.claim(&self.fingerprint_key, &self.fingerprint)
         });
-        let Ok(fleet) = claimed else { return };
+        if let Ok(stored) = claimed {
+            self.judge(&stored);
+        }
+    }
+
+    /// Acts on the fleet's config as stored under `<key>:config`: joins the
+    /// shared word when its fingerprint is this instance's; otherwise
+    /// follows the word (admits only while it is `Closed`, never writes
+    /// it) and reports the mismatch once per fingerprint seen. An attached
+    /// instance whose config the fleet left (another was published) stops
+    /// writing the word here.
+    fn judge(&self, stored: &str) {
+        let (fleet, _) = published_fingerprint(stored);
         let mut mismatch = self.mismatch.lock().unwrap_or_else(PoisonError::into_inner);
         if fleet != self.fingerprint {
-            if mismatch.as_deref() != Some(fleet.as_str()) {
-                self.observer.on_config_mismatch(&self.fingerprint, &fleet);
-                *mismatch = Some(fleet);
+            // Following before leaving the shared word: no admission finds
+            // the instance off the word and not following it.
+            self.following.store(true, Ordering::Release);
+            if mismatch.as_deref() != Some(fleet) {
+                self.warn_mismatch(fleet);
+                self.observer.on_config_mismatch(&self.fingerprint, fleet);
+                *mismatch = Some(fleet.to_owned());
+            }
+            drop(mismatch);
+            if self.mirror.set_attached(&self.config, false) {
+                self.observer.on_mode(Mode::Local);
             }
             return;
         }
-        *mismatch = None;
+        let was = mismatch.take();
         drop(mismatch);
+        if was.is_some() {
+            self.agreed();
+        }
+        if self.mirror.attached() {
+            return;
+        }
         self.sync_own();
         if self.mirror.set_attached(&self.config, true) {
             self.observer.on_mode(Mode::Shared);
         }
+        self.following.store(false, Ordering::Release);
+    }
+
+    /// The engine's own report of a config mismatch, whatever observer is
+    /// set: a `tracing` warning (feature `tracing`) and the
+    /// `metric_names::FOLLOWING` gauge at 1 (feature
+    /// `metrics`).
+    fn warn_mismatch(&self, fleet: &str) {
+        #[cfg(feature = "tracing")]
+        tracing::warn!(
+            target: "tripword",
+            breaker = self.key.as_str(),
+            ours = self.fingerprint.as_str(),
+            fleet,
+            "fleet config is not this instance's: it follows the fleet's word \
+             (admits only while the word is Closed) and never writes it, until \
+             the configs agree (see RedisBreaker::publish_config)"
+        );
+        #[cfg(feature = "metrics")]
+        metrics::gauge!(
+            crate::metric_names::FOLLOWING,
+            tripword_std::observe::names::BREAKER => self.key.clone()
+        )
+        .set(1.0);
+        let _ = fleet;
+    }
+
+    /// The engine's own report of a mismatch that ended: the configs
+    /// agree again.
+    fn agreed(&self) {
+        #[cfg(feature = "tracing")]
+        tracing::info!(
+            target: "tripword",
+            breaker = self.key.as_str(),
+            config = self.fingerprint.as_str(),
+            "fleet config is this instance's again"
+        );
+        #[cfg(feature = "metrics")]
+        metrics::gauge!(
+            crate::metric_names::FOLLOWING,
+            tripword_std::observe::names::BREAKER => self.key.clone()
+        )
+        .set(0.0);
+    }
+
+    /// Publishes this instance's config as the fleet's (see
+    /// [`RedisBreaker::publish_config`]).
+    fn publish_config(&self) -> Result<u64, RedisError> {
+        let (stored, _, _) = self.hub.remote("", "", 0, |cell| {
+            cell.publish_config(&self.fingerprint_key, &self.fingerprint)
+        });
+        let stored = stored?;
+        // Joined from a fresh read of the word, never from a mirror a
+        // published change has not reached yet (if Redis does not answer
+        // now, the watcher's next refresh joins it).
+        let _ = self.refresh(false);
+        Ok(published_fingerprint(&stored).1)
     }
 
     fn config_mismatch(&self) -> Option<String> {
@@ -1877,8 +2099,11 @@ impl Inner {
     /// while the fleet is open stays open for an open time and then probes
     /// on its own. The trip comes before the switch: no call may find the
     /// instance local with its breaker still closed.
+    /// A follower (see [`fleet_holds`]) that loses Redis falls back the
+    /// same way: its word is as stale as anyone's.
     pub(crate) fn detach(&self) {
-        if !self.mirror.attached() {
+        let following = self.following.swap(false, Ordering::AcqRel);
+        if !self.mirror.attached() && !following {
             return;
         }
         let shared = Snapshot::decode::<W64>(self.mirror.word());
@@ -2069,6 +2294,99 @@ mod tests {
             counter,
         }
         .encode::<W64>()
+    }
+
+    fn word(state: State) -> u64 {
+        Snapshot { state, counter: 9 }.encode::<W64>()
+    }
+
+    /// A follower's admission rule: every state of the fleet's word but
+    /// `Closed` rejects, whatever this instance's config reads of its time.
+    #[test]
+    fn a_follower_admits_only_on_a_closed_fleet_word() {
+        let ours = Config::new()
+            .failure_threshold(3)
+            .open_for(1_000)
+            .probe_timeout(5_000)
+            .check::<W64>()
+            .unwrap();
+        // Closed, with failures the follower's threshold reads as a corrupt
+        // run, or unreadable: the local breaker decides.
+        for w in [
+            closed(4),
+            word(State::Closed { failures: 2 }),
+            word(State::Closed { failures: 7 }),
+            NONE,
+        ] {
+            for now in [None, Some(0), Some(u64::MAX / 4)] {
+                assert_eq!(fleet_holds(&ours, w, now), None, "{w:#x} at {now:?}");
+            }
+        }
+        // A trip from a closed word at 10 000 µs: the kit's own open word.
+        let step = transition::apply(
+            &Config::new()
+                .failure_threshold(1)
+                .open_for(1_000)
+                .probe_timeout(5_000)
+                .check::<W64>()
+                .unwrap(),
+            closed(3),
+            Event::Release {
+                counter: 3,
+                outcome: Outcome::Failure,
+            },
+            || 10_000,
+        );
+        let open = step.word;
+        assert!(matches!(
+            Snapshot::decode::<W64>(open).unwrap().state,
+            State::Open { .. }
+        ));
+        // Before its open time: the wait this config reads.
+        let why = fleet_holds(&ours, open, Some(10_100)).unwrap();
+        assert_eq!(why.cause(), Cause::Open);
+        let kit = match transition::apply(&ours, open, Event::Admit, || 10_100).verdict {
+            Verdict::Rejected(why) => why,
+            v => panic!("{v:?}"),
+        };
+        assert_eq!(why, kit);
+        // Past it, and with no estimate of the server's time: still
+        // rejected (the fleet's probe is for an instance of its config).
+        for now in [Some(10_000_000), None] {
+            let why = fleet_holds(&ours, open, now).unwrap();
+            assert_eq!((why.cause(), why.retry_after()), (Cause::Open, Some(0)));
+        }
+        let cases = [
+            (State::Probing { since: 3, trips: 1 }, Cause::Probing),
+            (State::HalfOpen { trips: 2 }, Cause::Open),
+            (State::ForcedOpen, Cause::ForcedOpen),
+        ];
+        for (state, cause) in cases {
+            for now in [None, Some(0), Some(10_000_000)] {
+                let why = fleet_holds(&ours, word(state), now).unwrap();
+                assert_eq!(why.cause(), cause, "{state:?} at {now:?}");
+            }
+        }
+        assert_eq!(
+            fleet_holds(&ours, word(State::ForcedOpen), None)
+                .unwrap()
+                .retry_after(),
+            None,
+            "an operator's hold has no wait"
+        );
+    }
+
+    #[test]
+    fn a_published_fingerprint_carries_its_generation() {
+        let print =
+            "v1 failure_threshold=3 open_for=1000 backoff_cap=none probe_timeout=5000 horizon=9";
+        assert_eq!(published_fingerprint(print), (print, 0));
+        assert_eq!(
+            published_fingerprint(&format!("{print} generation=12")),
+            (print, 12)
+        );
+        let odd = format!("{print} generation=x");
+        assert_eq!(published_fingerprint(&odd), (odd.as_str(), 0));
     }
 
     #[test]

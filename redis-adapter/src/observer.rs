@@ -130,9 +130,10 @@ pub trait FleetObserver: tripword::Observer + Send + Sync + 'static {
     }
 
     /// The fleet's config for this key (its fingerprint `fleet`, stored
-    /// beside the word by the first instance to join) is not this
-    /// instance's (`ours`): the instance stays on its local breaker and
-    /// never writes the shared word, until the two agree (see
+    /// beside the word by the first instance to join, or published) is not
+    /// this instance's (`ours`): the instance follows the shared word (it
+    /// rejects while the word is not `Closed`, its local breaker decides
+    /// otherwise) and never writes it, until the two agree (see
     /// [`RedisBreaker::config_mismatch`](crate::RedisBreaker::config_mismatch)).
     /// Reported once per fingerprint seen. Does nothing by default.
     fn on_config_mismatch(&self, ours: &str, fleet: &str) {
@@ -281,6 +282,11 @@ pub mod metric_names {
     /// Counter (unit `{mismatch}`): config fingerprints of the fleet found
     /// not to be this instance's.
     pub const CONFIG_MISMATCHES: &str = "tripword.fleet.config_mismatches";
+    /// Gauge (unit `1`): 1 while the instance follows the fleet's word
+    /// because its config is not the fleet's, 0 once they agree again. Set
+    /// by the breaker itself, whatever its observer, once per mismatch (see
+    /// `RedisBreaker::config_mismatch`).
+    pub const FOLLOWING: &str = "tripword.fleet.following";
     /// Label of [`MODE_CHANGES`]: `shared`, `local`.
     pub const MODE: &str = "tripword.fleet.mode";
 }

@@ -80,6 +80,26 @@ return cur",
     )
 });
 
+/// Publishes the config fingerprint `ARGV[1]` under `KEYS[1]`, the key
+/// [`CLAIM`] reads: stored as `<fingerprint> generation=<n>`, `n` one past
+/// the generation stored (a plain fingerprint, as a first claim stores it,
+/// is generation 0). Nothing changes when the stored fingerprint is
+/// `ARGV[1]` already. Returns what is stored.
+pub(crate) static PUBLISH_CONFIG: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local cur = redis.call('GET', KEYS[1])
+local gen = 0
+if cur then
+  local base, g = string.match(cur, '^(.-) generation=(%d+)$')
+  if base then gen = tonumber(g) else base = cur end
+  if base == ARGV[1] then return cur end
+end
+local new = ARGV[1] .. ' generation=' .. (gen + 1)
+redis.call('SET', KEYS[1], new)
+return new",
+    )
+});
+
 /// `{1, new, now}` when the key held `ARGV[1]` and now holds `ARGV[2]`
 /// (published on channel `ARGV[3]` as `"new now"` unless it is empty, by
 /// the command `ARGV[5]`, `PUBLISH` when absent: `SPUBLISH` in a cluster);
@@ -513,6 +533,18 @@ impl<'a> RemoteCell<'a> {
         self.arm(&con)?;
         // Not a call's round trip: not counted.
         let mut invocation = CLAIM.key(key);
+        invocation.arg(ours);
+        let (fleet, acked) = self.invoke_waited(&mut con, &invocation)?;
+        self.check_acknowledged(acked)?;
+        Ok(fleet)
+    }
+
+    /// Publishes `ours` as the fingerprint under `key` (see
+    /// [`PUBLISH_CONFIG`]); what is stored after.
+    pub(crate) fn publish_config(&self, key: &str, ours: &str) -> Result<String, RedisError> {
+        let mut con = self.con.borrow_mut();
+        self.arm(&con)?;
+        let mut invocation = PUBLISH_CONFIG.key(key);
         invocation.arg(ours);
         let (fleet, acked) = self.invoke_waited(&mut con, &invocation)?;
         self.check_acknowledged(acked)?;

@@ -1114,3 +1114,43 @@ fn a_quorum_on_a_cluster_keeps_its_votes_in_the_keys_slot() {
     let word = Snapshot::decode::<W64>(cluster.stored(key).unwrap()).unwrap();
     assert!(matches!(word.state, State::Open { .. }), "{word:?}");
 }
+
+/// A config published on a cluster: the fingerprint key is in a slot of
+/// its own, the script runs on its node; the other fleet's breaker of the
+/// old config follows (rejects while the fleet is open, never writes).
+#[test]
+fn a_config_published_on_a_cluster_rules() {
+    let Some(cluster) = cluster("publish") else {
+        return;
+    };
+    let old = cluster.fleet(
+        config(2, 60_000_000, 10_000_000),
+        Duration::from_millis(100),
+    );
+    let new = cluster.fleet(
+        config(4, 90_000_000, 10_000_000),
+        Duration::from_millis(100),
+    );
+    let (a, b) = (old.breaker("payments"), new.breaker("payments"));
+    assert_eq!((a.mode(), b.mode()), (Mode::Shared, Mode::Local));
+    for _ in 0..2 {
+        let t = a.acquire().unwrap();
+        a.release(t, Outcome::Failure);
+    }
+    assert_eq!(a.status(), Status::Open);
+    b.sync().unwrap();
+    assert!(
+        b.acquire().is_err(),
+        "the follower rejects: the fleet is open"
+    );
+    assert_eq!(b.publish_config().unwrap(), 1);
+    assert_eq!(b.mode(), Mode::Shared);
+    a.sync().unwrap();
+    assert_eq!(a.mode(), Mode::Local);
+    assert_eq!(a.config_mismatch().as_deref(), Some(b.config_fingerprint()));
+    assert!(
+        a.acquire().is_err(),
+        "the old config follows the open fleet"
+    );
+    assert!(b.acquire().is_err());
+}

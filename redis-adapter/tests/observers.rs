@@ -379,3 +379,57 @@ async fn rejections_and_stale_releases_are_reported() {
     let ms: u64 = rejected[0].field("retry_after_ms").parse().unwrap();
     assert!(ms > 0 && ms <= 60_000, "{ms}");
 }
+
+/// With no observer set, a config mismatch is still said: a `tracing`
+/// warning naming both configs and the following gauge at 1, once per key
+/// however many refreshes see it; the gauge is 0 once the configs agree.
+#[test]
+fn a_config_mismatch_warns_and_meters_with_no_observer() {
+    events();
+    recording();
+    let Some(server) = server() else { return };
+    let key = "mismatch-warns";
+    let warnings = || -> Vec<Seen> {
+        events()
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| {
+                s.field("breaker") == key
+                    && s.field("message")
+                        .starts_with("fleet config is not this instance's: it follows")
+            })
+            .cloned()
+            .collect()
+    };
+    let fleet = builder(&server, key, config(5, 60_000_000, 1_000_000))
+        .build()
+        .unwrap();
+    let other = builder(&server, key, config(3, 60_000_000, 1_000_000))
+        .refresh(Duration::from_millis(20))
+        .build()
+        .unwrap();
+    let following = tripword_redis::metric_names::FOLLOWING;
+    let seen = warnings();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].level, Level::WARN);
+    assert_eq!(seen[0].field("ours"), other.config_fingerprint());
+    assert_eq!(seen[0].field("fleet"), fleet.config_fingerprint());
+    assert_eq!(value(following, key, None), Some(1.0));
+    // Its watcher's refreshes read the fingerprint again: no more warnings.
+    let refreshes = other.stats().refreshes;
+    assert!(eventually(LONG, || other.stats().refreshes >= refreshes + 5));
+    assert_eq!(warnings().len(), 1, "once per key");
+    // The other config published: it rules, the gauge drops; the first
+    // instance now follows, and says so once.
+    assert_eq!(other.publish_config().unwrap(), 1);
+    assert_eq!(value(following, key, None), Some(0.0));
+    assert_eq!(other.mode(), Mode::Shared);
+    fleet.sync().unwrap();
+    assert_eq!(fleet.mode(), Mode::Local);
+    let seen = warnings();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1].field("ours"), fleet.config_fingerprint());
+    assert_eq!(seen[1].field("fleet"), other.config_fingerprint());
+}
