@@ -16,7 +16,9 @@ use crate::clock::Clock;
 use crate::config::{Config, ConfigSource, Const, ValidConfig};
 use crate::observer::{Observer, admitted, released};
 use crate::outcome::Outcome;
-use crate::rejected::{Rejected, units_left};
+use crate::rejected::Rejected;
+#[cfg(target_pointer_width = "64")]
+use crate::rejected::units_left;
 use crate::status::Status;
 use crate::ticket::{Release, Ticket};
 use crate::transition::{self, Decision, Event};
