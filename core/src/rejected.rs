@@ -1,4 +1,8 @@
 //! Why a call was not admitted, and for how long.
+//!
+//! "How long" is [`units_left`], the time a timed word has left: the
+//! transition function reads it to decide whether a word has lapsed, a
+//! rejection to compute its wait, so it lives here, below both.
 
 use crate::config::ValidConfig;
 use crate::word::{Layout, Word, counter_of, is_timed, tag, tag_of};

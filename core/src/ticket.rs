@@ -8,8 +8,9 @@
 use crate::word::{Layout, TAG_BITS};
 use core::num::NonZeroUsize;
 
-/// Proof of admission, to hand back to [`Breaker::release`](crate::Breaker::release) exactly once
-/// (it is not `Clone`, so it cannot be released twice).
+/// Proof of admission, to hand back to
+/// [`Breaker::release`](crate::Breaker::release) exactly once (it is not
+/// `Clone`, so it cannot be released twice).
 ///
 /// It carries the state counter it was issued under and the identity of its
 /// breaker (the address of its atomic word): released to another breaker, or
