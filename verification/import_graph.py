@@ -35,7 +35,7 @@ What counts as an edge a -> b (a imports from b):
   so are doc-only items (`#[cfg(doc)]`, `#[cfg(doctest)]`). Comments, doc
   comments and string literals are not code.
 - Feature-gated modules are read like any other: the graph is the union of
-  every feature set.
+  every feature set. `#[path = ..]` attributes are not read (none is used).
 """
 
 from __future__ import annotations
@@ -223,10 +223,8 @@ class Crate:
         tokens = tokenize(module.file.read_text(encoding="utf-8"))
         self._scope(tokens, 0, len(tokens), module)
 
-    def _child_file(self, parent: Module, name: str, path_attr: str | None) -> tuple[Path, Path] | None:
-        if path_attr:
-            f = parent.dir / path_attr
-            return (f, f.parent) if f.exists() else None
+    @staticmethod
+    def _child_file(parent: Module, name: str) -> tuple[Path, Path] | None:
         for f, d in ((parent.dir / f"{name}.rs", parent.dir / name), (parent.dir / name / "mod.rs", parent.dir / name)):
             if f.exists():
                 return f, d
@@ -234,7 +232,6 @@ class Crate:
 
     def _scope(self, tokens: list[str], i: int, end: int, module: Module) -> None:
         excluded = False
-        path_attr = None
         public = False
         while i < end:
             t = tokens[i]
@@ -246,8 +243,6 @@ class Crate:
                     close = matching(tokens, j)
                     attr = tokens[j + 1 : close - 1]
                     excluded |= cfg_excludes(attr)
-                    if attr[:2] == ["path", "="]:
-                        path_attr = None  # literal dropped by the tokenizer
                     i = close
                     continue
             if t == "pub":
@@ -268,13 +263,13 @@ class Crate:
                     i = close
                 else:
                     if not (excluded or name == "tests"):
-                        found = self._child_file(module, name, path_attr)
+                        found = self._child_file(module, name)
                         if found:
                             child = Module(module.path + (name,), *found)
                             module.children[name] = child
                             self._read(child)
                     i += 3
-                excluded, path_attr, public = False, None, False
+                excluded, public = False, False
                 continue
             if t == "use":
                 semi = tokens.index(";", i)
@@ -317,7 +312,7 @@ class Crate:
                     i = j
                     continue
             if t in (";", "{", "}"):
-                excluded, path_attr, public = False, None, False
+                excluded, public = False, False
             i += 1
 
     @staticmethod
