@@ -191,8 +191,9 @@ class Module:
     file: Path
     dir: Path  # where `mod x;` inside this module looks for x
     children: dict[str, "Module"] = field(default_factory=dict)
-    # name -> (absolute-ish path as written, current module, public)
+    # name a `use` brings into scope -> the paths it names, as written
     bindings: dict[str, list] = field(default_factory=dict)
+    # paths of `use path::*`, as written
     globs: list = field(default_factory=list)
 
 
