@@ -17,9 +17,12 @@ use crate::config::{Config, ConfigSource, Const, ValidConfig};
 use crate::observer::{Observer, admitted, released};
 use crate::outcome::Outcome;
 use crate::rejected::Rejected;
+#[cfg(target_pointer_width = "64")]
+use crate::rejected::units_left;
 use crate::status::Status;
+use crate::ticket::{Release, Ticket};
 use crate::transition::{self, Decision, Event};
-use crate::word::{Corruption, Layout, Snapshot, TAG_BITS, TAG_PROBING, W32, W64, Word, tag_of};
+use crate::word::{Corruption, Snapshot, TAG_BITS, TAG_PROBING, W32, W64, Word, tag_of};
 #[cfg(target_pointer_width = "64")]
 use crate::word::{TAG_FORCED_OPEN, closed_failures, is_timed};
 use core::num::NonZeroUsize;
@@ -125,100 +128,6 @@ pub type ConstBreaker<T, C, W = W64, O = ()> = Breaker<C, W, O, Const<T>>;
 /// A breaker on the 32-bit word, for MCUs whose native atomics are 32-bit.
 pub type Breaker32<C, O = ()> = Breaker<C, W32, O>;
 
-/// Proof of admission, to hand back to [`Breaker::release`] exactly once
-/// (it is not `Clone`, so it cannot be released twice).
-///
-/// It carries the state counter it was issued under and the identity of its
-/// breaker (the address of its atomic word): released to another breaker, or
-/// after the breaker's state has moved on, it changes nothing.
-///
-/// Because identity is an address, a breaker *moved* (say into an `Arc`)
-/// while tickets are outstanding treats them as foreign: they become stale,
-/// and a lost probe falls back on the probe timeout. Acquire tickets from a
-/// breaker that stays put (a `static`, an `Arc`, a field of a pinned
-/// service). Conversely, a new breaker built at the address of a dropped one
-/// would accept the old one's tickets if the counters matched; the borrow
-/// checker prevents that for [`Permit`]s, which borrow their breaker.
-#[derive(PartialEq, Eq, Hash)]
-#[must_use = "a ticket must be released; a lost probe ticket blocks the breaker until the probe timeout"]
-pub struct Ticket {
-    // Two machine words, so that `Result<Ticket, Rejected>` is two words
-    // too (the niche of `NonZeroUsize` encodes `Err`, and `Rejected`, one
-    // word, sits where `stamp` does). Inlined, as `acquire`'s fast path is,
-    // it lives in registers; returned from an out-of-line call (the slow
-    // paths) rustc 1.95 on x86_64 passes it through memory (`sret`), see
-    // docs/performance/single-thread.md, "The closed call in a user's hot loop".
-    // - `origin`: the word's address, with the probe flag in bit 0 (a word
-    //   is at least 4-byte aligned, so that bit is free). A non-probe ticket
-    //   of this breaker carries exactly the address, so one compare checks
-    //   both "this breaker" and "not a probe" on the success fast path;
-    // - `stamp`: the word's counter field where the word holds it (bits
-    //   `TAG_BITS..TAG_BITS + counter_bits`). In place, the field is the word
-    //   `Closed` holds with no failures under that counter (tag and failure
-    //   count are zero bits), so that fast path compares the word with the
-    //   stamp, and neither `acquire` nor `release` shifts or masks it.
-    origin: NonZeroUsize,
-    stamp: usize,
-}
-
-impl Ticket {
-    const PROBE: usize = 1;
-
-    /// The ticket of an ordinary admission into `raw` (the word after it)
-    /// of the breaker whose word is at `origin`.
-    #[inline(always)]
-    fn admitted(origin: NonZeroUsize, l: &Layout, raw: u64) -> Ticket {
-        Ticket {
-            origin,
-            stamp: (raw & l.counter_field_mask()) as usize,
-        }
-    }
-
-    /// The ticket of the probe elected into `raw`.
-    #[inline(always)]
-    fn probe(origin: NonZeroUsize, l: &Layout, raw: u64) -> Ticket {
-        Ticket {
-            origin: origin | Self::PROBE,
-            stamp: (raw & l.counter_field_mask()) as usize,
-        }
-    }
-
-    /// The address of the word of the breaker that issued this ticket.
-    #[inline(always)]
-    fn issuer(&self) -> usize {
-        self.origin.get() & !Self::PROBE
-    }
-
-    /// A copy, for tests that release one ticket into two breakers (the
-    /// core's unit tests, which are not built under `--cfg tripword_loom`).
-    #[cfg(all(test, not(tripword_loom)))]
-    pub(crate) fn clone_for_test(&self) -> Ticket {
-        Ticket {
-            origin: self.origin,
-            stamp: self.stamp,
-        }
-    }
-
-    /// The state counter this ticket was issued under.
-    pub fn counter(&self) -> u32 {
-        (self.stamp >> TAG_BITS) as u32
-    }
-    /// Whether this ticket is the probe of a half-open breaker.
-    pub fn is_probe(&self) -> bool {
-        self.origin.get() & Self::PROBE != 0
-    }
-}
-
-impl core::fmt::Debug for Ticket {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Ticket")
-            .field("counter", &self.counter())
-            .field("probe", &self.is_probe())
-            .field("origin", &self.issuer())
-            .finish()
-    }
-}
-
 /// The events of [`Breaker::run_common`]. One byte (the three outcomes,
 /// and the other events in the values `Outcome` leaves free), and the
 /// release's counter a separate argument, so the event travels in registers
@@ -255,16 +164,6 @@ impl Folded {
     fn rejected(self) -> Option<Rejected> {
         (self.0 & 3 != Self::OTHER).then_some(Rejected::from_bits(self.0))
     }
-}
-
-/// What a release did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Release {
-    /// The outcome counted.
-    Recorded,
-    /// The ticket was stale (its state had passed, a probe timed out, or it
-    /// came from another breaker): nothing changed.
-    Stale,
 }
 
 impl<C> Breaker<C> {
@@ -495,7 +394,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
                 // Every bit pattern of these tags is a valid word. The clock
                 // is read after the load, as the general loop would.
                 let now = self.clock.now();
-                let left = transition::units_left(l, self.config(), raw, now);
+                let left = units_left(l, self.config(), raw, now);
                 if left != 0 {
                     let wait = Rejected::wait::<W>(left, self.config().time_shift(), now);
                     return admitted(&self.observer, Err(Rejected::waiting(raw, wait)));

@@ -74,47 +74,7 @@ use crate::word::{W32, W64, Word};
 use core::convert::Infallible;
 use core::future::Future;
 
-/// A place that holds a word of width `W`: load it, compare-and-exchange it.
-///
-/// Implemented for the atomics a [`Breaker`](crate::Breaker) uses
-/// (`Acquire` loads, `AcqRel` exchanges, `Error = Infallible`). Implement it
-/// for a cell of your own to run the same state machine there with
-/// [`update`].
-pub trait Cell<W: Word> {
-    /// Why the cell could not answer: a lost connection, a timeout. Use
-    /// [`Infallible`] for memory.
-    type Error;
-
-    /// The word the cell holds now.
-    ///
-    /// # Errors
-    /// When the cell cannot be read.
-    fn load(&self) -> Result<W::Raw, Self::Error>;
-
-    /// Replaces the word with `new` if it is still `current`. May fail
-    /// spuriously (report the word unchanged), as `compare_exchange_weak`
-    /// does: [`update`] retries.
-    ///
-    /// # Errors
-    /// [`CasError::Changed`] with the word the cell holds when it is not
-    /// `current` (contention: [`update`] retries from it);
-    /// [`CasError::Cell`] when the cell failed (the exchange may or may not
-    /// have happened: [`update`] returns the error).
-    fn compare_exchange(
-        &self,
-        current: W::Raw,
-        new: W::Raw,
-    ) -> Result<(), CasError<W::Raw, Self::Error>>;
-}
-
-/// Why a [`Cell::compare_exchange`] did not exchange.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CasError<R, E> {
-    /// The cell held another word (given): someone else changed it first.
-    Changed(R),
-    /// The cell failed; whether the exchange happened is unknown.
-    Cell(E),
-}
+pub use crate::word::store::{CasError, Cell};
 
 impl Cell<W64> for AtomicU64 {
     type Error = Infallible;

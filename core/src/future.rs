@@ -54,11 +54,11 @@ use core::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
 
-use crate::breaker::Release;
 use crate::clock::Clock;
 use crate::kit::{CircuitBreaker, Reply, TickVerdict};
 use crate::outcome::Outcome;
 use crate::rejected::Rejected;
+use crate::ticket::Release;
 
 /// Whether the thread is unwinding from a panic, for the code that records
 /// an outcome from a `Drop`: a drop during an unwind records a failure,

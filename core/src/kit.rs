@@ -51,7 +51,7 @@ use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use crate::breaker::{Breaker, Release, Ticket};
+use crate::breaker::Breaker;
 use crate::clock::Clock;
 use crate::config::ConfigSource;
 use crate::observer::Observer;
@@ -59,6 +59,7 @@ use crate::outcome::Outcome;
 use crate::rate::RateBreaker;
 use crate::rejected::Rejected;
 use crate::status::Status;
+use crate::ticket::{Release, Ticket};
 use crate::word::Word;
 
 /// How an admitted call counts, in the breaker's clock ticks: an

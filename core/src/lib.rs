@@ -80,10 +80,11 @@ mod rejected;
 mod status;
 mod sync;
 pub mod table;
+mod ticket;
 pub mod transition;
 pub mod word;
 
-pub use breaker::{Breaker, Breaker32, ConstBreaker, Permit, Release, StaticBreaker, Ticket};
+pub use breaker::{Breaker, Breaker32, ConstBreaker, Permit, StaticBreaker};
 pub use clock::Clock;
 #[cfg(feature = "jitter")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jitter")))]
@@ -94,6 +95,7 @@ pub use observer::{Observer, OnTransition};
 pub use outcome::Outcome;
 pub use rejected::{Cause, Rejected};
 pub use status::Status;
+pub use ticket::{Release, Ticket};
 pub use transition::Transition;
 pub use word::{W32, W64, Word};
 

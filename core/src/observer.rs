@@ -16,9 +16,9 @@
 //! (`benches/per-call.sh` counts the instructions; `docs/design-kit.md`,
 //! "Notifications").
 
-use crate::breaker::{Release, Ticket};
 use crate::outcome::Outcome;
 use crate::rejected::Rejected;
+use crate::ticket::{Release, Ticket};
 use crate::transition::Transition;
 
 /// Receives a breaker's transitions, and (optionally) its calls.

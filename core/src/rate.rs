@@ -69,7 +69,7 @@
 //! # Ok::<(), tripword::ConfigError>(())
 //! ```
 
-use crate::breaker::{Breaker, Release, Ticket};
+use crate::breaker::Breaker;
 use crate::cell::{CasError, Cell};
 use crate::clock::Clock;
 use crate::config::{Config, ConfigError, Field, ValidConfig};
@@ -77,6 +77,7 @@ use crate::observer::Observer;
 use crate::outcome::Outcome;
 use crate::rejected::Rejected;
 use crate::status::Status;
+use crate::ticket::{Release, Ticket};
 use crate::word::{W64, Word};
 use core::marker::PhantomData;
 

@@ -1,8 +1,11 @@
 //! Why a call was not admitted, and for how long.
+//!
+//! "How long" is [`units_left`], the time a timed word has left: the
+//! transition function reads it to decide whether a word has lapsed, a
+//! rejection to compute its wait, so it lives here, below both.
 
 use crate::config::ValidConfig;
-use crate::transition::units_left;
-use crate::word::{Word, is_timed, tag, tag_of};
+use crate::word::{Layout, Word, counter_of, is_timed, tag, tag_of};
 
 /// Why a call was not admitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -227,6 +230,95 @@ impl core::fmt::Display for Rejected {
 }
 
 impl core::error::Error for Rejected {}
+
+/// Units left, at `now` (ticks), before a timed word lapses: before an
+/// `Open` word's open time is up, a `Probing` word's probe times out, or an
+/// `OpenUntil` word's deadline comes; 0 once it has. `w` must be a timed
+/// word (`Open`, `Probing`, `OpenUntil`).
+///
+/// Time is compared in units of `2^s` ticks (`docs/design-word.md`, "Time in
+/// units"). With backoff an `Open` word needs `min(cap, open_for << (trips -
+/// 1))` units, which fits the word's integer: `open_for` is at most half the
+/// time field (2^14 units for `W32`, 2^33 for `W64`) and the doublings at
+/// most 14 or 30. For a 32-bit word everything is computed in 32 bits, so an
+/// MCU does no 64-bit arithmetic here; and there the function is shared out
+/// of line by every caller (the CAS loop, the status read, the rejection's
+/// wait), which is the smaller code.
+#[inline(always)]
+pub(crate) fn units_left<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> u64 {
+    if l.time_bits <= 32 {
+        // The word and the clock's low 32 bits are all this needs (`units_of`).
+        u64::from(units_left32(l, config, w as u32, now as u32))
+    } else {
+        units_left64(l, config, w, now)
+    }
+}
+
+/// [`units_left`] for a word whose time field fits 32 bits: everything in
+/// 32 bits, and its arguments and result in registers, so an MCU does no
+/// 64-bit arithmetic and passes nothing on the stack. Out of line on 32-bit
+/// targets, where every caller (the CAS loop, the status read) shares it.
+#[cfg_attr(target_pointer_width = "64", inline(always))]
+#[cfg_attr(not(target_pointer_width = "64"), inline(never))]
+fn units_left32<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u32, now: u32) -> u32 {
+    let tag = tag_of(w.into());
+    let mask = l.time_mask() as u32;
+    let now = now >> config.time_shift();
+    let stamp = l.since_of(w.into()) as u32;
+    if tag == tag::OPEN_UNTIL {
+        // The stamp is the deadline: a reading up to half the ring
+        // before it waits, anything else has passed it.
+        let left = stamp.wrapping_sub(now) & mask;
+        return if left > l.max_units() as u32 { 0 } else { left };
+    }
+    let need = if tag == tag::PROBING {
+        config.probe_units() as u32
+    } else {
+        let open = config.open_units() as u32;
+        let cap = config.cap_units() as u32;
+        // Without backoff (cap 0) the open time does not double.
+        let need = if cap == 0 {
+            open
+        } else {
+            // `open << (trips - 1)` with a trip count of 0 read as 1: `open
+            // << trips` fits (open is at most 2^14, trips at most 15).
+            let doubled = (open << l.trips_of(w.into()) >> 1).max(open);
+            if cap < doubled { cap } else { doubled }
+        };
+        // A trip count of 0 (only in a word written by hand) reads as 1,
+        // for the jitter as for the backoff.
+        config.jitter_units32(need, counter_of(l, w.into()), l.trips_of(w.into()).max(1))
+    };
+    need.saturating_sub(now.wrapping_sub(stamp) & mask)
+}
+
+/// [`units_left`] for the 64-bit word.
+#[cfg_attr(target_pointer_width = "64", inline(always))]
+#[cfg_attr(not(target_pointer_width = "64"), inline(never))]
+fn units_left64<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> u64 {
+    let tag = tag_of(w);
+    let now = l.units_of(now, config.time_shift());
+    let stamp = l.since_of(w);
+    let mask = l.time_mask();
+    if tag == tag::OPEN_UNTIL {
+        let left = stamp.wrapping_sub(now) & mask;
+        return if left > l.max_units() { 0 } else { left };
+    }
+    let need = if tag == tag::PROBING {
+        config.probe_units()
+    } else {
+        let open = config.open_units();
+        let cap = config.cap_units();
+        let need = if cap == 0 {
+            open
+        } else {
+            let doubled = open << l.trips_of(w).saturating_sub(1);
+            if cap < doubled { cap } else { doubled }
+        };
+        config.jitter_units(need, counter_of(l, w), l.trips_of(w).max(1))
+    };
+    need.saturating_sub(now.wrapping_sub(stamp) & mask)
+}
 
 #[cfg(test)]
 mod tests;

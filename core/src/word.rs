@@ -32,7 +32,6 @@
 //! assert_eq!(Snapshot::decode::<W32>(raw32), Ok(snap));
 //! ```
 
-use crate::cell::Cell;
 use crate::status::Status;
 use crate::sync::{AtomicU32, AtomicU64};
 
@@ -174,13 +173,63 @@ mod sealed {
     pub trait Sealed {}
 }
 
+/// Where a word is kept. Defined here, below [`Word`], because
+/// [`Word::Atomic`] names [`Cell`](store::Cell); published as
+/// [`cell::Cell`](crate::cell::Cell) and
+/// [`cell::CasError`](crate::cell::CasError), beside the loop that uses them.
+pub(crate) mod store {
+    use super::Word;
+
+    /// A place that holds a word of width `W`: load it, compare-and-exchange it.
+    ///
+    /// Implemented for the atomics a [`Breaker`](crate::Breaker) uses
+    /// (`Acquire` loads, `AcqRel` exchanges, `Error = Infallible`). Implement it
+    /// for a cell of your own to run the same state machine there with
+    /// [`update`](crate::cell::update).
+    pub trait Cell<W: Word> {
+        /// Why the cell could not answer: a lost connection, a timeout. Use
+        /// [`Infallible`](core::convert::Infallible) for memory.
+        type Error;
+
+        /// The word the cell holds now.
+        ///
+        /// # Errors
+        /// When the cell cannot be read.
+        fn load(&self) -> Result<W::Raw, Self::Error>;
+
+        /// Replaces the word with `new` if it is still `current`. May fail
+        /// spuriously (report the word unchanged), as `compare_exchange_weak`
+        /// does: [`update`](crate::cell::update) retries.
+        ///
+        /// # Errors
+        /// [`CasError::Changed`] with the word the cell holds when it is not
+        /// `current` (contention: [`update`](crate::cell::update) retries from it);
+        /// [`CasError::Cell`] when the cell failed (the exchange may or may not
+        /// have happened: [`update`](crate::cell::update) returns the error).
+        fn compare_exchange(
+            &self,
+            current: W::Raw,
+            new: W::Raw,
+        ) -> Result<(), CasError<W::Raw, Self::Error>>;
+    }
+
+    /// Why a [`Cell::compare_exchange`] did not exchange.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum CasError<R, E> {
+        /// The cell held another word (given): someone else changed it first.
+        Changed(R),
+        /// The cell failed; whether the exchange happened is unknown.
+        Cell(E),
+    }
+}
+
 /// A word width: [`W64`] (the default) or [`W32`] (for MCUs whose native
 /// atomics are 32-bit). Sealed: the two layouts are the only ones.
 pub trait Word: sealed::Sealed + Sized + 'static {
     /// The integer the word is stored as (`u64` or `u32`).
     type Raw: Copy + Eq + core::fmt::Debug + core::hash::Hash + Into<u64> + Send + Sync + 'static;
     /// The atomic cell a [`Breaker`](crate::Breaker) keeps the word in.
-    type Atomic: Cell<Self, Error = core::convert::Infallible> + Send + Sync;
+    type Atomic: store::Cell<Self, Error = core::convert::Infallible> + Send + Sync;
     /// This width's field layout.
     const LAYOUT: Layout;
     /// Whether the atomic cell is lock-free on the target being compiled
@@ -633,130 +682,4 @@ pub(crate) fn encode_u64(layout: &Layout, snap: &Snapshot) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn layouts_fill_their_words_exactly() {
-        for l in [W64::LAYOUT, W32::LAYOUT] {
-            assert_eq!(
-                TAG_BITS + l.counter_bits + l.trips_bits + l.time_bits,
-                l.word_bits
-            );
-            assert!(TAG_BITS + l.counter_bits + l.failure_bits <= l.word_bits);
-        }
-    }
-
-    #[test]
-    fn zero_word_is_initial_closed() {
-        assert_eq!(Snapshot::decode::<W64>(0), Ok(Snapshot::INITIAL));
-        assert_eq!(Snapshot::decode::<W32>(0), Ok(Snapshot::INITIAL));
-    }
-
-    fn round_trip<W: Word>() {
-        let l = W::LAYOUT;
-        let states = [
-            State::Closed { failures: 0 },
-            State::Closed {
-                failures: l.max_failures(),
-            },
-            State::Open {
-                since: l.time_mask(),
-                trips: l.max_trips(),
-            },
-            State::Open { since: 0, trips: 1 },
-            State::HalfOpen { trips: 3 },
-            State::Probing {
-                since: 12345 & l.time_mask(),
-                trips: 2,
-            },
-            State::ForcedOpen,
-        ];
-        for state in states {
-            for counter in [0, 1, l.max_counter()] {
-                let snap = Snapshot { state, counter };
-                assert_eq!(Snapshot::decode::<W>(snap.encode::<W>()), Ok(snap));
-            }
-        }
-    }
-
-    #[test]
-    fn every_state_round_trips_both_widths() {
-        round_trip::<W64>();
-        round_trip::<W32>();
-    }
-
-    #[test]
-    fn encode_reduces_out_of_range_fields() {
-        let snap = Snapshot {
-            state: State::Open {
-                since: u64::MAX,
-                trips: u32::MAX,
-            },
-            counter: u32::MAX,
-        };
-        let back = Snapshot::decode::<W32>(snap.encode::<W32>()).unwrap();
-        assert_eq!(
-            back,
-            Snapshot {
-                state: State::Open {
-                    since: W32::LAYOUT.time_mask(),
-                    trips: W32::LAYOUT.max_trips()
-                },
-                counter: W32::LAYOUT.max_counter(),
-            }
-        );
-        let closed = Snapshot {
-            state: State::Closed { failures: u32::MAX },
-            counter: 0,
-        };
-        assert_eq!(
-            Snapshot::decode::<W64>(closed.encode::<W64>())
-                .unwrap()
-                .state,
-            State::Closed {
-                failures: W64::LAYOUT.max_failures()
-            }
-        );
-    }
-
-    #[test]
-    fn corrupt_words_are_named() {
-        assert_eq!(Snapshot::decode::<W64>(6), Err(Corruption::UnknownTag(6)));
-        assert_eq!(Snapshot::decode::<W32>(7), Err(Corruption::UnknownTag(7)));
-        assert_eq!(
-            Snapshot::decode::<W64>(u64::MAX),
-            Err(Corruption::UnknownTag(7))
-        );
-        // Closed with a bit set above the failure field.
-        assert_eq!(Snapshot::decode::<W64>(1 << 63), Err(Corruption::StrayBits));
-        assert_eq!(Snapshot::decode::<W32>(1 << 31), Err(Corruption::StrayBits));
-        // HalfOpen with a timestamp, ForcedOpen with trips.
-        assert_eq!(
-            Snapshot::decode::<W64>(TAG_HALF_OPEN | 1 << 40),
-            Err(Corruption::StrayBits)
-        );
-        assert_eq!(
-            Snapshot::decode::<W32>(4 | 1 << 13),
-            Err(Corruption::StrayBits)
-        );
-    }
-
-    #[test]
-    fn elapsed_is_modular_and_backwards_reads_large() {
-        let l = W32::LAYOUT;
-        assert_eq!(l.elapsed(10, 15), 5);
-        // Wrapped clock: since near the top of the field, now past the wrap.
-        assert_eq!(l.elapsed(l.time_mask() - 1, 3), 5);
-        // Backwards by 1 tick reads as the whole range minus one.
-        assert_eq!(l.elapsed(10, 9), l.time_mask());
-        assert!(l.elapsed(10, 9) >= l.max_units());
-    }
-
-    #[test]
-    fn counter_wraps() {
-        let l = W32::LAYOUT;
-        assert_eq!(l.next_counter(l.max_counter()), 0);
-        assert_eq!(l.next_counter(5), 6);
-    }
-}
+mod tests;
