@@ -1,4 +1,4 @@
-//! The figures of `docs/distributed.md`, against a redis-server this example
+//! The figures of `docs/distributed-figures.md`, against a redis-server this example
 //! starts on 127.0.0.1:
 //!
 //! 1. a closed call (acquire + release success) on `RedisBreaker` side by
