@@ -290,7 +290,7 @@ fn summary(log: &[(usize, String)], n: usize) -> bool {
     ];
     let failed: Vec<&str> = checks.iter().filter(|c| !c.0).map(|c| c.1).collect();
     println!(
-        "FLEET-SERVICE: keys={} trips={trips} probes_per_recovery={per_recovery} stall_ms={p99:.2} {}",
+        "FLEET-SERVICE: keys={} trips={trips} probes_per_recovery={per_recovery} stall_ms={p99:.3} {}",
         HOSTS.len(),
         if failed.is_empty() { "ok" } else { "FAILED" }
     );
