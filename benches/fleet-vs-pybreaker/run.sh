@@ -21,7 +21,8 @@ for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; slee
 url="redis://127.0.0.1:$port/"
 target/release/examples/side_by_side --url "$url" >"$dir/tripword"
 python3 "$here/pybreaker_side.py" --url "$url" >"$dir/pybreaker"
-python3 - "$dir/tripword" "$dir/pybreaker" "$(redis-server --version | grep -Eo 'v=[0-9.]+')" "$(nproc)" <<'PY'
+versions="redis-server $(redis-server --version | grep -Eo 'v=[0-9.]+' | cut -c3-), $(python3 -c 'import pybreaker, redis; print(f"pybreaker {pybreaker.__version__}, redis-py {redis.__version__}")')"
+python3 - "$dir/tripword" "$dir/pybreaker" "$versions" "$(nproc)" <<'PY'
 import sys
 def read(p):
     return dict(l.strip().split("=", 1) for l in open(p) if "=" in l)
@@ -54,7 +55,7 @@ rows = [
      f'{t["probes_per_recovery"]} (max {t["probes_max"]})', f'{p["probes_per_recovery"]} (max {p["probes_max"]})',
      ratio(num(p, "probes_per_recovery"), num(t, "probes_per_recovery")) + " fewer"),
 ]
-print(f"redis-server {sys.argv[3][2:]}, {sys.argv[4]} CPUs, one run\n")
+print(f"{sys.argv[3]}, {sys.argv[4]} CPUs, one run\n")
 print("| | tripword-redis | pybreaker (CircuitRedisStorage) | ratio |")
 print("|---|---:|---:|---:|")
 for r in rows:

@@ -74,10 +74,10 @@ fn counted<T>(b: &RedisBreaker, op: impl FnOnce() -> T) -> (T, u64) {
     (out, n)
 }
 
-/// The table of `docs/distributed-proofs.md`, "Round trips per operation", one row
-/// at a time, plus the local paths that must make none. The instance's clock
-/// is frozen, so its estimate of the server's time stays valid (and behind
-/// the deadline) for the whole test; the watcher neither refreshes nor
+/// The table of `docs/distributed-proofs.md`, "Round trips per operation",
+/// one row at a time, plus the local paths that must make none. The
+/// instance's clock is frozen, so its estimate of the server's time stays
+/// valid (and behind the deadline) for the whole test; the watcher neither refreshes nor
 /// writes; nothing else writes the key: every count is exact.
 #[test]
 fn round_trips_per_operation() {
