@@ -1,5 +1,5 @@
-//! The figures of `docs/distributed.md`, against a redis-server this example
-//! starts on 127.0.0.1:
+//! The figures of `docs/distributed-figures.md`, against a redis-server
+//! this example starts on 127.0.0.1:
 //!
 //! 1. a closed call (acquire + release success) on `RedisBreaker` side by
 //!    side with `tripword::Breaker`, in one run, as a ratio;

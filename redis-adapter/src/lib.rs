@@ -72,8 +72,10 @@
 //! The ticket form, as the core's: [`RedisBreaker::acquire`], then
 //! [`RedisBreaker::release`] with the outcome (or a [`Permit`]).
 //!
-//! The design, its bounds (mirror staleness, time, faults) and measurements
-//! are in `docs/distributed.md` in the repository.
+//! How to run and operate a fleet is in `docs/distributed.md` in the
+//! repository; the design and its bounds (mirror staleness, time, faults)
+//! in `docs/distributed-proofs.md`, the measurements in
+//! `docs/distributed-figures.md`, the limits in `docs/distributed-limits.md`.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]

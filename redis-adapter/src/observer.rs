@@ -26,7 +26,7 @@ pub enum Mode {
     Shared,
     /// Redis did not answer within the operation timeout: decisions rest on
     /// the instance's local breaker until the shared word can be read again
-    /// (fail-local, see `docs/distributed.md`).
+    /// (fail-local, see `docs/distributed-proofs.md`, "Faults").
     Local,
 }
 

@@ -25,7 +25,7 @@
 //!   least every refresh period), so a local rejection lasts at most that
 //!   much longer than the server's clock says.
 //!
-//! See `docs/distributed.md`, "Time".
+//! See `docs/distributed-proofs.md`, "Time".
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};

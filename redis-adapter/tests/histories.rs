@@ -23,7 +23,7 @@
 //! mirror of the word, with no round trip: admissions in `Closed`,
 //! rejections before the estimated deadline, releases the mirror shows
 //! change nothing or are stale, `status`. The mirror may lag the word in
-//! Redis (its staleness bound, `docs/distributed.md`), so these are reads
+//! Redis (its staleness bound, `docs/distributed-proofs.md`), so these are reads
 //! of a *past* word, not of the word at a point of their interval. The
 //! check therefore distinguishes them by the instance's own round-trip
 //! count ([`RedisBreaker::stats`]), and:

@@ -1,5 +1,5 @@
 //! Which operations reach Redis, and how often: the round-trip table of
-//! `docs/distributed.md` checked operation by operation; the local paths
+//! `docs/distributed-proofs.md` checked operation by operation; the local paths
 //! (closed admission, quiet release, rejection before the deadline, stale
 //! ticket) checked to make none; a void time estimate sending the decision
 //! to Redis; a failed clock read storing nothing; the connection pool; the
@@ -74,10 +74,10 @@ fn counted<T>(b: &RedisBreaker, op: impl FnOnce() -> T) -> (T, u64) {
     (out, n)
 }
 
-/// The table of `docs/distributed.md`, "Round trips per operation", one row
-/// at a time, plus the local paths that must make none. The instance's clock
-/// is frozen, so its estimate of the server's time stays valid (and behind
-/// the deadline) for the whole test; the watcher neither refreshes nor
+/// The table of `docs/distributed-proofs.md`, "Round trips per operation",
+/// one row at a time, plus the local paths that must make none. The
+/// instance's clock is frozen, so its estimate of the server's time stays
+/// valid (and behind the deadline) for the whole test; the watcher neither refreshes nor
 /// writes; nothing else writes the key: every count is exact.
 #[test]
 fn round_trips_per_operation() {

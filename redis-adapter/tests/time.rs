@@ -144,7 +144,7 @@ fn the_open_time_ends_on_the_servers_clock() {
         panic!("tripped")
     };
     // Every mirror shows the trip (a mirror a pub/sub message behind would
-    // still admit closed calls: the staleness `docs/distributed.md` bounds).
+    // still admit closed calls: the staleness `docs/distributed-proofs.md` bounds).
     for b in &fleet {
         b.sync().unwrap();
     }
