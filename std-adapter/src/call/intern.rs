@@ -94,8 +94,13 @@ mod tests {
         let long = "é".repeat(400);
         let text = intern_key(&long).unwrap();
         assert!(text.ends_with('…'));
-        assert!(text.len() <= MAX_LEN + '…'.len_utf8());
+        // The mark, the quote, then as many two-byte `é` as fit in MAX_LEN.
+        assert_eq!(text.len(), MAX_LEN + '…'.len_utf8());
         assert!(text.starts_with("\0\"éé"));
+        // One byte less room cuts before the last `é`, never inside it.
+        let odd = format!("{}{long}", 'x');
+        let text = intern_key(&odd).unwrap();
+        assert_eq!(text.len(), MAX_LEN - 1 + '…'.len_utf8());
     }
 
     #[test]
