@@ -93,6 +93,7 @@ mod remote;
 mod sentinel;
 pub mod server;
 pub mod time;
+mod tls;
 mod watch;
 
 pub use breaker::{Builder, DEFAULT_CONFIG, Error, Permit, RedisBreaker, Release, Stats, Ticket};
