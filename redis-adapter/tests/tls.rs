@@ -1,0 +1,459 @@
+//! A fleet over TLS (feature `tls`): redis-server with TLS only (`--port
+//! 0 --tls-port P`), on 127.0.0.1 on a free port, its certificates made
+//! by the test with the `openssl` command (a CA, and a server certificate
+//! for 127.0.0.1 and localhost signed by it) in a folder of its own; the
+//! client trusts that CA alone ([`Builder::tls_roots`]). One Redis, Redis
+//! Sentinel (sentinels and replication over TLS too) and Redis Cluster
+//! (`tls-cluster yes`). Every process is killed and reaped, and every
+//! folder removed, when the test ends, also when it fails.
+//!
+//! Skipped (with the reason printed) when redis-server or openssl is
+//! absent, or the server is built without TLS; failed instead when
+//! `TRIPWORD_REDIS_REQUIRE` is set.
+
+mod common;
+
+use common::{LONG, config, eventually, free_port};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tripword::{CircuitBreaker, Outcome, Status};
+use tripword_redis::server::binary;
+use tripword_redis::{Fleet, Mode, RedisBreaker, Release, Scope};
+
+/// A failover takes seconds: the limit of waits across one.
+const FAILOVER: Duration = Duration::from_secs(120);
+
+/// Generous: a loaded machine must not time an operation out by accident.
+const OP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A folder of its own, removed when dropped.
+struct Folder(PathBuf);
+
+impl Folder {
+    fn new(what: &str) -> Folder {
+        let dir = std::env::temp_dir().join(format!(
+            "tripword-tls-{what}-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Folder(dir)
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A CA and a server certificate it signed, for 127.0.0.1 and localhost
+/// (also a client certificate: `clientAuth` too), in PEM files.
+struct Certs {
+    dir: Folder,
+}
+
+fn openssl(dir: &Path, args: &[&str]) -> Result<(), String> {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("openssl: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "openssl {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+impl Certs {
+    fn make() -> Result<Certs, String> {
+        let dir = Folder::new("certs");
+        let d = &dir.0;
+        std::fs::write(
+            d.join("server.ext"),
+            "basicConstraints=critical,CA:FALSE\n\
+             keyUsage=critical,digitalSignature,keyEncipherment\n\
+             extendedKeyUsage=serverAuth,clientAuth\n\
+             subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+        )
+        .map_err(|e| e.to_string())?;
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+        let mut ca = vec!["req", "-x509", "-nodes", "-days", "2"];
+        ca.extend(ec);
+        ca.extend([
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            "-subj",
+            "/CN=tripword test CA",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ]);
+        openssl(d, &ca)?;
+        let mut csr = vec!["req", "-nodes"];
+        csr.extend(ec);
+        csr.extend([
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ]);
+        openssl(d, &csr)?;
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                "server.ext",
+                "-out",
+                "server.crt",
+            ],
+        )?;
+        Ok(Certs { dir })
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.0.join(name).to_str().unwrap().to_owned()
+    }
+
+    fn ca(&self) -> Vec<u8> {
+        std::fs::read(self.dir.0.join("ca.crt")).unwrap()
+    }
+
+    /// The server's TLS settings, as redis-server arguments.
+    fn args(&self) -> Vec<String> {
+        [
+            "--tls-cert-file",
+            &self.path("server.crt"),
+            "--tls-key-file",
+            &self.path("server.key"),
+            "--tls-ca-cert-file",
+            &self.path("ca.crt"),
+            "--tls-auth-clients",
+            "no",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+}
+
+/// Skips the test (`None`), with the reason printed, or fails it when
+/// `TRIPWORD_REDIS_REQUIRE` is set.
+fn skip(why: &str) -> Option<Certs> {
+    assert!(
+        std::env::var_os("TRIPWORD_REDIS_REQUIRE").is_none(),
+        "{why} and TRIPWORD_REDIS_REQUIRE is set"
+    );
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}: this test needs it");
+    None
+}
+
+/// The certificates, or `None` (skipped) when redis-server or openssl is
+/// absent.
+fn setup() -> Option<Certs> {
+    if !tripword_redis::server::available() {
+        return skip(&format!("`{}` is not runnable", binary()));
+    }
+    match Certs::make() {
+        Ok(certs) => Some(certs),
+        Err(e) => skip(&format!("no certificates made ({e})")),
+    }
+}
+
+/// A redis-server (or sentinel) on 127.0.0.1, TLS only, in a folder of its
+/// own; killed and reaped when dropped.
+struct Tls {
+    child: Option<Child>,
+    port: u16,
+    _dir: Folder,
+}
+
+impl Tls {
+    /// A server with `extra` settings (arguments), or a sentinel with
+    /// `sentinel` as its config file's extra lines.
+    fn start(certs: &Certs, extra: &[&str], sentinel: Option<&str>) -> Tls {
+        let mut last = None;
+        for _ in 0..5 {
+            match Tls::start_on(free_port(), certs, extra, sentinel) {
+                Ok(s) => return s,
+                Err(e) => last = Some(e),
+            }
+        }
+        panic!("cannot start a TLS redis-server: {last:?}");
+    }
+
+    fn start_on(
+        port: u16,
+        certs: &Certs,
+        extra: &[&str],
+        sentinel: Option<&str>,
+    ) -> Result<Tls, String> {
+        let dir = Folder::new("server");
+        let mut cmd = Command::new(binary());
+        if let Some(lines) = sentinel {
+            // A sentinel rewrites its config file: it must be one.
+            let conf = dir.0.join("sentinel.conf");
+            let tls = certs.args().chunks(2).fold(String::new(), |s, kv| {
+                format!("{s}{} {}\n", kv[0].trim_start_matches("--"), kv[1])
+            });
+            std::fs::write(
+                &conf,
+                format!(
+                    "port 0\ntls-port {port}\nbind 127.0.0.1\ndir {}\n{tls}tls-replication yes\n{lines}",
+                    dir.0.display()
+                ),
+            )
+            .map_err(|e| e.to_string())?;
+            cmd.arg(&conf).arg("--sentinel");
+        } else {
+            cmd.args(["--port", "0", "--tls-port", &port.to_string()])
+                .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .args(certs.args())
+                .args(extra)
+                .arg("--dir")
+                .arg(&dir.0);
+        }
+        let child = cmd
+            .current_dir(&dir.0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let mut server = Tls {
+            child: Some(child),
+            port,
+            _dir: dir,
+        };
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            if server
+                .connection(certs, Duration::from_secs(1))
+                .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c).ok())
+                .is_some()
+            {
+                return Ok(server);
+            }
+            if let Some(status) = server.child.as_mut().unwrap().try_wait().unwrap() {
+                server.child = None;
+                return Err(format!("redis-server exited: {status}"));
+            }
+            if Instant::now() > until {
+                return Err("redis-server did not answer over TLS".into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("rediss://127.0.0.1:{}/", self.port)
+    }
+
+    /// A TLS connection trusting the test CA.
+    fn connection(&self, certs: &Certs, timeout: Duration) -> Option<redis::Connection> {
+        let client = redis::Client::build_with_tls(
+            self.url(),
+            redis::TlsCertificates {
+                client_tls: None,
+                root_cert: Some(certs.ca()),
+            },
+        )
+        .ok()?;
+        let con = client.get_connection_with_timeout(timeout).ok()?;
+        con.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        Some(con)
+    }
+
+    fn query<T: redis::FromRedisValue>(&self, certs: &Certs, cmd: &redis::Cmd) -> Option<T> {
+        cmd.query(&mut self.connection(certs, Duration::from_secs(5))?)
+            .ok()
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Tls {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A TLS-only redis-server with `extra` settings, or `None` (skipped)
+/// when the binary is built without TLS (Debian's is built with it; one
+/// without exits at once on `--tls-port`).
+fn tls_server(certs: &Certs, extra: &[&str]) -> Option<Tls> {
+    let mut last = None;
+    for _ in 0..3 {
+        match Tls::start_on(free_port(), certs, extra, None) {
+            Ok(s) => return Some(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    skip(&format!(
+        "`{}` does not serve TLS ({last:?})",
+        binary()
+    ));
+    None
+}
+
+fn shared(b: &RedisBreaker) -> bool {
+    b.sync().is_ok() && b.mode() == Mode::Shared
+}
+
+/// The fleet's life on `instances` (each its own hub, as processes): one
+/// failure trips it (config threshold 1), every instance rejects, and
+/// after the open time one probe is elected fleet-wide, whose success
+/// closes it on every instance.
+fn trip_reject_probe_recover(instances: &[RedisBreaker]) {
+    assert!(
+        eventually(LONG, || instances.iter().all(shared)),
+        "every instance joins the shared word"
+    );
+    let a = &instances[0];
+    let t = a.acquire().unwrap();
+    assert_eq!(t.scope(), Scope::Shared);
+    assert_eq!(a.release(t, Outcome::Failure), Release::Recorded);
+    assert_eq!(a.status(), Status::Open);
+    for b in instances {
+        assert!(
+            eventually(LONG, || b.status() == Status::Open),
+            "each instance sees the trip"
+        );
+        assert!(b.acquire().is_err(), "rejected while open");
+    }
+    // After the open time: one probe in the whole fleet.
+    let mut probe = None;
+    assert!(
+        eventually(LONG, || {
+            probe = a.acquire().ok();
+            probe.is_some()
+        }),
+        "a probe after the open time"
+    );
+    let probe = probe.unwrap();
+    assert!(probe.is_probe() && probe.scope() == Scope::Shared);
+    for b in &instances[1..] {
+        assert!(b.sync().is_ok());
+        assert!(b.acquire().is_err(), "one probe for the fleet");
+    }
+    assert_eq!(a.release(probe, Outcome::Success), Release::Recorded);
+    for b in instances {
+        assert!(
+            eventually(LONG, || b.status() == Status::Closed),
+            "each instance sees the recovery"
+        );
+        let t = b.acquire().unwrap();
+        assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
+    }
+}
+
+/// Three instances (fleets of their own) on one Redis over TLS, trusting
+/// the test CA alone: trip, rejections everywhere, one probe, recovery;
+/// the async path too. Without the CA, the server's certificate is not
+/// trusted: no instance joins.
+#[test]
+fn a_fleet_over_tls_trips_rejects_and_recovers() {
+    let Some(certs) = setup() else { return };
+    let Some(server) = tls_server(&certs, &[]) else {
+        return;
+    };
+    let fleets: Vec<Fleet> = (0..3)
+        .map(|_| {
+            Fleet::builder(server.url())
+                .tls_roots(certs.ca())
+                .config(config(1, 300_000, 60_000_000))
+                .op_timeout(OP_TIMEOUT)
+                .refresh(Duration::from_millis(200))
+                .retry(Duration::from_millis(50))
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let instances: Vec<RedisBreaker> = fleets.iter().map(|f| f.breaker("tls")).collect();
+    trip_reject_probe_recover(&instances);
+
+    // The async path: its own multiplexed connection, over TLS too.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let a = &instances[0];
+    rt.block_on(async {
+        let t = a.acquire_async().get().await.unwrap();
+        assert_eq!(t.scope(), Scope::Shared);
+        assert_eq!(
+            a.release_async(t, Outcome::Failure.into()).get().await,
+            tripword::Release::Recorded
+        );
+    });
+    assert_eq!(a.mode(), Mode::Shared, "recorded in the shared word");
+    for b in &instances {
+        assert!(eventually(LONG, || b.status() == Status::Open));
+    }
+
+    // The server's certificate is signed by a CA the system does not know.
+    let stranger = RedisBreaker::builder(server.url(), "tls")
+        .op_timeout(OP_TIMEOUT)
+        .build()
+        .unwrap();
+    assert!(stranger.sync().is_err(), "an unknown CA is refused");
+    assert_eq!(stranger.mode(), Mode::Local);
+}
+
+/// The certificate shown by the server names 127.0.0.1 and localhost: a
+/// URL by either name is trusted; the same server by another name is not.
+#[test]
+fn the_servers_name_is_checked() {
+    let Some(certs) = setup() else { return };
+    // Listening on 127.0.0.2 too, a name its certificate does not carry.
+    let Some(server) = tls_server(&certs, &["--bind", "127.0.0.1 127.0.0.2"]) else {
+        return;
+    };
+    let breaker = |url: String| {
+        RedisBreaker::builder(url, "name")
+            .tls_roots(certs.ca())
+            .op_timeout(OP_TIMEOUT)
+            .build()
+            .unwrap()
+    };
+    assert!(breaker(server.url()).sync().is_ok());
+    assert!(
+        breaker(format!("rediss://localhost:{}/", server.port))
+            .sync()
+            .is_ok()
+    );
+    // The same server, by an address the certificate does not carry.
+    assert!(
+        breaker(format!("rediss://127.0.0.2:{}/", server.port))
+            .sync()
+            .is_err()
+    );
+}
