@@ -33,8 +33,8 @@ use crate::watch::{End, SLICE, nap};
 use redis::cluster::{ClusterClient, ClusterConfig, ClusterConnection};
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{
-    Connection, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisError,
-    RedisResult, Script, Value,
+    Connection, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisError, RedisResult,
+    Script, Value,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Weak};

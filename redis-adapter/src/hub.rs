@@ -11,8 +11,8 @@
 use crate::breaker::{Inner, Timing};
 use crate::remote::{self, RemoteCell};
 use crate::sentinel::Sentinels;
-use crate::tls::Tls;
 use crate::time::{Estimate, LocalClock, LocalTicks};
+use crate::tls::Tls;
 use redis::{Cmd, Connection, ConnectionLike, IntoConnectionInfo, RedisError, RedisResult, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};

@@ -381,11 +381,25 @@ mod tests {
     #[test]
     fn the_sentinel_that_answered_is_asked_first() {
         let urls: Vec<String> = (1..=3).map(|p| format!("redis://127.0.0.1:{p}/")).collect();
-        let s = Sentinels::new(&urls, "svc", "redis://127.0.0.1:1/".into_connection_info().unwrap(), Tls::default()).unwrap();
+        let s = Sentinels::new(
+            &urls,
+            "svc",
+            "redis://127.0.0.1:1/".into_connection_info().unwrap(),
+            Tls::default(),
+        )
+        .unwrap();
         assert_eq!(s.order().collect::<Vec<_>>(), [0, 1, 2]);
         s.first.store(2, Ordering::Relaxed);
         assert_eq!(s.order().collect::<Vec<_>>(), [2, 0, 1]);
-        assert!(Sentinels::new(&[], "svc", "redis://127.0.0.1:1/".into_connection_info().unwrap(), Tls::default()).is_err());
+        assert!(
+            Sentinels::new(
+                &[],
+                "svc",
+                "redis://127.0.0.1:1/".into_connection_info().unwrap(),
+                Tls::default()
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -393,7 +407,8 @@ mod tests {
         let s = Sentinels::new(
             &["redis://127.0.0.1:1/".to_owned()],
             "svc",
-            "redis://127.0.0.1:1/".into_connection_info().unwrap(), Tls::default(),
+            "redis://127.0.0.1:1/".into_connection_info().unwrap(),
+            Tls::default(),
         )
         .unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -415,7 +430,8 @@ mod tests {
         let s = Sentinels::new(
             &[format!("redis://127.0.0.1:{port}/")],
             "svc",
-            "redis://127.0.0.1:1/".into_connection_info().unwrap(), Tls::default(),
+            "redis://127.0.0.1:1/".into_connection_info().unwrap(),
+            Tls::default(),
         )
         .unwrap();
         let deadline = Instant::now() + Duration::from_millis(300);

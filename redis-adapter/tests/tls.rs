@@ -317,10 +317,7 @@ fn tls_server(certs: &Certs, extra: &[&str]) -> Option<Tls> {
             Err(e) => last = Some(e),
         }
     }
-    skip(&format!(
-        "`{}` does not serve TLS ({last:?})",
-        binary()
-    ));
+    skip(&format!("`{}` does not serve TLS ({last:?})", binary()));
     None
 }
 
