@@ -15,7 +15,7 @@ mod common;
 mod life;
 
 use common::{LONG, config, eventually, free_port};
-use life::trip_reject_probe_recover;
+use life::{shared, trip_reject_probe_recover};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -404,4 +404,150 @@ fn the_servers_name_is_checked() {
             .sync()
             .is_err()
     );
+}
+
+/// The service the sentinels watch.
+const SERVICE: &str = "tripword-tls";
+
+fn field(info: &str, name: &str) -> Option<String> {
+    info.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .map(|v| v.trim().to_owned())
+}
+
+/// How many entries `SENTINEL <what> <service>` lists on `sentinel`.
+fn listed(certs: &Certs, sentinel: &Tls, what: &str) -> usize {
+    sentinel
+        .query::<Vec<redis::Value>>(certs, redis::cmd("SENTINEL").arg(what).arg(SERVICE))
+        .map_or(0, |v| v.len())
+}
+
+/// The port of the primary `sentinel` names.
+fn named(certs: &Certs, sentinel: &Tls) -> Option<u16> {
+    let (_, port): (String, String) = sentinel.query(
+        certs,
+        redis::cmd("SENTINEL")
+            .arg("GET-MASTER-ADDR-BY-NAME")
+            .arg(SERVICE),
+    )?;
+    port.parse().ok()
+}
+
+/// A primary, its replica and three sentinels, all TLS only (replication
+/// and the sentinels' links too); two instances follow the primary the
+/// sentinels name, over TLS: a trip reaches the replica, the primary is
+/// killed, the replica promoted, and both instances follow it with the
+/// trip kept; then the fleet's life goes on there.
+#[test]
+fn a_fleet_follows_a_failover_over_tls() {
+    let Some(certs) = setup() else { return };
+    let Some(primary) = tls_server(&certs, &["--tls-replication", "yes"]) else {
+        return;
+    };
+    let mut primary = Some(primary);
+    let primary_port = primary.as_ref().unwrap().port.to_string();
+    let replica = Tls::start(
+        &certs,
+        &[
+            "--tls-replication",
+            "yes",
+            "--replicaof",
+            "127.0.0.1",
+            &primary_port,
+        ],
+        None,
+    );
+    let info = |s: &Tls| -> String {
+        s.query(&certs, redis::cmd("INFO").arg("replication"))
+            .unwrap_or_default()
+    };
+    assert!(
+        eventually(FAILOVER, || {
+            let info = info(&replica);
+            field(&info, "master_link_status").as_deref() == Some("up")
+                && field(&info, "master_sync_in_progress").as_deref() == Some("0")
+        }),
+        "the replica never synced over TLS: {}",
+        info(&replica)
+    );
+    let monitor = format!(
+        "sentinel monitor {SERVICE} 127.0.0.1 {primary_port} 2\n\
+         sentinel down-after-milliseconds {SERVICE} 500\n\
+         sentinel failover-timeout {SERVICE} 2000\n"
+    );
+    let sentinels: Vec<Tls> = (0..3)
+        .map(|_| Tls::start(&certs, &[], Some(&monitor)))
+        .collect();
+    assert!(
+        eventually(FAILOVER, || sentinels
+            .iter()
+            .all(
+                |s| listed(&certs, s, "REPLICAS") == 1 && listed(&certs, s, "SENTINELS") == 2
+            )),
+        "the sentinels never found each other over TLS"
+    );
+
+    let fleets: Vec<Fleet> = (0..2)
+        .map(|_| {
+            // Only the settings of this URL are used (TLS, here): the
+            // sentinels name the host.
+            Fleet::builder("rediss://127.0.0.1:1/")
+                .sentinel(sentinels.iter().map(Tls::url), SERVICE)
+                .tls_roots(certs.ca())
+                .config(config(1, 300_000, 60_000_000))
+                .op_timeout(OP_TIMEOUT)
+                .refresh(Duration::from_millis(200))
+                .retry(Duration::from_millis(50))
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let (a, b) = (fleets[0].breaker("tls"), fleets[1].breaker("tls"));
+    assert!(eventually(LONG, || shared(&a) && shared(&b)));
+    let t = a.acquire().unwrap();
+    assert_eq!(a.release(t, Outcome::Failure), Release::Recorded);
+    let tripped = a.word();
+    let on_replica = || {
+        replica
+            .query::<Option<String>>(&certs, redis::cmd("GET").arg("tls"))
+            .flatten()
+    };
+    assert!(eventually(LONG, || on_replica() == Some(tripped.to_string())));
+    assert!(eventually(LONG, || b.word() == tripped));
+
+    let killed = Instant::now();
+    primary.take().unwrap().stop();
+    assert!(
+        eventually(FAILOVER, || sentinels
+            .iter()
+            .all(|s| named(&certs, s) == Some(replica.port))),
+        "no failover to the replica"
+    );
+    let promoted = killed.elapsed();
+    assert!(
+        eventually(FAILOVER, || shared(&a) && shared(&b)),
+        "the fleet joins the new primary"
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "failover over TLS: replica promoted {promoted:?} after the kill; the fleet joined it {:?} after the kill",
+        killed.elapsed()
+    );
+    assert_eq!(
+        (a.word(), b.word()),
+        (tripped, tripped),
+        "the trip survived"
+    );
+    // A probe on the new primary closes it; then a whole life there.
+    let mut probe = None;
+    assert!(eventually(LONG, || {
+        probe = a.acquire().ok();
+        probe.is_some()
+    }));
+    assert_eq!(
+        a.release(probe.unwrap(), Outcome::Success),
+        Release::Recorded
+    );
+    assert!(eventually(LONG, || b.status() == Status::Closed));
+    trip_reject_probe_recover(&[a, b]);
 }
