@@ -551,3 +551,97 @@ fn a_fleet_follows_a_failover_over_tls() {
     assert!(eventually(LONG, || b.status() == Status::Closed));
     trip_reject_probe_recover(&[a, b]);
 }
+
+/// Three primaries of a Redis Cluster, TLS only, their cluster bus too
+/// (`tls-cluster yes`), the slots assigned and the nodes met by hand (no
+/// `redis-cli` needed); three instances (fleets of their own) on it over
+/// TLS: the fleet's life on a key in one slot, its changes published and
+/// subscribed per shard over TLS.
+#[test]
+fn a_fleet_on_a_cluster_over_tls() {
+    let Some(certs) = setup() else { return };
+    let mut nodes = Vec::new();
+    for _ in 0..3 {
+        let bus = free_port().to_string();
+        let Some(node) = tls_server(
+            &certs,
+            &[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-port",
+                &bus,
+                "--tls-cluster",
+                "yes",
+                "--cluster-node-timeout",
+                "60000",
+            ],
+        ) else {
+            return;
+        };
+        nodes.push((node, bus));
+    }
+    let ranges = [(0, 5460), (5461, 10922), (10923, 16383)];
+    for ((node, _), (start, end)) in nodes.iter().zip(ranges) {
+        let done: Option<String> = node.query(
+            &certs,
+            redis::cmd("CLUSTER")
+                .arg("ADDSLOTSRANGE")
+                .arg(start)
+                .arg(end),
+        );
+        assert_eq!(done.as_deref(), Some("OK"));
+    }
+    for (node, bus) in &nodes[1..] {
+        let met: Option<String> = nodes[0].0.query(
+            &certs,
+            redis::cmd("CLUSTER")
+                .arg("MEET")
+                .arg("127.0.0.1")
+                .arg(node.port)
+                .arg(bus),
+        );
+        assert_eq!(met.as_deref(), Some("OK"));
+    }
+    assert!(
+        eventually(FAILOVER, || nodes.iter().all(|(n, _)| {
+            n.query::<String>(&certs, redis::cmd("CLUSTER").arg("INFO"))
+                .is_some_and(|info| field(&info, "cluster_state").as_deref() == Some("ok"))
+        })),
+        "the cluster never formed over TLS"
+    );
+    let fleets: Vec<Fleet> = (0..3)
+        .map(|i| {
+            Fleet::builder(nodes[i].0.url())
+                .cluster(nodes.iter().map(|(n, _)| n.url()))
+                .tls_roots(certs.ca())
+                .config(config(1, 300_000, 60_000_000))
+                .op_timeout(OP_TIMEOUT)
+                .refresh(Duration::from_millis(200))
+                .retry(Duration::from_millis(50))
+                .build()
+                .unwrap()
+        })
+        .collect();
+    for key in ["tls-a", "tls-b", "tls-c"] {
+        let instances: Vec<RedisBreaker> = fleets.iter().map(|f| f.breaker(key)).collect();
+        trip_reject_probe_recover(&instances);
+    }
+    // The async form, on its async cluster connection over TLS.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let a = fleets[0].breaker("tls-async");
+    assert!(eventually(LONG, || shared(&a)));
+    rt.block_on(async {
+        let t = a.acquire_async().get().await.unwrap();
+        assert_eq!(t.scope(), Scope::Shared);
+        assert_eq!(
+            a.release_async(t, Outcome::Failure.into()).get().await,
+            tripword::Release::Recorded
+        );
+    });
+    assert_eq!(a.mode(), Mode::Shared, "recorded in the shared word");
+    let b = fleets[1].breaker("tls-async");
+    assert!(eventually(LONG, || b.status() == Status::Open));
+}
