@@ -552,11 +552,43 @@ fn a_fleet_follows_a_failover_over_tls() {
     trip_reject_probe_recover(&[a, b]);
 }
 
+/// The fleet's user on a Redis Cluster, as `docs/distributed-security.md`
+/// gives it, for breakers keyed `breaker:*`.
+const CLUSTER_RULE: &[&str] = &[
+    "fleet",
+    "on",
+    ">pw",
+    "resetkeys",
+    "resetchannels",
+    "~breaker:*",
+    "~tripword:*",
+    "&tripword:*",
+    "-@all",
+    "+evalsha",
+    "+script|load",
+    "+get",
+    "+set",
+    "+spublish",
+    "+time",
+    "+zadd",
+    "+zremrangebyscore",
+    "+zcard",
+    "+pexpire",
+    "+zrem",
+    "+del",
+    "+ssubscribe",
+    "+sunsubscribe",
+    "+cluster|slots",
+    "+asking",
+    "+ping",
+];
+
 /// Three primaries of a Redis Cluster, TLS only, their cluster bus too
 /// (`tls-cluster yes`), the slots assigned and the nodes met by hand (no
 /// `redis-cli` needed); three instances (fleets of their own) on it over
-/// TLS: the fleet's life on a key in one slot, its changes published and
-/// subscribed per shard over TLS.
+/// TLS, as the cluster's ACL user of `docs/distributed-security.md`: the
+/// fleet's life on keys in three slots, its changes published and
+/// subscribed per shard over TLS; the async form too.
 #[test]
 fn a_fleet_on_a_cluster_over_tls() {
     let Some(certs) = setup() else { return };
@@ -602,6 +634,15 @@ fn a_fleet_on_a_cluster_over_tls() {
         );
         assert_eq!(met.as_deref(), Some("OK"));
     }
+    for (node, _) in &nodes {
+        let mut setuser = redis::cmd("ACL");
+        setuser.arg("SETUSER").arg(CLUSTER_RULE);
+        assert_eq!(
+            node.query::<String>(&certs, &setuser).as_deref(),
+            Some("OK")
+        );
+    }
+    let as_user = |n: &Tls| format!("rediss://fleet:pw@127.0.0.1:{}/", n.port);
     assert!(
         eventually(FAILOVER, || nodes.iter().all(|(n, _)| {
             n.query::<String>(&certs, redis::cmd("CLUSTER").arg("INFO"))
@@ -611,8 +652,8 @@ fn a_fleet_on_a_cluster_over_tls() {
     );
     let fleets: Vec<Fleet> = (0..3)
         .map(|i| {
-            Fleet::builder(nodes[i].0.url())
-                .cluster(nodes.iter().map(|(n, _)| n.url()))
+            Fleet::builder(as_user(&nodes[i].0))
+                .cluster(nodes.iter().map(|(n, _)| as_user(n)))
                 .tls_roots(certs.ca())
                 .config(config(1, 300_000, 60_000_000))
                 .op_timeout(OP_TIMEOUT)
@@ -622,7 +663,7 @@ fn a_fleet_on_a_cluster_over_tls() {
                 .unwrap()
         })
         .collect();
-    for key in ["tls-a", "tls-b", "tls-c"] {
+    for key in ["breaker:a", "breaker:b", "breaker:c"] {
         let instances: Vec<RedisBreaker> = fleets.iter().map(|f| f.breaker(key)).collect();
         trip_reject_probe_recover(&instances);
     }
@@ -631,7 +672,7 @@ fn a_fleet_on_a_cluster_over_tls() {
         .enable_all()
         .build()
         .unwrap();
-    let a = fleets[0].breaker("tls-async");
+    let a = fleets[0].breaker("breaker:async");
     assert!(eventually(LONG, || shared(&a)));
     rt.block_on(async {
         let t = a.acquire_async().get().await.unwrap();
@@ -642,6 +683,6 @@ fn a_fleet_on_a_cluster_over_tls() {
         );
     });
     assert_eq!(a.mode(), Mode::Shared, "recorded in the shared word");
-    let b = fleets[1].breaker("tls-async");
+    let b = fleets[1].breaker("breaker:async");
     assert!(eventually(LONG, || b.status() == Status::Open));
 }
