@@ -124,6 +124,13 @@ fn a_fleet_runs_as_a_user_that_may_do_only_what_it_needs() {
         .iter()
         .all(|v| v.status() == Status::Open)));
 
+    // Nothing the fleet sent was refused.
+    let log: Vec<redis::Value> = redis::cmd("ACL")
+        .arg("LOG")
+        .query(&mut raw(&server))
+        .unwrap();
+    assert!(log.is_empty(), "refused: {log:?}");
+
     // Nothing else.
     assert!(refused(&server, redis::cmd("GET").arg("other:key")));
     assert!(refused(&server, redis::cmd("SET").arg("other:key").arg(1)));

@@ -409,6 +409,52 @@ fn the_servers_name_is_checked() {
 /// The service the sentinels watch.
 const SERVICE: &str = "tripword-tls";
 
+/// The fleet's user on the servers behind Sentinel, as
+/// `docs/distributed-security.md` gives it, for breakers keyed `tls`: the
+/// one Redis's rule, and `ROLE`.
+const SENTINEL_PRIMARY_RULE: &[&str] = &[
+    "fleet",
+    "on",
+    ">pw",
+    "resetkeys",
+    "resetchannels",
+    "~tls",
+    "~tls:*",
+    "&tripword:*",
+    "-@all",
+    "+evalsha",
+    "+script|load",
+    "+get",
+    "+set",
+    "+publish",
+    "+time",
+    "+zadd",
+    "+zremrangebyscore",
+    "+zcard",
+    "+pexpire",
+    "+zrem",
+    "+del",
+    "+wait",
+    "+psubscribe",
+    "+punsubscribe",
+    "+unsubscribe",
+    "+role",
+];
+
+/// The fleet's user on the sentinels.
+const SENTINEL_RULE: &[&str] = &[
+    "fleet",
+    "on",
+    ">pw",
+    "resetchannels",
+    "&+switch-master",
+    "-@all",
+    "+sentinel|get-master-addr-by-name",
+    "+subscribe",
+    "+unsubscribe",
+    "+punsubscribe",
+];
+
 fn field(info: &str, name: &str) -> Option<String> {
     info.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
@@ -435,9 +481,11 @@ fn named(certs: &Certs, sentinel: &Tls) -> Option<u16> {
 
 /// A primary, its replica and three sentinels, all TLS only (replication
 /// and the sentinels' links too); two instances follow the primary the
-/// sentinels name, over TLS: a trip reaches the replica, the primary is
-/// killed, the replica promoted, and both instances follow it with the
-/// trip kept; then the fleet's life goes on there.
+/// sentinels name, over TLS, as the ACL users of
+/// `docs/distributed-security.md` (on the servers, and on the sentinels):
+/// a trip reaches the replica, the primary is killed, the replica
+/// promoted, and both instances follow it with the trip kept; then the
+/// fleet's life goes on there.
 #[test]
 fn a_fleet_follows_a_failover_over_tls() {
     let Some(certs) = setup() else { return };
@@ -487,12 +535,28 @@ fn a_fleet_follows_a_failover_over_tls() {
         "the sentinels never found each other over TLS"
     );
 
+    // The users: ACLs are not replicated, each server has its own.
+    let setuser = |s: &Tls, rule: &[&str]| {
+        let mut cmd = redis::cmd("ACL");
+        cmd.arg("SETUSER").arg(rule);
+        assert_eq!(s.query::<String>(&certs, &cmd).as_deref(), Some("OK"));
+    };
+    setuser(primary.as_ref().unwrap(), SENTINEL_PRIMARY_RULE);
+    setuser(&replica, SENTINEL_PRIMARY_RULE);
+    for s in &sentinels {
+        setuser(s, SENTINEL_RULE);
+    }
     let fleets: Vec<Fleet> = (0..2)
         .map(|_| {
-            // Only the settings of this URL are used (TLS, here): the
+            // Only the settings of this URL are used (TLS, the user): the
             // sentinels name the host.
-            Fleet::builder("rediss://127.0.0.1:1/")
-                .sentinel(sentinels.iter().map(Tls::url), SERVICE)
+            Fleet::builder("rediss://fleet:pw@127.0.0.1:1/")
+                .sentinel(
+                    sentinels
+                        .iter()
+                        .map(|s| format!("rediss://fleet:pw@127.0.0.1:{}/", s.port)),
+                    SERVICE,
+                )
                 .tls_roots(certs.ca())
                 .config(config(1, 300_000, 60_000_000))
                 .op_timeout(OP_TIMEOUT)
@@ -550,6 +614,18 @@ fn a_fleet_follows_a_failover_over_tls() {
     );
     assert!(eventually(LONG, || b.status() == Status::Closed));
     trip_reject_probe_recover(&[a, b]);
+    // Nothing the fleet sent was refused, on a server or a sentinel.
+    for s in std::iter::once(&replica).chain(&sentinels) {
+        assert_eq!(denied(&certs, s), 0, "refused on {}", s.url());
+    }
+}
+
+/// How many refusals `ACL LOG` lists on `server`.
+fn denied(certs: &Certs, server: &Tls) -> usize {
+    server
+        .query::<Vec<redis::Value>>(certs, redis::cmd("ACL").arg("LOG"))
+        .expect("ACL LOG")
+        .len()
 }
 
 /// The fleet's user on a Redis Cluster, as `docs/distributed-security.md`
@@ -685,4 +761,8 @@ fn a_fleet_on_a_cluster_over_tls() {
     assert_eq!(a.mode(), Mode::Shared, "recorded in the shared word");
     let b = fleets[1].breaker("breaker:async");
     assert!(eventually(LONG, || b.status() == Status::Open));
+    // Nothing the fleet sent was refused.
+    for (n, _) in &nodes {
+        assert_eq!(denied(&certs, n), 0, "refused on {}", n.url());
+    }
 }
