@@ -9,7 +9,7 @@ mod common;
 mod life;
 
 use common::{LONG, config, eventually, raw, server};
-use life::{shared, trip_reject_probe_recover};
+use life::{OPEN_FOR, shared, trip_reject_probe_recover};
 use std::time::Duration;
 use tripword::{Outcome, Status};
 use tripword_redis::server::RedisServer;
@@ -59,7 +59,7 @@ fn url(server: &RedisServer) -> String {
 
 fn fleet(server: &RedisServer) -> Fleet {
     Fleet::builder(url(server))
-        .config(config(1, 300_000, 60_000_000))
+        .config(config(1, OPEN_FOR, 60_000_000))
         .op_timeout(Duration::from_secs(2))
         .refresh(Duration::from_millis(200))
         .retry(Duration::from_millis(50))
@@ -120,6 +120,7 @@ fn a_fleet_runs_as_a_user_that_may_do_only_what_it_needs() {
     assert_eq!(voters[2].status(), Status::Closed, "one vote of two");
     let t = voters[1].acquire().unwrap();
     assert_eq!(voters[1].release(t, Outcome::Failure), Release::Recorded);
+    // Open for a minute: no descheduling outlasts it.
     assert!(eventually(LONG, || voters
         .iter()
         .all(|v| v.status() == Status::Open)));

@@ -15,7 +15,7 @@ mod common;
 mod life;
 
 use common::{LONG, config, eventually, free_port};
-use life::{shared, trip_reject_probe_recover};
+use life::{OPEN_FOR, shared, trip_reject_probe_recover};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -337,7 +337,7 @@ fn a_fleet_over_tls_trips_rejects_and_recovers() {
         .map(|_| {
             Fleet::builder(server.url())
                 .tls_roots(certs.ca())
-                .config(config(1, 300_000, 60_000_000))
+                .config(config(1, OPEN_FOR, 60_000_000))
                 .op_timeout(OP_TIMEOUT)
                 .refresh(Duration::from_millis(200))
                 .retry(Duration::from_millis(50))
@@ -363,8 +363,9 @@ fn a_fleet_over_tls_trips_rejects_and_recovers() {
         );
     });
     assert_eq!(a.mode(), Mode::Shared, "recorded in the shared word");
+    let tripped = a.word();
     for b in &instances {
-        assert!(eventually(LONG, || b.status() == Status::Open));
+        assert!(eventually(LONG, || b.word() == tripped));
     }
 
     // The server's certificate is signed by a CA the system does not know.
@@ -558,7 +559,7 @@ fn a_fleet_follows_a_failover_over_tls() {
                     SERVICE,
                 )
                 .tls_roots(certs.ca())
-                .config(config(1, 300_000, 60_000_000))
+                .config(config(1, OPEN_FOR, 60_000_000))
                 .op_timeout(OP_TIMEOUT)
                 .refresh(Duration::from_millis(200))
                 .retry(Duration::from_millis(50))
@@ -731,7 +732,7 @@ fn a_fleet_on_a_cluster_over_tls() {
             Fleet::builder(as_user(&nodes[i].0))
                 .cluster(nodes.iter().map(|(n, _)| as_user(n)))
                 .tls_roots(certs.ca())
-                .config(config(1, 300_000, 60_000_000))
+                .config(config(1, OPEN_FOR, 60_000_000))
                 .op_timeout(OP_TIMEOUT)
                 .refresh(Duration::from_millis(200))
                 .retry(Duration::from_millis(50))
@@ -760,7 +761,7 @@ fn a_fleet_on_a_cluster_over_tls() {
     });
     assert_eq!(a.mode(), Mode::Shared, "recorded in the shared word");
     let b = fleets[1].breaker("breaker:async");
-    assert!(eventually(LONG, || b.status() == Status::Open));
+    assert!(eventually(LONG, || b.word() == a.word()));
     // Nothing the fleet sent was refused.
     for (n, _) in &nodes {
         assert_eq!(denied(&certs, n), 0, "refused on {}", n.url());

@@ -5,6 +5,9 @@ use crate::common::{LONG, eventually};
 use tripword::{Outcome, Status};
 use tripword_redis::{Mode, RedisBreaker, Release, Scope};
 
+/// The open time of the configs the life runs with (microseconds).
+pub const OPEN_FOR: u64 = 2_000_000;
+
 /// Whether the instance reads the shared word.
 pub fn shared(b: &RedisBreaker) -> bool {
     b.sync().is_ok() && b.mode() == Mode::Shared
@@ -13,7 +16,8 @@ pub fn shared(b: &RedisBreaker) -> bool {
 /// The fleet's life on `instances` (each its own hub, as processes): one
 /// failure trips it (config threshold 1), every instance rejects, and
 /// after the open time one probe is elected fleet-wide, whose success
-/// closes it on every instance.
+/// closes it on every instance. The open time ([`OPEN_FOR`]) must outlast
+/// the rejections' checks: generous, as every bound of these tests.
 pub fn trip_reject_probe_recover(instances: &[RedisBreaker]) {
     assert!(
         eventually(LONG, || instances.iter().all(shared)),
@@ -24,10 +28,14 @@ pub fn trip_reject_probe_recover(instances: &[RedisBreaker]) {
     assert_eq!(t.scope(), Scope::Shared);
     assert_eq!(a.release(t, Outcome::Failure), Release::Recorded);
     assert_eq!(a.status(), Status::Open);
-    for b in instances {
+    let tripped = a.word();
+    for (i, b) in instances.iter().enumerate() {
         assert!(
-            eventually(LONG, || b.status() == Status::Open),
-            "each instance sees the trip"
+            eventually(LONG, || b.word() == tripped),
+            "instance {i} does not see the trip: {:?} {:x} (tripped {tripped:x}), {:?}",
+            b.mode(),
+            b.word(),
+            b.sync()
         );
         assert!(b.acquire().is_err(), "rejected while open");
     }
