@@ -568,12 +568,17 @@ impl Builder {
     /// (`redis://host:port` each) name for `service`: every connection
     /// (opened at first use, and again after any error) asks them for the
     /// primary and checks that the server named is one (`ROLE`), all within
-    /// the operation timeout. After a failover the first operation on the
-    /// old primary fails (and falls back to the local breaker, as on any
-    /// error); the next connection reaches the new primary, and the watcher
-    /// joins the shared word there. The URL given to the builder then only
-    /// carries the settings of the connections to the primary (user,
-    /// password, database, protocol): its host and port are not used.
+    /// the operation timeout. A subscription to `+switch-master` on one of
+    /// the sentinels drops every connection to the old primary as soon as
+    /// they announce a new one: the next operation reaches the new primary
+    /// without an error on the old one, and the watcher subscribes again
+    /// there. A failover not announced yet (that sentinel unreachable) is
+    /// learnt from the first operation that fails on the old primary (it
+    /// falls back to the local breaker, as on any error). The URL given to
+    /// the builder then only carries the settings of the connections to the
+    /// primary (user, password, database, protocol, TLS or not): its host
+    /// and port are not used. `rediss://` sentinel URLs are reached over
+    /// TLS (feature `tls`).
     ///
     /// A change acknowledged by the old primary but not yet replicated is
     /// lost by the failover; [`replicas`](Self::replicas) keeps every

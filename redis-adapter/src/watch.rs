@@ -17,6 +17,10 @@
 //! - In a Redis Cluster (feature `cluster`) it subscribes to each
 //!   breaker's sharded channel on the node owning its slot instead, and
 //!   follows the slots as they move (`crate::cluster`).
+//! - When the hub follows sentinels, a second thread holds a subscription
+//!   to their `+switch-master` announcements (`crate::sentinel`); on one,
+//!   the watcher subscribes again, on the new primary, without switching
+//!   any breaker to its local breaker.
 //! - It holds the hub weakly: when the last breaker and the fleet are
 //!   dropped, it ends within 100 ms.
 
