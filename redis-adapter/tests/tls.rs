@@ -274,12 +274,17 @@ impl Tls {
         format!("rediss://127.0.0.1:{}/", self.port)
     }
 
-    /// A TLS connection trusting the test CA.
+    /// A TLS connection trusting the test CA, showing the certificate it
+    /// signed.
     fn connection(&self, certs: &Certs, timeout: Duration) -> Option<redis::Connection> {
         let client = redis::Client::build_with_tls(
             self.url(),
             redis::TlsCertificates {
-                client_tls: None,
+                // Shown to servers that ask for one (`tls-auth-clients`).
+                client_tls: Some(redis::ClientTlsConfig {
+                    client_cert: std::fs::read(certs.dir.0.join("server.crt")).ok()?,
+                    client_key: std::fs::read(certs.dir.0.join("server.key")).ok()?,
+                }),
                 root_cert: Some(certs.ca()),
             },
         )
@@ -405,6 +410,36 @@ fn the_servers_name_is_checked() {
             .sync()
             .is_err()
     );
+}
+
+/// A server that asks every client for a certificate signed by the CA
+/// (`tls-auth-clients yes`): an instance that shows none is refused and
+/// stays local; one that shows one (`tls_client_auth`) joins and trips
+/// the fleet.
+#[test]
+fn a_server_that_asks_for_client_certificates_gets_one() {
+    let Some(certs) = setup() else { return };
+    let Some(server) = tls_server(&certs, &["--tls-auth-clients", "yes"]) else {
+        return;
+    };
+    let builder = || {
+        RedisBreaker::builder(server.url(), "mtls")
+            .tls_roots(certs.ca())
+            .config(config(1, 60_000_000, 60_000_000))
+            .op_timeout(OP_TIMEOUT)
+    };
+    let anonymous = builder().build().unwrap();
+    assert!(anonymous.sync().is_err(), "no client certificate: refused");
+    assert_eq!(anonymous.mode(), Mode::Local);
+    let read = |name: &str| std::fs::read(certs.dir.0.join(name)).unwrap();
+    let known = builder()
+        .tls_client_auth(read("server.crt"), read("server.key"))
+        .build()
+        .unwrap();
+    assert!(eventually(LONG, || shared(&known)));
+    let t = known.acquire().unwrap();
+    assert_eq!(known.release(t, Outcome::Failure), Release::Recorded);
+    assert_eq!(known.status(), Status::Open);
 }
 
 /// The service the sentinels watch.
