@@ -2,10 +2,11 @@
 //! 0 --tls-port P`), on 127.0.0.1 on a free port, its certificates made
 //! by the test with the `openssl` command (a CA, and a server certificate
 //! for 127.0.0.1 and localhost signed by it) in a folder of its own; the
-//! client trusts that CA alone ([`Builder::tls_roots`]). One Redis, Redis
+//! client trusts that CA alone (`Builder::tls_roots`). One Redis, Redis
 //! Sentinel (sentinels and replication over TLS too) and Redis Cluster
-//! (`tls-cluster yes`). Every process is killed and reaped, and every
-//! folder removed, when the test ends, also when it fails.
+//! (`tls-cluster yes`); a server that asks for client certificates.
+//! Every process is killed and reaped, and every folder removed, when the
+//! test ends, also when it fails.
 //!
 //! Skipped (with the reason printed) when redis-server or openssl is
 //! absent, or the server is built without TLS; failed instead when
