@@ -774,3 +774,48 @@ fn a_switch_is_followed_before_the_next_error() {
     );
     assert_eq!(a.mode(), Mode::Shared);
 }
+
+/// Subscriptions held on the sentinels (`CLIENT LIST`'s `sub=` fields).
+fn sentinel_subscriptions(d: &Deployment) -> usize {
+    d.sentinels
+        .iter()
+        .filter_map(|s| {
+            let mut c = s.connection()?;
+            redis::cmd("CLIENT")
+                .arg("LIST")
+                .query::<String>(&mut c)
+                .ok()
+        })
+        .flat_map(|list| {
+            list.lines()
+                .filter_map(|l| {
+                    l.split(' ')
+                        .find_map(|f| f.strip_prefix("sub="))
+                        .and_then(|n| n.parse::<usize>().ok())
+                })
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
+/// A fleet that follows sentinels holds one subscription to their
+/// announcements, on one of them; it ends with the fleet.
+#[test]
+fn the_announcements_are_listened_to_while_the_fleet_lives() {
+    let Some(d) = Deployment::start() else {
+        return;
+    };
+    let f = fleet(&d, 0);
+    let b = f.breaker("listen");
+    assert!(eventually(LONG, || shared(&b)));
+    assert!(
+        eventually(LONG, || sentinel_subscriptions(&d) == 1),
+        "one subscription: {}",
+        sentinel_subscriptions(&d)
+    );
+    drop((f, b));
+    assert!(
+        eventually(LONG, || sentinel_subscriptions(&d) == 0),
+        "the subscription ended with the fleet"
+    );
+}
