@@ -25,10 +25,10 @@ note "tripword-std: tracing, metrics, serde, macros each alone and together, cli
 # tripword-redis's library with no feature and with each alone (its tests
 # turn every feature on; stage 85 runs them against redis-server).
 cargo clippy -p tripword-redis --lib -- -D warnings
-for feature in tokio tracing metrics cluster cluster-async; do
+for feature in tokio tracing metrics cluster cluster-async tls; do
   cargo clippy -p tripword-redis --lib --features "$feature" -- -D warnings
 done
-note "tripword-redis: no feature, tokio, tracing, metrics, cluster, cluster-async each alone clippy clean;"
+note "tripword-redis: no feature, tokio, tracing, metrics, cluster, cluster-async, tls each alone clippy clean;"
 
 : >target/ci-features-core.log
 cargo test -p tripword --features heapless --lib -- table log 2>&1 | tee -a target/ci-features-core.log

@@ -285,6 +285,8 @@ pub(crate) struct Deployment {
     pub(crate) following: Option<Following>,
     #[cfg(feature = "cluster")]
     pub(crate) cluster: Option<Vec<String>>,
+    /// The certificates of the `rediss://` connections.
+    pub(crate) tls: crate::tls::Tls,
 }
 
 impl Deployment {
@@ -307,7 +309,9 @@ impl Deployment {
                 return Err(Error::Unsupported("replicas(n) on a Redis Cluster"));
             }
         }
-        let mut hub = Hub::new(url, timing, clock).map_err(Error::Url)?;
+        let mut hub = Hub::new(url, timing, clock)
+            .and_then(|hub| hub.with_tls(self.tls.clone()))
+            .map_err(Error::Url)?;
         if let Some(f) = &self.following {
             hub = hub
                 .following(&f.sentinels, &f.service)
@@ -564,12 +568,17 @@ impl Builder {
     /// (`redis://host:port` each) name for `service`: every connection
     /// (opened at first use, and again after any error) asks them for the
     /// primary and checks that the server named is one (`ROLE`), all within
-    /// the operation timeout. After a failover the first operation on the
-    /// old primary fails (and falls back to the local breaker, as on any
-    /// error); the next connection reaches the new primary, and the watcher
-    /// joins the shared word there. The URL given to the builder then only
-    /// carries the settings of the connections to the primary (user,
-    /// password, database, protocol): its host and port are not used.
+    /// the operation timeout. A subscription to `+switch-master` on one of
+    /// the sentinels drops every connection to the old primary as soon as
+    /// they announce a new one: the next operation reaches the new primary
+    /// without an error on the old one, and the watcher subscribes again
+    /// there. A failover not announced yet (that sentinel unreachable) is
+    /// learnt from the first operation that fails on the old primary (it
+    /// falls back to the local breaker, as on any error). The URL given to
+    /// the builder then only carries the settings of the connections to the
+    /// primary (user, password, database, protocol, TLS or not): its host
+    /// and port are not used. `rediss://` sentinel URLs are reached over
+    /// TLS (feature `tls`).
     ///
     /// A change acknowledged by the old primary but not yet replicated is
     /// lost by the failover; [`replicas`](Self::replicas) keeps every
@@ -660,6 +669,39 @@ impl Builder {
         S: Into<String>,
     {
         self.deployment.cluster = Some(nodes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The roots a `rediss://` server's certificate is checked against
+    /// (PEM: one certificate or more), in place of the system's: the
+    /// Redis, the sentinels and the primary they name, a cluster's nodes.
+    /// A URL `rediss://host:port/` is reached over TLS (rustls), the
+    /// certificate checked against `host`; `rediss://host:port/#insecure`
+    /// checks nothing (for tests only).
+    ///
+    /// ```no_run
+    /// use tripword_redis::RedisBreaker;
+    ///
+    /// let ca = std::fs::read("/etc/redis/tls/ca.crt")?;
+    /// let breaker = RedisBreaker::builder("rediss://redis.internal:6380/", "payments")
+    ///     .tls_roots(ca)
+    ///     .build()?;
+    /// # let _ = breaker;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls_roots(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.deployment.tls.set_roots(pem.into());
+        self
+    }
+
+    /// The certificate (PEM, the chain) and private key (PEM) this instance
+    /// shows to `rediss://` servers that ask for one (`tls-auth-clients`).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls_client_auth(mut self, cert: impl Into<Vec<u8>>, key: impl Into<Vec<u8>>) -> Self {
+        self.deployment.tls.set_client_auth(cert.into(), key.into());
         self
     }
 

@@ -28,12 +28,13 @@
 use crate::breaker::Inner;
 use crate::hub::{CHANNEL_PREFIX, Hub};
 use crate::remote::parse_published;
+use crate::tls::{Tls, addr_like};
 use crate::watch::{End, SLICE, nap};
 use redis::cluster::{ClusterClient, ClusterConfig, ClusterConnection};
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{
-    Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisError,
-    RedisResult, Script, Value,
+    Connection, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisError, RedisResult,
+    Script, Value,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Weak};
@@ -48,12 +49,14 @@ const SLOTS: u16 = 16_384;
 pub(crate) struct Cluster {
     client: ClusterClient,
     template: ConnectionInfo,
+    tls: Tls,
 }
 
 impl Cluster {
     /// The cluster reached through `seeds` (node URLs; the slot map is read
-    /// from the first that answers). Connects to nothing yet.
-    pub(crate) fn new(seeds: &[String]) -> RedisResult<Cluster> {
+    /// from the first that answers), over TLS with `tls`'s certificates
+    /// when they are `rediss://` URLs. Connects to nothing yet.
+    pub(crate) fn new(seeds: &[String], tls: &Tls) -> RedisResult<Cluster> {
         let mut infos = Vec::with_capacity(seeds.len());
         for seed in seeds {
             let info = seed.as_str().into_connection_info()?;
@@ -67,15 +70,31 @@ impl Cluster {
                 "tripword-redis: a cluster needs at least one node URL",
             ))
         })?;
-        let client = ClusterClient::builder(infos)
+        let builder = ClusterClient::builder(infos)
             // Redirections are followed at once; a `TRYAGAIN` (a multi-key
             // command during a migration) is retried briefly. The
             // operation timeout bounds each read and write.
             .retries(8)
             .min_retry_wait(2)
-            .max_retry_wait(50)
-            .build()?;
-        Ok(Cluster { client, template })
+            .max_retry_wait(50);
+        #[cfg(feature = "tls")]
+        let builder = match (template.addr(), tls.certificates()) {
+            (redis::ConnectionAddr::TcpTls { .. }, Some(certs)) => {
+                crate::tls::provider();
+                builder.certs(certs.clone())
+            }
+            (redis::ConnectionAddr::TcpTls { .. }, None) => {
+                crate::tls::provider();
+                builder
+            }
+            _ => builder,
+        };
+        let client = builder.build()?;
+        Ok(Cluster {
+            client,
+            template,
+            tls: tls.clone(),
+        })
     }
 
     /// An async cluster connection (for the async form), each connect and
@@ -109,12 +128,13 @@ impl Cluster {
             .redis_settings()
             .clone()
             .set_protocol(ProtocolVersion::RESP3);
+        let addr = addr_like(self.template.addr(), host.clone(), *port);
         let info = self
             .template
             .clone()
-            .set_addr(ConnectionAddr::Tcp(host.clone(), *port))
+            .set_addr(addr)
             .set_redis_settings(redis);
-        redis::Client::open(info)?.get_connection_with_timeout(timeout)
+        self.tls.client(info)?.get_connection_with_timeout(timeout)
     }
 }
 

@@ -310,6 +310,24 @@ impl FleetBuilder {
         self
     }
 
+    /// The roots a `rediss://` server's certificate is checked against
+    /// (PEM), in place of the system's. See [`Builder::tls_roots`](crate::Builder::tls_roots).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls_roots(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.deployment.tls.set_roots(pem.into());
+        self
+    }
+
+    /// The certificate and key shown to `rediss://` servers. See
+    /// [`Builder::tls_client_auth`](crate::Builder::tls_client_auth).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls_client_auth(mut self, cert: impl Into<Vec<u8>>, key: impl Into<Vec<u8>>) -> Self {
+        self.deployment.tls.set_client_auth(cert.into(), key.into());
+        self
+    }
+
     /// Builds the fleet and starts its watcher thread. Connects to nothing
     /// yet: each breaker reads its word when it is made.
     ///

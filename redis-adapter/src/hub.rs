@@ -12,6 +12,7 @@ use crate::breaker::{Inner, Timing};
 use crate::remote::{self, RemoteCell};
 use crate::sentinel::Sentinels;
 use crate::time::{Estimate, LocalClock, LocalTicks};
+use crate::tls::Tls;
 use redis::{Cmd, Connection, ConnectionLike, IntoConnectionInfo, RedisError, RedisResult, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
@@ -156,7 +157,12 @@ pub(crate) struct Hub {
     #[cfg(feature = "tokio")]
     pub(crate) aio: crate::aio::Multiplexed,
     /// The sentinels that name the primary, when the hub follows one.
-    sentinels: Option<Arc<Sentinels>>,
+    pub(crate) sentinels: Option<Arc<Sentinels>>,
+    /// The certificates of its TLS connections.
+    tls: Tls,
+    /// Moves each time the sentinels announce a new primary: the watcher
+    /// then subscribes again, on the new one.
+    switches: std::sync::atomic::AtomicU64,
 }
 
 impl Hub {
@@ -191,18 +197,33 @@ impl Hub {
             timing,
             members: RwLock::new(HashMap::new()),
             sentinels: None,
+            tls: Tls::default(),
+            switches: std::sync::atomic::AtomicU64::new(0),
             #[cfg(feature = "cluster")]
             changes: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
+    /// The hub, its `rediss://` connections opened with `tls`'s
+    /// certificates. Before [`following`](Self::following) and
+    /// [`on_cluster`](Self::on_cluster), which take them too.
+    pub(crate) fn with_tls(mut self, tls: Tls) -> Result<Hub, RedisError> {
+        self.client = tls.client(self.client.get_connection_info().clone())?;
+        #[cfg(feature = "tokio")]
+        {
+            self.aio = crate::aio::Multiplexed::new(self.client.clone());
+        }
+        self.tls = tls;
+        Ok(self)
+    }
+
     /// The hub, following the primary the sentinels at `urls` name for
     /// `service` (each connect asks them); the URL it was made with then
     /// gives only the primary's settings (user, password, database,
-    /// protocol), not its address.
+    /// protocol, TLS or not), not its address.
     pub(crate) fn following(mut self, urls: &[String], service: &str) -> Result<Hub, RedisError> {
-        let primary = self.client.get_connection_info().redis_settings().clone();
-        let sentinels = Arc::new(Sentinels::new(urls, service, primary)?);
+        let primary = self.client.get_connection_info().clone();
+        let sentinels = Arc::new(Sentinels::new(urls, service, primary, self.tls.clone())?);
         #[cfg(feature = "tokio")]
         self.aio.follow(sentinels.clone());
         self.sentinels = Some(sentinels);
@@ -215,7 +236,7 @@ impl Hub {
         let seeds: Vec<String> = std::iter::once(url.to_owned())
             .chain(nodes.iter().cloned())
             .collect();
-        let cluster = crate::cluster::Cluster::new(&seeds)?;
+        let cluster = crate::cluster::Cluster::new(&seeds, &self.tls)?;
         #[cfg(feature = "cluster-async")]
         self.aio.on_cluster(cluster.clone(), self.timing.op_timeout);
         self.cluster = Some(cluster);
@@ -303,6 +324,8 @@ impl Hub {
         op: impl FnOnce(&RemoteCell<'_>) -> Result<T, RedisError>,
     ) -> (Result<T, RedisError>, u32, Option<u64>) {
         let deadline = Instant::now() + self.timing.op_timeout;
+        // A connection taken before a switch of primary is not pooled again.
+        let switches = self.switches();
         let pooled = self
             .pool
             .lock()
@@ -331,7 +354,9 @@ impl Hub {
         let stored = cell.stored();
         drop(cell);
         if out.is_ok() {
-            self.give_back(con);
+            if self.switches() == switches {
+                self.give_back(con);
+            }
         } else {
             self.suspect();
         }
@@ -352,6 +377,21 @@ impl Hub {
             .clear();
         #[cfg(feature = "tokio")]
         self.aio.failed();
+    }
+
+    /// The sentinels announced a new primary (`+switch-master`): every
+    /// open connection is to the old one. They are dropped, and the
+    /// watcher subscribes again, so the next operations reach the new
+    /// primary before any of them meets an error there.
+    pub(crate) fn switched(&self) {
+        self.switches
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.suspect();
+    }
+
+    /// How many times the sentinels announced a new primary.
+    pub(crate) fn switches(&self) -> u64 {
+        self.switches.load(std::sync::atomic::Ordering::Acquire)
     }
 
     fn give_back(&self, con: Con) {

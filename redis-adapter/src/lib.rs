@@ -22,7 +22,9 @@
 //!   seen by `q` distinct instances; one instance whose own path to the
 //!   dependency is broken holds itself off and does not trip the others.
 //! - **Failover** ([`FleetBuilder::sentinel`]): the instances follow the
-//!   primary Redis Sentinel names, asking the sentinels on each connect;
+//!   primary Redis Sentinel names, asking the sentinels on each connect,
+//!   and drop their connections to the old primary as soon as the
+//!   sentinels announce a new one (`+switch-master`);
 //!   with [`replicas(n)`](FleetBuilder::replicas) a change counts only once
 //!   `n` replicas acknowledge it (`WAIT`), so no acknowledged trip or probe
 //!   election is lost when a replica that acknowledged is promoted.
@@ -34,6 +36,11 @@
 //!   `SSUBSCRIBE`), and a slot migrated under running instances loses no
 //!   change. With `cluster-async`, the async form awaits its round trips
 //!   there too.
+//! - **TLS** (feature `tls`): `rediss://` URLs, for one Redis, the
+//!   sentinels and the primary they name, and a cluster's nodes, with
+//!   rustls; the roots to trust with [`Builder::tls_roots`] (the system's
+//!   otherwise), a client certificate with [`Builder::tls_client_auth`].
+//!   A fleet's ACL user and TLS setup: `docs/distributed-security.md`.
 //! - **Async** (feature `tokio`): what needs Redis is awaited on one
 //!   multiplexed tokio connection, never blocking an executor thread; a
 //!   cancelled call never leaves a probe held.
@@ -95,6 +102,7 @@ mod remote;
 mod sentinel;
 pub mod server;
 pub mod time;
+mod tls;
 mod watch;
 
 pub use breaker::{Builder, DEFAULT_CONFIG, Error, Permit, RedisBreaker, Release, Stats, Ticket};

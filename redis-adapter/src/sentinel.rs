@@ -9,27 +9,48 @@
 //! timeout, so a mute sentinel costs an operation no more than any other
 //! mute server.
 //!
-//! A failover is noticed by the errors it causes: the old primary is gone
-//! (its connections fail), or it was made a replica (Sentinel closes its
-//! clients' connections when it reconfigures it, and a write there fails
-//! with `READONLY`). The failed operation falls back as on any error; the
-//! next connect asks the sentinels again.
+//! A failover is followed when the sentinels announce it: a thread per
+//! hub holds a subscription to `+switch-master` on one sentinel, and on an
+//! announcement for the service the hub drops every connection to the old
+//! primary and the watcher subscribes again
+//! ([`Hub::switched`](crate::hub::Hub::switched)); the next operation
+//! connects afresh, asking the sentinels, and reaches the new primary
+//! without meeting an error on the old one (which, alive, would still
+//! answer until Sentinel makes it a replica, a write there then lost).
+//! When that subscription is lost, it is taken again on the next sentinel
+//! that answers, every retry period, and the hub drops its connections
+//! then too (an announcement may have been missed).
+//!
+//! A failover the announcement has not reached the hub for yet is noticed
+//! by the errors it causes: the old primary is gone (its connections
+//! fail), or it was made a replica (Sentinel closes its clients'
+//! connections when it reconfigures it, and a write there fails with
+//! `READONLY`). The failed operation falls back as on any error; the next
+//! connect asks the sentinels again.
 
+use crate::hub::Hub;
 use crate::remote::deadline_passed;
-use redis::{
-    Client, Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo,
-    RedisError, Value,
-};
+use crate::tls::{Tls, addr_like};
+use crate::watch::{SLICE, nap};
+use redis::{Connection, ConnectionInfo, IntoConnectionInfo, RedisError, Value};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+/// The channel on which a sentinel announces a new primary: `<service>
+/// <old-ip> <old-port> <new-ip> <new-port>`.
+const SWITCH: &str = "+switch-master";
+
 /// The sentinels of one service, and the settings (user, password,
-/// database, protocol) of the connections to its primary.
+/// database, protocol, TLS or not) of the connections to its primary.
 pub(crate) struct Sentinels {
     nodes: Vec<ConnectionInfo>,
     service: String,
-    primary: RedisConnectionInfo,
+    /// The primary's settings; its address is replaced by the one the
+    /// sentinels name.
+    primary: ConnectionInfo,
+    tls: Tls,
     /// The sentinel that answered last: asked first next time.
     first: AtomicUsize,
 }
@@ -60,12 +81,15 @@ fn is_primary(role: &Value) -> bool {
 }
 
 impl Sentinels {
-    /// The sentinels at `urls` (`redis://host:port`), watching `service`;
-    /// the primary is reached with the settings of `primary`.
+    /// The sentinels at `urls` (`redis://host:port`, or `rediss://` over
+    /// TLS), watching `service`; the primary is reached with the settings
+    /// of `primary` (over TLS when its URL is `rediss://`), every TLS
+    /// connection with `tls`'s certificates.
     pub(crate) fn new(
         urls: &[String],
         service: &str,
-        primary: RedisConnectionInfo,
+        primary: ConnectionInfo,
+        tls: Tls,
     ) -> Result<Sentinels, RedisError> {
         if urls.is_empty() {
             return Err(RedisError::from(io::Error::new(
@@ -85,14 +109,15 @@ impl Sentinels {
             nodes,
             service: service.to_owned(),
             primary,
+            tls,
             first: AtomicUsize::new(0),
         })
     }
 
     /// The connection info of the primary at `host:port`.
     fn primary_at(&self, host: String, port: u16) -> Result<ConnectionInfo, RedisError> {
-        let info = ConnectionAddr::Tcp(host, port).into_connection_info()?;
-        Ok(info.set_redis_settings(self.primary.clone()))
+        let addr = addr_like(self.primary.addr(), host, port);
+        Ok(self.primary.clone().set_addr(addr))
     }
 
     /// The address the sentinel behind `con` gives for the service.
@@ -127,7 +152,7 @@ impl Sentinels {
                 break;
             }
             let slice = left / 2;
-            let asked = Client::open(self.nodes[i].clone()).and_then(|c| {
+            let asked = self.tls.client(self.nodes[i].clone()).and_then(|c| {
                 let mut con = c.get_connection_with_timeout(slice)?;
                 con.set_read_timeout(Some(slice))?;
                 con.set_write_timeout(Some(slice))?;
@@ -157,7 +182,10 @@ impl Sentinels {
         if left < Duration::from_micros(100) {
             return Err(deadline_passed());
         }
-        let mut con = Client::open(info)?.get_connection_with_timeout(timeout(left))?;
+        let mut con = self
+            .tls
+            .client(info)?
+            .get_connection_with_timeout(timeout(left))?;
         let left = deadline.saturating_duration_since(Instant::now());
         if left < Duration::from_micros(100) {
             return Err(deadline_passed());
@@ -184,7 +212,9 @@ impl Sentinels {
         let mut found = None;
         for i in self.order() {
             let asked = async {
-                let mut con = Client::open(self.nodes[i].clone())?
+                let mut con = self
+                    .tls
+                    .client(self.nodes[i].clone())?
                     .get_multiplexed_async_connection_with_config(config)
                     .await?;
                 let reply: Option<(String, String)> = redis::cmd("SENTINEL")
@@ -212,7 +242,9 @@ impl Sentinels {
         let Some((host, port)) = found else {
             return Err(last.unwrap_or_else(deadline_passed));
         };
-        let mut con = Client::open(self.primary_at(host, port)?)?
+        let mut con = self
+            .tls
+            .client(self.primary_at(host, port)?)?
             .get_multiplexed_async_connection_with_config(config)
             .await?;
         let role: Value = redis::cmd("ROLE").query_async(&mut con).await?;
@@ -225,9 +257,116 @@ impl Sentinels {
     }
 }
 
+/// Starts the thread that follows the sentinels' announcements of a new
+/// primary for `hub`, when it follows sentinels. It holds the hub weakly
+/// and ends within [`SLICE`] of the hub's end.
+pub(crate) fn spawn(hub: &Arc<Hub>) -> io::Result<()> {
+    let Some(sentinels) = hub.sentinels.clone() else {
+        return Ok(());
+    };
+    let weak = Arc::downgrade(hub);
+    std::thread::Builder::new()
+        .name("tripword-redis sentinel watcher".into())
+        .spawn(move || announcements(&sentinels, &weak))?;
+    Ok(())
+}
+
+/// Listens on one sentinel after another until the hub is gone.
+fn announcements(sentinels: &Sentinels, hub: &Weak<Hub>) {
+    let mut lost = false;
+    loop {
+        let Some(timing) = hub.upgrade().map(|h| h.timing) else {
+            return;
+        };
+        if listen(sentinels, hub, timing.op_timeout, lost).is_ok() {
+            return;
+        }
+        lost = true;
+        if !nap(hub, timing.retry) {
+            return;
+        }
+    }
+}
+
+/// Whether `payload`, a `+switch-master` message, is about `service`.
+fn is_switch_of(payload: &str, service: &str) -> bool {
+    payload.split(' ').next() == Some(service)
+}
+
+/// Subscribes to `+switch-master` on the first sentinel that answers
+/// (each connect and setup reply within `timeout`) and tells the hub of
+/// each announcement for the service. `Ok` when the hub is gone; the error
+/// when the subscription fails or no sentinel answers. After a lost
+/// subscription (`lost`), the hub drops its connections as soon as the
+/// new one is taken: an announcement may have been missed meanwhile.
+fn listen(
+    sentinels: &Sentinels,
+    weak: &Weak<Hub>,
+    timeout: Duration,
+    lost: bool,
+) -> Result<(), RedisError> {
+    let mut last = None;
+    for i in sentinels.order() {
+        let con = sentinels
+            .tls
+            .client(sentinels.nodes[i].clone())
+            .and_then(|c| {
+                let con = c.get_connection_with_timeout(timeout)?;
+                con.set_read_timeout(Some(timeout))?;
+                con.set_write_timeout(Some(timeout))?;
+                Ok(con)
+            });
+        let mut con = match con {
+            Ok(con) => con,
+            Err(e) => {
+                last = Some(e);
+                continue;
+            }
+        };
+        let mut sub = con.as_pubsub();
+        if let Err(e) = sub.subscribe(SWITCH) {
+            last = Some(e);
+            continue;
+        }
+        if lost {
+            let Some(hub) = weak.upgrade() else {
+                return Ok(());
+            };
+            hub.switched();
+        }
+        loop {
+            if weak.strong_count() == 0 {
+                return Ok(());
+            }
+            sub.set_read_timeout(Some(SLICE))?;
+            match sub.get_message() {
+                Ok(msg) => {
+                    let payload: String = msg.get_payload().unwrap_or_default();
+                    if is_switch_of(&payload, &sentinels.service) {
+                        let Some(hub) = weak.upgrade() else {
+                            return Ok(());
+                        };
+                        hub.switched();
+                    }
+                }
+                Err(e) if e.is_timeout() => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Err(last.unwrap_or_else(deadline_passed))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_announcement_is_about_its_service() {
+        assert!(is_switch_of("svc 127.0.0.1 1 127.0.0.1 2", "svc"));
+        assert!(!is_switch_of("svc2 127.0.0.1 1 127.0.0.1 2", "svc"));
+        assert!(!is_switch_of("", "svc"));
+    }
 
     #[test]
     fn a_primary_says_master() {
@@ -242,11 +381,25 @@ mod tests {
     #[test]
     fn the_sentinel_that_answered_is_asked_first() {
         let urls: Vec<String> = (1..=3).map(|p| format!("redis://127.0.0.1:{p}/")).collect();
-        let s = Sentinels::new(&urls, "svc", RedisConnectionInfo::default()).unwrap();
+        let s = Sentinels::new(
+            &urls,
+            "svc",
+            "redis://127.0.0.1:1/".into_connection_info().unwrap(),
+            Tls::default(),
+        )
+        .unwrap();
         assert_eq!(s.order().collect::<Vec<_>>(), [0, 1, 2]);
         s.first.store(2, Ordering::Relaxed);
         assert_eq!(s.order().collect::<Vec<_>>(), [2, 0, 1]);
-        assert!(Sentinels::new(&[], "svc", RedisConnectionInfo::default()).is_err());
+        assert!(
+            Sentinels::new(
+                &[],
+                "svc",
+                "redis://127.0.0.1:1/".into_connection_info().unwrap(),
+                Tls::default()
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -254,7 +407,8 @@ mod tests {
         let s = Sentinels::new(
             &["redis://127.0.0.1:1/".to_owned()],
             "svc",
-            RedisConnectionInfo::default(),
+            "redis://127.0.0.1:1/".into_connection_info().unwrap(),
+            Tls::default(),
         )
         .unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -276,7 +430,8 @@ mod tests {
         let s = Sentinels::new(
             &[format!("redis://127.0.0.1:{port}/")],
             "svc",
-            RedisConnectionInfo::default(),
+            "redis://127.0.0.1:1/".into_connection_info().unwrap(),
+            Tls::default(),
         )
         .unwrap();
         let deadline = Instant::now() + Duration::from_millis(300);

@@ -17,6 +17,10 @@
 //! - In a Redis Cluster (feature `cluster`) it subscribes to each
 //!   breaker's sharded channel on the node owning its slot instead, and
 //!   follows the slots as they move (`crate::cluster`).
+//! - When the hub follows sentinels, a second thread holds a subscription
+//!   to their `+switch-master` announcements (`crate::sentinel`); on one,
+//!   the watcher subscribes again, on the new primary, without switching
+//!   any breaker to its local breaker.
 //! - It holds the hub weakly: when the last breaker and the fleet are
 //!   dropped, it ends within 100 ms.
 
@@ -31,6 +35,7 @@ use std::time::{Duration, Instant};
 pub(crate) const SLICE: Duration = Duration::from_millis(100);
 
 pub(crate) fn spawn(hub: &Arc<Hub>) -> std::io::Result<()> {
+    crate::sentinel::spawn(hub)?;
     let hub = Arc::downgrade(hub);
     thread::Builder::new()
         .name("tripword-redis watcher".into())
@@ -44,6 +49,9 @@ pub(crate) enum End {
     Gone,
     /// Redis failed: every breaker goes local, and the watcher retries.
     Failed,
+    /// The sentinels named a new primary: the watcher subscribes again at
+    /// once, on it.
+    Switched,
 }
 
 impl From<RedisError> for End {
@@ -60,6 +68,7 @@ fn run(hub: &Weak<Hub>) {
         let end = if pubsub { subscribed(hub) } else { polled(hub) };
         match end {
             End::Gone => return,
+            End::Switched => continue,
             End::Failed => match hub.upgrade() {
                 Some(h) => h.detach_all(),
                 None => return,
@@ -119,6 +128,7 @@ fn subscribe(weak: &Weak<Hub>) -> Result<End, End> {
         return Err(crate::cluster::subscribed(weak));
     }
     let t = hub.timing;
+    let switches = hub.switches();
     let mut con = hub.connect(Instant::now() + t.op_timeout)?;
     con.set_read_timeout(Some(t.op_timeout))?;
     con.set_write_timeout(Some(t.op_timeout))?;
@@ -131,6 +141,9 @@ fn subscribe(weak: &Weak<Hub>) -> Result<End, End> {
     let mut next = Instant::now() + t.refresh;
     loop {
         let hub = weak.upgrade().ok_or(End::Gone)?;
+        if hub.switches() != switches {
+            return Err(End::Switched);
+        }
         let now = Instant::now();
         if now >= next {
             hub.refresh_all()?;

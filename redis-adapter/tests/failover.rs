@@ -689,3 +689,133 @@ fn the_cost_of_replicas() {
     }
     let _ = writeln!(std::io::stderr(), "{report}");
 }
+
+/// A switch of primary with the old one alive (`SENTINEL FAILOVER`): the
+/// fleet follows the sentinels' announcement (`+switch-master`) before any
+/// call meets an error on the old primary, which answers (as a primary)
+/// until Sentinel makes it a replica. Prints how long after the sentinels
+/// named the new primary the fleet read it, and how many calls failed or
+/// found the instance fallen back to its local breaker meanwhile (the
+/// watcher's subscription on the old primary failing).
+#[test]
+fn a_switch_is_followed_before_the_next_error() {
+    let Some(d) = Deployment::start() else {
+        return;
+    };
+    let old = d.primary.as_ref().expect("a primary");
+    let fa = fleet(&d, 0);
+    let a = fa.breaker("switch");
+    assert!(eventually(LONG, || shared(&a)));
+    let before = a.word();
+
+    // A manual failover, retried while the sentinels find the replica not
+    // ready yet.
+    assert!(
+        eventually(FAILOVER, || d.sentinels[0]
+            .connection()
+            .and_then(|mut c| redis::cmd("SENTINEL")
+                .arg("FAILOVER")
+                .arg(SERVICE)
+                .query::<String>(&mut c)
+                .ok())
+            .is_some()),
+        "the sentinels refused the failover"
+    );
+    let new = d.replica.port();
+    assert!(
+        eventually(FAILOVER, || d.sentinels[0].primary() == Some(new)),
+        "no switch to the replica"
+    );
+    let named = Instant::now();
+
+    // An instance on the new primary alone trips the word there.
+    let direct = RedisBreaker::builder(d.replica.url(), "switch")
+        .config(config(1, 1_000_000, 60_000_000))
+        .op_timeout(OP_TIMEOUT)
+        .build()
+        .unwrap();
+    assert!(eventually(LONG, || shared(&direct)));
+    let t = direct.acquire().unwrap();
+    assert_eq!(direct.release(t, Outcome::Failure), Release::Recorded);
+    let tripped = direct.word();
+    assert_ne!(tripped, before);
+
+    // The fleet's calls read the word until they read the new primary's.
+    let (mut errors, mut local) = (0, 0);
+    let mut demoted_first = false;
+    assert!(
+        eventually(FAILOVER, || {
+            if a.mode() == Mode::Local {
+                local += 1;
+            }
+            if a.sync().is_err() {
+                errors += 1;
+                return false;
+            }
+            if a.word() != tripped {
+                return false;
+            }
+            demoted_first = field(&replication(old), "role").as_deref() != Some("master");
+            true
+        }),
+        "the fleet never read the new primary"
+    );
+    let followed = named.elapsed();
+    let _ = writeln!(
+        std::io::stderr(),
+        "switch with the old primary alive: the fleet read the new primary {followed:?} after the sentinels named it; meanwhile {errors} calls failed, {local} found the instance local"
+    );
+    // Followed on the announcement, with no error; unless this test was
+    // held up so long that Sentinel made the old primary a replica (it
+    // closes its clients' connections) before the fleet read the new one.
+    assert!(
+        (errors == 0 && local == 0) || demoted_first,
+        "{errors} calls failed, {local} found the instance local, on the old primary while it was still one"
+    );
+    assert_eq!(a.mode(), Mode::Shared);
+}
+
+/// Subscriptions held on the sentinels (`CLIENT LIST`'s `sub=` fields).
+fn sentinel_subscriptions(d: &Deployment) -> usize {
+    d.sentinels
+        .iter()
+        .filter_map(|s| {
+            let mut c = s.connection()?;
+            redis::cmd("CLIENT")
+                .arg("LIST")
+                .query::<String>(&mut c)
+                .ok()
+        })
+        .flat_map(|list| {
+            list.lines()
+                .filter_map(|l| {
+                    l.split(' ')
+                        .find_map(|f| f.strip_prefix("sub="))
+                        .and_then(|n| n.parse::<usize>().ok())
+                })
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
+/// A fleet that follows sentinels holds one subscription to their
+/// announcements, on one of them; it ends with the fleet.
+#[test]
+fn the_announcements_are_listened_to_while_the_fleet_lives() {
+    let Some(d) = Deployment::start() else {
+        return;
+    };
+    let f = fleet(&d, 0);
+    let b = f.breaker("listen");
+    assert!(eventually(LONG, || shared(&b)));
+    assert!(
+        eventually(LONG, || sentinel_subscriptions(&d) == 1),
+        "one subscription: {}",
+        sentinel_subscriptions(&d)
+    );
+    drop((f, b));
+    assert!(
+        eventually(LONG, || sentinel_subscriptions(&d) == 0),
+        "the subscription ended with the fleet"
+    );
+}
