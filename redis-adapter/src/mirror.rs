@@ -38,7 +38,8 @@
 //! refresh read before the report, answered after it) and call its next
 //! success quiet while Redis still holds the run; leaving `Closed` with
 //! failures untaken could keep the mirror behind a failure this instance
-//! read itself (a `sync` answered while older messages moved the mirror).
+//! read itself (a `sync` whose reply came after messages of earlier
+//! changes had moved the mirror on to that counter).
 //! With failures, the success goes to Redis, which decides on the word
 //! there. A published end of a run is thus left to the next refresh, or to
 //! the instance's own next round trip.
