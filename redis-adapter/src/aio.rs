@@ -356,6 +356,7 @@ impl Inner {
     /// A release Redis records, from the mirror's `word`.
     async fn release_remote_async(&self, word: u64, counter: u32, outcome: Outcome) -> Release {
         let event = Event::Release { counter, outcome };
+        let base = self.mirror_base();
         let done = self
             .operation(async |op, con| {
                 op.apply(con, &self.config, word, None, event, |swap| {
@@ -365,7 +366,7 @@ impl Inner {
             })
             .await;
         match done {
-            Ok(applied) => self.recorded(word, &applied),
+            Ok(applied) => self.recorded(base, &applied),
             Err(_) => {
                 self.detach();
                 self.unreported(outcome)

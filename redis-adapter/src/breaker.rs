@@ -935,6 +935,7 @@ impl RedisBreaker {
     fn release_remote(&self, word: u64, counter: u32, outcome: Outcome) -> Release {
         let inner = &*self.inner;
         let event = Event::Release { counter, outcome };
+        let base = inner.mirror.base();
         let done = inner.remote(true, |cell| {
             cell::update(
                 cell,
@@ -947,7 +948,7 @@ impl RedisBreaker {
             )
         });
         match done {
-            Ok(applied) => inner.recorded(word, &applied),
+            Ok(applied) => inner.recorded(base, &applied),
             Err(_) => {
                 inner.detach();
                 inner.unreported(outcome)
@@ -1089,7 +1090,7 @@ impl RedisBreaker {
                 fleet,
             });
         }
-        let base = inner.mirror.word();
+        let base = inner.mirror.base();
         let done = inner.remote(true, |cell| {
             let (seen, at) = cell.fetch()?;
             let applied = cell::update(
@@ -1713,7 +1714,8 @@ impl Inner {
     /// What an admission that did not take the fast path can decide with
     /// no network: `Ok` with the answer (the local breaker's, in
     /// [`Mode::Local`]; a rejection the mirror makes at the estimated
-    /// server time), or `Err` with the mirror's word when Redis must decide.
+    /// server time), or `Err` with the mirror's [`base`](Mirror::base) when
+    /// Redis must decide.
     pub(crate) fn acquire_prepare(&self) -> Result<Result<Ticket, Rejected>, u64> {
         if !self.mirror.attached() {
             if self.following.load(Ordering::Acquire)
@@ -1724,6 +1726,7 @@ impl Inner {
             }
             return Ok(self.acquire_local());
         }
+        let base = self.mirror.base();
         let word = self.mirror.word();
         if self.quorum.on() && closed(word) && self.local_status() != Status::Closed {
             // The fleet is closed, this instance is held off by its own
@@ -1742,7 +1745,7 @@ impl Inner {
         // change of the mirror, and Redis decides it as any other.
         match step.verdict {
             Verdict::Rejected(why) if estimated => Ok(Err(why)),
-            _ => Err(word),
+            _ => Err(base),
         }
     }
 
@@ -1752,7 +1755,7 @@ impl Inner {
     }
 
     /// The answer of an admission Redis decided (`applied`, at server time
-    /// `at`), from an operation begun when the mirror held `base`.
+    /// `at`), from an operation of [`base`](Mirror::base) `base`.
     pub(crate) fn admission(
         &self,
         base: u64,
@@ -1860,8 +1863,8 @@ impl Inner {
         (Err(word), Follow::Nothing)
     }
 
-    /// The answer of a release Redis applied, from an operation begun when
-    /// the mirror held `base`.
+    /// The answer of a release Redis applied, from an operation of
+    /// [`base`](Mirror::base) `base`.
     pub(crate) fn recorded(&self, base: u64, applied: &cell::Applied<W64>) -> Release {
         self.mirror.offer(&self.config, Some(base), applied.word);
         match applied.decision {
@@ -1893,8 +1896,8 @@ impl Inner {
         self.hub.estimate()
     }
 
-    pub(crate) fn mirror_word(&self) -> u64 {
-        self.mirror.word()
+    pub(crate) fn mirror_base(&self) -> u64 {
+        self.mirror.base()
     }
 
     /// The word a missing key reads as for this instance. The initial word
@@ -1949,8 +1952,8 @@ impl Inner {
         self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The word the watcher read for this breaker (in a batch begun when
-    /// the mirror held `base`): taken if it is a state, repaired with a
+    /// The word the watcher read for this breaker (in a batch begun at the
+    /// mirror's [`base`](Mirror::base) `base`): taken if it is a state, repaired with a
     /// round trip of its own if it is corrupt.
     pub(crate) fn refreshed(&self, base: u64, word: u64) -> Result<(), RedisError> {
         if Snapshot::decode::<W64>(word).is_err() {
@@ -1968,7 +1971,7 @@ impl Inner {
     /// the next counter; not by a follower, which never writes the word),
     /// and joins the shared word.
     pub(crate) fn refresh(&self, call: bool) -> Result<u64, RedisError> {
-        let base = self.mirror.word();
+        let base = self.mirror.base();
         let word = self.remote(call, |cell| {
             let (seen, at) = cell.fetch()?;
             if Snapshot::decode::<W64>(seen).is_ok() || self.following.load(Ordering::Acquire) {
@@ -2268,7 +2271,7 @@ impl Inner {
     /// `transition::apply`. A vote that cannot reach Redis switches the
     /// instance to its local breaker, which already holds it off.
     fn vote(&self) {
-        let base = self.mirror.word();
+        let base = self.mirror.base();
         let window = self.quorum.window(&self.config);
         let quorum = self.quorum.instances;
         let done = self.remote(true, |cell| {

@@ -458,11 +458,11 @@ impl Hub {
     /// operation timeout.
     pub(crate) fn refresh_all(&self) -> Result<(), RedisError> {
         for round in self.rounds(self.live()) {
-            // The mirrors before the read: a word older than its mirror is
-            // taken only if the mirror did not change meanwhile.
+            // The mirrors' bases before the read: a word not ahead of its
+            // mirror is taken only if the mirror did not change meanwhile.
             let bases: Vec<Vec<u64>> = round
                 .iter()
-                .map(|batch| batch.iter().map(|b| b.mirror_word()).collect())
+                .map(|batch| batch.iter().map(|b| b.mirror_base()).collect())
                 .collect();
             let keys: Vec<Vec<(&str, u64)>> = round
                 .iter()

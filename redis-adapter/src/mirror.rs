@@ -19,15 +19,35 @@
 //! **Order.** Replies and published changes arrive on different
 //! connections and threads, so an older word can arrive after a newer one.
 //! The counter moves forward on every state change (spec I10), so a word
-//! whose counter is behind the mirror's (within half the counter period) is
-//! older and is not taken, unless the mirror has not changed since the
-//! operation that brought it began (a refresh after a restart that emptied
-//! Redis brings the initial word, counter 0, and must be taken).
+//! whose counter is ahead of the mirror's (within half the counter period)
+//! is newer and is taken. Any other word is taken only when the mirror has
+//! not changed since the operation that brought it began ([`Mirror::base`]):
+//! that operation read Redis after the mirror's word was there, so its word
+//! is at least as new (a refresh after a restart that emptied Redis brings
+//! the initial word, counter 0, and must be taken). Changes are counted
+//! rather than compared by word: a word can come back (`Closed` with no
+//! failures, then one, then none).
+//!
+//! **One counter.** Failures counted in `Closed`, and the success that ends
+//! their run, change the word but not the counter: of two `Closed` words
+//! with one counter, neither says which is newer. Every answer the mirror
+//! gives is the same on both but one: a success is quiet ("changes
+//! nothing", [`Mirror::quiet`]) only with no failures. So when the order is
+//! not known, the mirror keeps the word with failures: taking `Closed` with
+//! none over it could go back behind a failure this instance reported (a
+//! refresh read before the report, answered after it) and call its next
+//! success quiet while Redis still holds the run; leaving `Closed` with
+//! failures untaken could keep the mirror behind a failure this instance
+//! read itself (a `sync` whose reply came after messages of earlier
+//! changes had moved the mirror on to that counter).
+//! With failures, the success goes to Redis, which decides on the word
+//! there. A published end of a run is thus left to the next refresh, or to
+//! the instance's own next round trip.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use tripword::transition::{self, Event, Verdict};
-use tripword::word::Snapshot;
+use tripword::word::{Snapshot, State};
 use tripword::{Outcome, ValidConfig, W64, Word};
 
 /// No word: a corrupt pattern (tag 7), which the kit never admits on.
@@ -44,6 +64,9 @@ pub(crate) struct Mirror {
     /// (`Closed` with no failures) and the instance is attached; [`NONE`]
     /// otherwise.
     quiet: AtomicU64,
+    /// How many times `word` changed: an operation's base (see
+    /// [`Mirror::base`]).
+    changes: AtomicU64,
     /// Whether decisions rest on the shared word.
     attached: AtomicBool,
     /// With a quorum, the instance's own view (its local breaker): [`CLEAR`]
@@ -63,12 +86,42 @@ pub(crate) const RUN: u8 = 1;
 /// The instance's own view: its local breaker is not closed.
 pub(crate) const HELD: u8 = 2;
 
-/// Whether `a`'s counter is at or past `b`'s, within half the counter
-/// period.
-fn not_behind(a: u64, b: u64) -> bool {
+/// Whether `a`'s counter is past `b`'s, within half the counter period.
+fn ahead(a: u64, b: u64) -> bool {
     let max = W64::LAYOUT.max_counter();
     let d = Snapshot::counter_bits::<W64>(a).wrapping_sub(Snapshot::counter_bits::<W64>(b)) & max;
-    d <= max / 2
+    d != 0 && d <= max / 2
+}
+
+/// Whether `word` is `Closed` with failures counted.
+fn failing(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Closed { failures: 1.. },
+            ..
+        })
+    )
+}
+
+/// Whether `word` is `Closed` with no failures counted.
+fn clear(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Closed { failures: 0 },
+            ..
+        })
+    )
+}
+
+/// Whether `word`, of unknown order against `current`, is taken: only
+/// `Closed` with failures over `Closed` with none of the same counter (see
+/// the module docs, "One counter").
+fn safer(word: u64, current: u64) -> bool {
+    Snapshot::counter_bits::<W64>(word) == Snapshot::counter_bits::<W64>(current)
+        && failing(word)
+        && clear(current)
 }
 
 impl Mirror {
@@ -77,6 +130,7 @@ impl Mirror {
             word: AtomicU64::new(0),
             admit: AtomicU64::new(NONE),
             quiet: AtomicU64::new(NONE),
+            changes: AtomicU64::new(0),
             attached: AtomicBool::new(false),
             own: AtomicU8::new(CLEAR),
             writer: Mutex::new(()),
@@ -101,6 +155,12 @@ impl Mirror {
 
     pub(crate) fn word(&self) -> u64 {
         self.word.load(Ordering::Acquire)
+    }
+
+    /// The base of an operation that reads Redis after this call: passed
+    /// back to [`offer`](Self::offer) with the word it read.
+    pub(crate) fn base(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
     }
 
     pub(crate) fn attached(&self) -> bool {
@@ -136,18 +196,24 @@ impl Mirror {
         self.quiet.store(quiet, Ordering::Release);
     }
 
-    /// Offers `word`, seen in Redis by an operation that began when the
-    /// mirror held `base` (`None`: a published change, no operation).
-    /// Taken unless it is older than the mirror (see the module docs).
+    /// Offers `word`, seen in Redis by an operation whose [`base`](Self::base)
+    /// was `base` (`None`: a published change, no operation). Taken when it
+    /// is known to be at least as new as the mirror's (see the module
+    /// docs): its counter is ahead, or the mirror has not changed since the
+    /// operation began; or, of the mirror's counter, when it counts failures
+    /// and the mirror's word none.
     pub(crate) fn offer(&self, config: &ValidConfig<W64>, base: Option<u64>, word: u64) {
         let _lock = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let current = self.word.load(Ordering::Acquire);
         if current == word {
             return;
         }
-        if base == Some(current) || not_behind(word, current) {
+        let changes = self.changes.load(Ordering::Relaxed);
+        if base == Some(changes) || ahead(word, current) || safer(word, current) {
             self.withdraw();
             self.word.store(word, Ordering::Release);
+            self.changes
+                .store(changes.wrapping_add(1), Ordering::Release);
             self.derive(config, word);
         }
     }
@@ -180,7 +246,6 @@ impl Mirror {
 mod tests {
     use super::*;
     use tripword::Config;
-    use tripword::word::State;
 
     fn word(state: State, counter: u32) -> u64 {
         Snapshot { state, counter }.encode::<W64>()
@@ -194,7 +259,7 @@ mod tests {
         m.set_attached(&config, true);
         assert_eq!((m.admit(), m.quiet()), (0, 0), "Closed{{0}}");
         let two = word(State::Closed { failures: 2 }, 0);
-        m.offer(&config, None, two);
+        m.offer(&config, Some(m.base()), two);
         assert_eq!((m.admit(), m.quiet()), (two, NONE));
         let open = word(State::Open { since: 5, trips: 1 }, 1);
         m.offer(&config, None, open);
@@ -242,13 +307,86 @@ mod tests {
         m.set_attached(&config, true);
         let open = word(State::Open { since: 5, trips: 1 }, 1);
         let closed = word(State::Closed { failures: 0 }, 0);
+        let before = m.base();
         m.offer(&config, None, open);
         m.offer(&config, None, closed);
         assert_eq!(m.word(), open, "an older published word");
-        m.offer(&config, Some(closed), closed);
+        m.offer(&config, Some(before), closed);
         assert_eq!(m.word(), open, "an older reply, the mirror moved meanwhile");
-        m.offer(&config, Some(open), closed);
+        m.offer(&config, Some(m.base()), closed);
         assert_eq!(m.word(), closed, "a refresh after Redis restarted empty");
+    }
+
+    /// Within one counter the mirror never goes back to a quiet success:
+    /// `Closed` with one failure (this instance's own report, say) is not
+    /// replaced by the word before it, `Closed` with none, from a reply or
+    /// a refresh that began before the report or from a message published
+    /// before it; so a success is not called quiet while the run it must
+    /// end is still in Redis. The same word from an operation begun after
+    /// the mirror took the failure is taken (the run was ended meanwhile),
+    /// and a word with failures of unknown order is taken over one with
+    /// none.
+    #[test]
+    fn of_one_counter_a_word_is_taken_when_newer_or_counting_failures() {
+        let config = Config::new().failure_threshold(2).check().unwrap();
+        let m = Mirror::new();
+        m.set_attached(&config, true);
+        let clear = word(State::Closed { failures: 0 }, 0);
+        let one = word(State::Closed { failures: 1 }, 0);
+        assert_eq!((m.word(), m.quiet()), (clear, clear));
+        // A refresh begins, then the failure report's reply comes first.
+        let refresh = m.base();
+        let report = m.base();
+        m.offer(&config, Some(report), one);
+        assert_eq!((m.word(), m.quiet()), (one, NONE), "the failure counted");
+        m.offer(&config, Some(refresh), clear);
+        assert_eq!(
+            (m.word(), m.quiet()),
+            (one, NONE),
+            "a refresh begun before the report: not taken"
+        );
+        m.offer(&config, None, clear);
+        assert_eq!(
+            (m.word(), m.quiet()),
+            (one, NONE),
+            "a message published before the report: not taken"
+        );
+        let two = word(State::Closed { failures: 2 }, 0);
+        m.offer(&config, None, two);
+        assert_eq!(m.word(), one, "of unknown order, both with failures");
+        m.offer(&config, Some(m.base()), clear);
+        assert_eq!(
+            (m.word(), m.quiet()),
+            (clear, clear),
+            "read after the mirror took the failure: the run ended"
+        );
+        // The word comes back to one failure, then none again: the base
+        // counts changes, so the first base is not mistaken for the last.
+        let stale = m.base();
+        m.offer(&config, Some(m.base()), one);
+        m.offer(&config, Some(m.base()), clear);
+        m.offer(&config, Some(m.base()), one);
+        m.offer(&config, Some(stale), clear);
+        assert_eq!((m.word(), m.quiet()), (one, NONE), "an older base");
+        // A `sync` reads one failure while messages move the mirror to the
+        // end of an earlier run: its word is taken, as the one with
+        // failures, though the mirror changed meanwhile.
+        m.offer(&config, Some(m.base()), clear);
+        let sync = m.base();
+        m.offer(&config, Some(m.base()), one);
+        m.offer(&config, None, clear);
+        assert_eq!(m.word(), one, "a message with no failures: not taken");
+        m.offer(&config, Some(m.base()), clear);
+        m.offer(&config, Some(sync), one);
+        assert_eq!(
+            (m.word(), m.quiet()),
+            (one, NONE),
+            "the sync's failure, of unknown order: kept"
+        );
+        // A counter ahead is newer, whatever brings it.
+        let next = word(State::Closed { failures: 0 }, 2);
+        m.offer(&config, None, next);
+        assert_eq!((m.word(), m.quiet()), (next, next));
     }
 
     /// A reader that sees a word in [`Mirror::word`] must not then be

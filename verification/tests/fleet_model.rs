@@ -12,8 +12,10 @@
 //!   stand-in, `Closed` with the counter of the last word it saw stored moved
 //!   on by 4096 (`RESUME`), or the initial word when it saw none; `TIME` is
 //!   a small bounded clock that a `Tick` action moves on.
-//! - **Instances:** a mirror (taken only when not older, or when it did not
-//!   change during the operation that brought the word), the last word seen
+//! - **Instances:** a mirror (a word taken when its counter is ahead, when
+//!   the mirror did not change during the operation that brought it, or
+//!   when it counts failures of the mirror's counter and the mirror's word
+//!   none), the last word seen
 //!   stored, the mode (shared or local), a local fallback breaker (the same
 //!   kit on a word of its own, on the same clock), at most one operation in
 //!   flight (an admission or a release, with the word its compare-and-set
@@ -101,14 +103,14 @@ enum OpKind {
 }
 
 /// A round trip in flight: the compare-and-set loop's expected word (and
-/// the restart generation it was read in), and the mirror when the operation
-/// began.
+/// the restart generation it was read in), and whether the mirror changed
+/// since the operation began (`Mirror::base`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Op {
     kind: OpKind,
     expected: u64,
     expected_epoch: u8,
-    base: u64,
+    changed: bool,
 }
 
 /// A ticket: its counter, whether it is a probe, which breaker issued it,
@@ -222,11 +224,22 @@ fn status_of(word: u64) -> Status {
 }
 
 /// Whether `a`'s counter is at or past `b`'s, within half the counter period
-/// (the mirror's older-word rule).
+/// (the word noted as seen stored only moves forward).
 fn not_behind(a: u64, b: u64) -> bool {
     let max = W64::LAYOUT.max_counter();
     let d = counter(a).wrapping_sub(counter(b)) & max;
     d <= max / 2
+}
+
+/// The failures of a `Closed` word; `None` for any other.
+fn failures(word: u64) -> Option<u32> {
+    match Snapshot::decode::<W64>(word) {
+        Ok(Snapshot {
+            state: State::Closed { failures },
+            ..
+        }) => Some(failures),
+        _ => None,
+    }
 }
 
 /// Whether the mirror's counter is past `c` (a ticket of `c` is stale).
@@ -316,15 +329,27 @@ impl Fleet {
         }
     }
 
-    /// `Mirror::offer`.
-    fn offer(&self, inst: &mut Instance, base: Option<u64>, word: u64, epoch: u8) {
+    /// `Mirror::offer`: `unchanged`, whether the mirror did not change
+    /// since the operation that brought the word began (`None`: a message).
+    /// Taken when its counter is ahead, when the mirror did not change, or
+    /// when it is `Closed` with failures of the mirror's counter and the
+    /// mirror's word `Closed` with none.
+    fn offer(&self, inst: &mut Instance, unchanged: Option<bool>, word: u64, epoch: u8) {
         if inst.mirror == word {
             return;
         }
-        if self.bug == Bug::OlderWord || base == Some(inst.mirror) || not_behind(word, inst.mirror)
+        if self.bug == Bug::OlderWord
+            || unchanged == Some(true)
+            || mirror_ahead(word, counter(inst.mirror))
+            || (counter(word) == counter(inst.mirror)
+                && failures(word).is_some_and(|f| f > 0)
+                && failures(inst.mirror) == Some(0))
         {
             inst.mirror = word;
             inst.mirror_epoch = epoch;
+            if let Some(op) = inst.op.as_mut() {
+                op.changed = true;
+            }
         }
     }
 
@@ -440,7 +465,7 @@ impl Fleet {
             kind: OpKind::Acquire,
             expected: word,
             expected_epoch: s.epoch,
-            base: mirror,
+            changed: false,
         });
     }
 
@@ -489,7 +514,7 @@ impl Fleet {
             kind: OpKind::Release { ticket, outcome },
             expected: mirror,
             expected_epoch: epoch,
-            base: mirror,
+            changed: false,
         });
     }
 
@@ -526,7 +551,7 @@ impl Fleet {
             let epoch = op.expected_epoch;
             let inst = &mut s.instances[i];
             inst.op = None;
-            self.offer(inst, Some(op.base), op.expected, epoch);
+            self.offer(inst, Some(!op.changed), op.expected, epoch);
             if let Verdict::Admitted { counter, probe } = step.verdict {
                 inst.ticket = Some(Ticket {
                     counter,
@@ -584,7 +609,7 @@ impl Fleet {
         inst.op = None;
         self.note_seen(inst, new);
         inst.fresh = true;
-        self.offer(inst, Some(op.base), new, epoch);
+        self.offer(inst, Some(!op.changed), new, epoch);
         if let Verdict::Admitted { counter, probe } = step.verdict {
             if probe {
                 record(&mut s.probes, &mut s.dup_probes, counter);
@@ -614,8 +639,7 @@ impl Fleet {
             self.note_seen(inst, word);
             inst.fresh = true;
         }
-        let base = inst.mirror;
-        self.offer(inst, Some(base), word, epoch);
+        self.offer(inst, Some(true), word, epoch);
         inst.attached = true;
         inst.hold = false;
         inst.clean = !missing && !orphans && !replying;
@@ -822,8 +846,8 @@ impl Model for Fleet {
             // refreshed since the last loss, restart or dropped message, with
             // nothing left on its way to it, holds the stored word's state
             // (its counter). Not always the word itself: failures counted in
-            // `Closed` keep the counter, so two of its words published out of
-            // order leave the older failure count until the next refresh.
+            // `Closed` keep the counter, and a word published with the
+            // mirror's counter is left to the next refresh.
             Property::always("mirrors converge", |m: &Fleet, s: &FleetState| {
                 (0..m.instances).all(|i| {
                     let inst = &s.instances[i];
