@@ -1,18 +1,16 @@
 //! [`Fleet`]: every breaker a process keeps on one Redis deployment, on one
 //! connection pool, one subscription and one watcher thread.
 
-use crate::breaker::{
-    Configured, ConfiguredDebug, DEFAULT_CONFIG, Deployment, Error, Following, InDurations, Quorum,
-    RedisBreaker, Timing, from_settings,
-};
-use crate::hub::Hub;
+use crate::breaker::RedisBreaker;
+use crate::engine::quorum::Quorum;
+use crate::error::Error;
 use crate::observer::FleetObserver;
-use crate::time::{LocalClock, Monotonic};
-use crate::watch;
+use crate::options::{InDurations, Observers, Options, from_settings, options_setters};
+use crate::transport::hub::Hub;
+use crate::transport::watch;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
 use tripword::{Status, ValidConfig, W64};
 
 /// The breakers of one process on one Redis deployment: one per key,
@@ -72,37 +70,17 @@ impl core::fmt::Debug for Fleet {
     }
 }
 
-/// Makes a key's observer.
-type MakeObserver = dyn Fn(&str) -> Arc<dyn FleetObserver> + Send + Sync;
-
 /// What a breaker is made with when its lookup chooses: a config, and an
 /// observer (`None`: the fleet's).
 type MadeWith = (ValidConfig<W64>, Option<Arc<dyn FleetObserver>>);
 
-/// Where a fleet's breakers get their observer: one for all, or one made
-/// for each key.
-#[derive(Clone)]
-enum Observers {
-    One(Arc<dyn FleetObserver>),
-    PerKey(Arc<MakeObserver>),
-}
-
-impl Observers {
-    fn for_key(&self, key: &str) -> Arc<dyn FleetObserver> {
-        match self {
-            Observers::One(o) => o.clone(),
-            Observers::PerKey(make) => make(key),
-        }
-    }
-}
-
 /// Builds a [`Fleet`].
 ///
-/// Its defaults: the config [`DEFAULT_CONFIG`] for every key (5 failures
+/// Its defaults: the config [`DEFAULT_CONFIG`](crate::DEFAULT_CONFIG) for every key (5 failures
 /// in a row trip the fleet, open for 1 s, probe timeout 5 s, no backoff),
 /// no quorum, operation timeout 100 ms, refresh every 1 s, retry after
 /// 200 ms, pub/sub on, no replica acknowledgement, the
-/// [`Monotonic`] clock, no observer. Its `Debug` prints them, times as
+/// [`Monotonic`](crate::Monotonic) clock, no observer. Its `Debug` prints them, times as
 /// durations.
 ///
 /// Times are given as durations: [`settings`](Self::settings) takes
@@ -119,159 +97,21 @@ impl Observers {
 /// assert!(debug.contains("probe_timeout: 5s"), "{debug}");
 /// ```
 pub struct FleetBuilder {
-    url: String,
-    config: Configured,
-    quorum: Quorum,
-    timing: Timing,
-    clock: Arc<dyn LocalClock>,
-    observer: Observers,
-    deployment: Deployment,
+    options: Options,
 }
 
 impl core::fmt::Debug for FleetBuilder {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("FleetBuilder")
-            .field("url", &self.url)
-            .field("config", &ConfiguredDebug(&self.config))
-            .field("quorum", &self.quorum)
-            .field("timing", &self.timing)
-            .field("deployment", &self.deployment)
-            .finish_non_exhaustive()
+        let mut d = f.debug_struct("FleetBuilder");
+        d.field("url", &self.options.url);
+        self.options.fields(&mut d);
+        d.finish_non_exhaustive()
     }
 }
 
+options_setters!(FleetBuilder);
+
 impl FleetBuilder {
-    /// The config of the breakers made by [`Fleet::breaker`], in
-    /// durations: `settings` converted to the microseconds of the Redis
-    /// server's clock (each time at least as long as set). Default
-    /// [`DEFAULT_CONFIG`](crate::DEFAULT_CONFIG): 5 failures in a row, open
-    /// 1 s, probe timeout 5 s. Settings that do not fit the fleet's 64-bit
-    /// word make [`build`](Self::build) return [`Error::Settings`].
-    ///
-    /// ```no_run
-    /// use std::time::Duration;
-    /// use tripword_redis::Fleet;
-    /// use tripword_std::Settings;
-    ///
-    /// let fleet = Fleet::builder("redis://127.0.0.1:6379/")
-    ///     .settings(&Settings::new().open_for(Duration::from_secs(30)))
-    ///     .build()?;
-    /// # let _ = fleet;
-    /// # Ok::<(), tripword_redis::Error>(())
-    /// ```
-    pub fn settings(mut self, settings: &tripword_std::Settings) -> Self {
-        self.config = from_settings(settings);
-        self
-    }
-
-    /// The config of the breakers made by [`Fleet::breaker`] in the raw
-    /// form: microseconds of the Redis server's clock. Default
-    /// [`DEFAULT_CONFIG`](crate::DEFAULT_CONFIG). To write it in durations,
-    /// use [`settings`](Self::settings).
-    pub fn config(mut self, config: ValidConfig<W64>) -> Self {
-        self.config = Ok(config);
-        self
-    }
-
-    /// Trips each breaker of the fleet only on failures seen by at least
-    /// `instances` distinct instances (default 1). See
-    /// [`Builder::quorum`](crate::Builder::quorum).
-    pub fn quorum(mut self, instances: u32) -> Self {
-        self.quorum = self.quorum.with_instances(instances);
-        self
-    }
-
-    /// How long a vote counts towards the quorum, in the server's clock.
-    /// See [`Builder::quorum_window`](crate::Builder::quorum_window).
-    pub fn quorum_window(mut self, window: Duration) -> Self {
-        self.quorum = self.quorum.with_window(window);
-        self
-    }
-
-    /// The id this process votes under, for every key. See
-    /// [`Builder::quorum_id`](crate::Builder::quorum_id).
-    pub fn quorum_id(mut self, id: impl Into<String>) -> Self {
-        self.quorum = self.quorum.with_voter(id.into());
-        self
-    }
-
-    /// The longest an operation that goes to Redis may take, connecting
-    /// included. Default 100 ms. See [`Builder::op_timeout`](crate::Builder::op_timeout).
-    pub fn op_timeout(mut self, timeout: Duration) -> Self {
-        self.timing.op_timeout = timeout.max(Duration::from_millis(1));
-        self
-    }
-
-    /// How often the watcher reads every breaker's word. Default 1 s.
-    pub fn refresh(mut self, period: Duration) -> Self {
-        self.timing.refresh = period.max(Duration::from_millis(1));
-        self
-    }
-
-    /// How long the watcher waits before trying Redis again after a
-    /// failure. Default 200 ms.
-    pub fn retry(mut self, period: Duration) -> Self {
-        self.timing.retry = period.max(Duration::from_millis(1));
-        self
-    }
-
-    /// Whether the watcher subscribes to the breakers' changes (default
-    /// `true`).
-    pub fn pubsub(mut self, on: bool) -> Self {
-        self.timing.pubsub = on;
-        self
-    }
-
-    /// Follows the primary the Redis Sentinels at `sentinels` name for
-    /// `service`; the fleet's URL then only carries the settings of the
-    /// connections to the primary. See [`Builder::sentinel`](crate::Builder::sentinel).
-    ///
-    /// ```no_run
-    /// use tripword_redis::Fleet;
-    ///
-    /// // The primary's password and database come from the URL; the
-    /// // sentinels name its address.
-    /// let fleet = Fleet::builder("redis://:secret@primary/0")
-    ///     .sentinel(
-    ///         ["redis://10.0.0.1:26379/", "redis://10.0.0.2:26379/", "redis://10.0.0.3:26379/"],
-    ///         "breakers",
-    ///     )
-    ///     .replicas(1)
-    ///     .build()?;
-    /// # let _ = fleet;
-    /// # Ok::<(), tripword_redis::Error>(())
-    /// ```
-    pub fn sentinel<S: Into<String>>(
-        mut self,
-        sentinels: impl IntoIterator<Item = S>,
-        service: impl Into<String>,
-    ) -> Self {
-        self.deployment.following = Some(Following::new(sentinels, service));
-        self
-    }
-
-    /// The replicas every change must reach (`WAIT`) before an instance
-    /// takes it as made. Default 0. See [`Builder::replicas`](crate::Builder::replicas).
-    pub fn replicas(mut self, n: u32) -> Self {
-        self.timing.replicas = n;
-        self
-    }
-
-    /// The process's monotonic clock. Default [`Monotonic`].
-    pub fn local_clock(mut self, clock: impl LocalClock) -> Self {
-        self.clock = Arc::new(clock);
-        self
-    }
-
-    /// Receives the reports of every breaker made by [`Fleet::breaker`]
-    /// (see [`Builder::observer`](crate::Builder::observer)). One observer
-    /// for all keys: for observers that name their breaker (`tripword-std`'s
-    /// tracing and metrics observers), [`observer_per_key`](Self::observer_per_key).
-    pub fn observer(mut self, observer: impl FleetObserver) -> Self {
-        self.observer = Observers::One(Arc::new(observer));
-        self
-    }
-
     /// Each breaker made by [`Fleet::breaker`] gets the observer `make`
     /// makes for its key (once per breaker made: a key evicted and looked
     /// up again gets a new one).
@@ -291,40 +131,10 @@ impl FleetBuilder {
         mut self,
         make: impl Fn(&str) -> O + Send + Sync + 'static,
     ) -> Self {
-        self.observer = Observers::PerKey(Arc::new(move |key: &str| -> Arc<dyn FleetObserver> {
-            Arc::new(make(key))
-        }));
-        self
-    }
-
-    /// The words are in a Redis Cluster, reached through the builder's URL
-    /// and `nodes` (more node URLs). See [`Builder::cluster`](crate::Builder::cluster).
-    #[cfg(feature = "cluster")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
-    pub fn cluster<I, S>(mut self, nodes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.deployment.cluster = Some(nodes.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// The roots a `rediss://` server's certificate is checked against
-    /// (PEM), in place of the system's. See [`Builder::tls_roots`](crate::Builder::tls_roots).
-    #[cfg(feature = "tls")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-    pub fn tls_roots(mut self, pem: impl Into<Vec<u8>>) -> Self {
-        self.deployment.tls.set_roots(pem.into());
-        self
-    }
-
-    /// The certificate and key shown to `rediss://` servers. See
-    /// [`Builder::tls_client_auth`](crate::Builder::tls_client_auth).
-    #[cfg(feature = "tls")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-    pub fn tls_client_auth(mut self, cert: impl Into<Vec<u8>>, key: impl Into<Vec<u8>>) -> Self {
-        self.deployment.tls.set_client_auth(cert.into(), key.into());
+        self.options.observer =
+            Observers::PerKey(Arc::new(move |key: &str| -> Arc<dyn FleetObserver> {
+                Arc::new(make(key))
+            }));
         self
     }
 
@@ -335,14 +145,13 @@ impl FleetBuilder {
     /// [`Error::Url`], [`Error::Thread`], [`Error::Settings`],
     /// [`Error::Unsupported`].
     pub fn build(self) -> Result<Fleet, Error> {
-        let config = self.config.map_err(Error::Settings)?;
-        let hub = self.deployment.hub(&self.url, self.timing, self.clock)?;
-        watch::spawn(&hub).map_err(Error::Thread)?;
+        let built = self.options.build()?;
+        watch::spawn(&built.hub).map_err(Error::Thread)?;
         Ok(Fleet {
-            hub,
-            config,
-            quorum: self.quorum,
-            observer: self.observer,
+            hub: built.hub,
+            config: built.config,
+            quorum: built.quorum,
+            observer: built.observer,
             breakers: RwLock::new(HashMap::new()),
             epoch: AtomicU64::new(0),
         })
@@ -353,13 +162,7 @@ impl Fleet {
     /// A builder for the fleet on the Redis at `url`.
     pub fn builder(url: impl Into<String>) -> FleetBuilder {
         FleetBuilder {
-            url: url.into(),
-            config: Ok(ValidConfig::new(DEFAULT_CONFIG)),
-            quorum: Quorum::ONE,
-            timing: Timing::DEFAULT,
-            clock: Arc::new(Monotonic),
-            observer: Observers::One(Arc::new(())),
-            deployment: Deployment::default(),
+            options: Options::new(url.into()),
         }
     }
 
@@ -475,7 +278,7 @@ impl Fleet {
         // Made outside the lock: its first read is a round trip.
         let (config, observer) = made_with.unwrap_or((self.config, None));
         let observer = observer.unwrap_or_else(|| self.observer.for_key(key));
-        let made = Arc::new(RedisBreaker::join_with(
+        let made = Arc::new(RedisBreaker::join(
             &self.hub,
             key.to_owned(),
             config,

@@ -88,27 +88,31 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-#[cfg(feature = "tokio")]
-mod aio;
+// The layers, top down; each file imports only from the layers below it
+// (the map: `docs/distributed-design.md`, "Map of tripword-redis").
+// The handles and their options.
 mod breaker;
-#[cfg(feature = "cluster")]
-mod cluster;
+mod builder;
+mod error;
 mod fleet;
-mod hub;
-mod local;
-mod mirror;
+mod options;
+// The engine: one key's breaker in one instance, every decision on it.
+mod engine;
+// The transport: the protocol's trips, connections, the hub, the watcher.
+mod transport;
+// The base every layer may use: the reports and the clocks.
 mod observer;
-mod remote;
-mod sentinel;
 pub mod server;
 pub mod time;
-mod tls;
-mod watch;
 
-pub use breaker::{Builder, DEFAULT_CONFIG, Error, Permit, RedisBreaker, Release, Stats, Ticket};
+pub use breaker::{Permit, RedisBreaker};
+pub use builder::Builder;
+pub use engine::ticket::{Release, Stats, Ticket};
+pub use error::Error;
 pub use fleet::{Fleet, FleetBuilder};
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use observer::metric_names;
 pub use observer::{FleetObserver, Mode, Scope, Transitions};
+pub use options::DEFAULT_CONFIG;
 pub use time::{LocalClock, LocalTicks, Monotonic};

@@ -25,20 +25,16 @@
 //!   change made meanwhile is not missed beyond that read; the periodic
 //!   refresh bounds the staleness whatever happens.
 
-use crate::breaker::Inner;
-use crate::hub::{CHANNEL_PREFIX, Hub};
-use crate::remote::parse_published;
-use crate::tls::{Tls, addr_like};
-use crate::watch::{End, SLICE, nap};
+use super::CHANNEL_PREFIX;
+use super::tls::{Tls, addr_like};
 use redis::cluster::{ClusterClient, ClusterConfig, ClusterConnection};
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{
-    Connection, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisError, RedisResult,
-    Script, Value,
+    Cmd, Connection, ConnectionInfo, IntoConnectionInfo, ProtocolVersion, RedisError, RedisResult,
+    Value,
 };
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::time::Duration;
 
 /// Slots in a Redis Cluster.
 const SLOTS: u16 = 16_384;
@@ -80,11 +76,11 @@ impl Cluster {
         #[cfg(feature = "tls")]
         let builder = match (template.addr(), tls.certificates()) {
             (redis::ConnectionAddr::TcpTls { .. }, Some(certs)) => {
-                crate::tls::provider();
+                super::tls::provider();
                 builder.certs(certs.clone())
             }
             (redis::ConnectionAddr::TcpTls { .. }, None) => {
-                crate::tls::provider();
+                super::tls::provider();
                 builder
             }
             _ => builder,
@@ -122,7 +118,11 @@ impl Cluster {
     /// settings, in RESP3: every subscription reply and message is then a
     /// push, which the `redis` crate hands over even after a read timed
     /// out (a reply it would skip, taking it for the one that was late).
-    fn node(&self, (host, port): &(String, u16), timeout: Duration) -> RedisResult<Connection> {
+    pub(crate) fn node(
+        &self,
+        (host, port): &(String, u16),
+        timeout: Duration,
+    ) -> RedisResult<Connection> {
         let redis = self
             .template
             .redis_settings()
@@ -217,13 +217,13 @@ const ROUND_KEYS: usize = 1_024;
 /// `live` in batches of at most `batch` breakers of one slot each, in
 /// rounds of at most [`ROUND`] batches and [`ROUND_KEYS`] keys (or one
 /// batch).
-pub(crate) fn rounds(live: Vec<Arc<Inner>>, batch: usize) -> Vec<Vec<Vec<Arc<Inner>>>> {
-    let mut slots: HashMap<u16, Vec<Arc<Inner>>> = HashMap::new();
-    for inner in live {
+pub(crate) fn rounds<T>(live: Vec<T>, key: impl Fn(&T) -> &str, batch: usize) -> Vec<Vec<Vec<T>>> {
+    let mut slots: HashMap<u16, Vec<T>> = HashMap::new();
+    for member in live {
         slots
-            .entry(slot(inner.key.as_bytes()))
+            .entry(slot(key(&member).as_bytes()))
             .or_default()
-            .push(inner);
+            .push(member);
     }
     let mut batches = Vec::new();
     for (_, mut list) in slots {
@@ -234,7 +234,7 @@ pub(crate) fn rounds(live: Vec<Arc<Inner>>, batch: usize) -> Vec<Vec<Vec<Arc<Inn
         batches.push(list);
     }
     let mut rounds = Vec::new();
-    let mut round: Vec<Vec<Arc<Inner>>> = Vec::new();
+    let mut round: Vec<Vec<T>> = Vec::new();
     let mut keys = 0;
     for batch in batches {
         if !round.is_empty() && (round.len() == ROUND || keys + batch.len() > ROUND_KEYS) {
@@ -250,36 +250,28 @@ pub(crate) fn rounds(live: Vec<Arc<Inner>>, batch: usize) -> Vec<Vec<Vec<Arc<Inn
     rounds
 }
 
-/// `script` (`LOAD_MANY`) once for each batch of keys (with what each
-/// missing key reads as), pipelined: one round trip to each node owning a
-/// batch's slot (a redirected one retried alone). Fails with `NOSCRIPT`
-/// when a node has not loaded the script yet.
-pub(crate) fn load_batches(
+/// `commands` (scripts, each of keys in one slot), pipelined: one round
+/// trip to each node owning a slot (a redirected one retried alone). A
+/// node that has not loaded a script answers `NOSCRIPT` for it.
+pub(crate) fn pipelined(
     con: &mut ClusterConnection,
-    script: &Script,
-    batches: &[Vec<(&str, u64)>],
-) -> RedisResult<Vec<Vec<String>>> {
+    commands: impl IntoIterator<Item = Cmd>,
+) -> RedisResult<Vec<Value>> {
     let mut pipe = redis::cluster::cluster_pipe();
-    for batch in batches {
-        pipe.cmd("EVALSHA").arg(script.get_hash()).arg(batch.len());
-        for (key, _) in batch {
-            pipe.arg(*key);
-        }
-        for (_, missing) in batch {
-            pipe.arg(missing.to_string());
-        }
+    for cmd in commands {
+        pipe.add_command(cmd);
     }
     pipe.query(con)
 }
 
 /// A node's address.
-type Addr = (String, u16);
+pub(crate) type Addr = (String, u16);
 
 /// Which primary owns each slot (`CLUSTER SLOTS`).
-struct SlotMap(Vec<(u16, u16, Addr)>);
+pub(crate) struct SlotMap(Vec<(u16, u16, Addr)>);
 
 impl SlotMap {
-    fn owner(&self, slot: u16) -> Option<&Addr> {
+    pub(crate) fn owner(&self, slot: u16) -> Option<&Addr> {
         self.0
             .iter()
             .find(|(start, end, _)| (*start..=*end).contains(&slot))
@@ -301,7 +293,7 @@ fn int(v: &Value) -> Option<i64> {
     }
 }
 
-fn text(v: &Value) -> Option<String> {
+pub(crate) fn text(v: &Value) -> Option<String> {
     match v {
         Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
         Value::SimpleString(s) => Some(s.clone()),
@@ -309,10 +301,9 @@ fn text(v: &Value) -> Option<String> {
     }
 }
 
-/// The slot map, read from any node through the hub's connection pool.
-fn slot_map(hub: &Hub) -> RedisResult<SlotMap> {
-    let (reply, _, _) = hub.remote("", "", 0, |cell| cell.cluster_slots());
-    let Value::Array(ranges) = reply? else {
+/// The slot map a `CLUSTER SLOTS` reply gives.
+pub(crate) fn slot_map(reply: Value) -> RedisResult<SlotMap> {
+    let Value::Array(ranges) = reply else {
         return Err(bad_reply());
     };
     let mut map = Vec::with_capacity(ranges.len());
@@ -342,289 +333,6 @@ fn slot_map(hub: &Hub) -> RedisResult<SlotMap> {
         map.push((start, end, (host, port)));
     }
     Ok(SlotMap(map))
-}
-
-/// A subscription reply or message read from a node.
-enum Push {
-    /// A published change.
-    Message(String, String),
-    /// `SSUBSCRIBE` confirmed for the channel.
-    Subscribed(String),
-    /// The node dropped (or confirmed dropping) the channel.
-    Unsubscribed(String),
-    /// Anything else.
-    Other,
-}
-
-fn push(value: Value) -> Push {
-    let (kind, data) = match value {
-        Value::Push { kind, data } => (kind.to_string(), data),
-        Value::Array(mut data) if !data.is_empty() => {
-            let kind = text(&data.remove(0)).unwrap_or_default();
-            (kind, data)
-        }
-        _ => return Push::Other,
-    };
-    let channel = data.first().and_then(text).unwrap_or_default();
-    match kind.to_ascii_lowercase().as_str() {
-        "smessage" => Push::Message(channel, data.get(1).and_then(text).unwrap_or_default()),
-        "ssubscribe" => Push::Subscribed(channel),
-        "sunsubscribe" => Push::Unsubscribed(channel),
-        _ => Push::Other,
-    }
-}
-
-/// The watcher's connection to one primary, and the channels it holds
-/// there.
-struct Shard {
-    con: Connection,
-    channels: HashSet<String>,
-}
-
-/// The watcher's subscriptions, by node and by channel.
-#[derive(Default)]
-struct Subscriptions {
-    shards: HashMap<Addr, Shard>,
-    at: HashMap<String, Addr>,
-    /// Something moved or failed: read the slot map again.
-    reload: bool,
-}
-
-/// The watcher of a hub on a cluster, subscribed to every breaker's
-/// sharded channel on the node owning it (see the module's text). Returns
-/// when the hub is gone, or when reading the words or the slot map fails
-/// (every breaker then goes local, and the watcher retries).
-pub(crate) fn subscribed(weak: &Weak<Hub>) -> End {
-    let mut subs = Subscriptions::default();
-    match subs.run(weak) {
-        Ok(end) | Err(end) => end,
-    }
-}
-
-impl Subscriptions {
-    fn run(&mut self, weak: &Weak<Hub>) -> Result<End, End> {
-        let hub = weak.upgrade().ok_or(End::Gone)?;
-        let t = hub.timing;
-        let mut slots = slot_map(&hub)?;
-        drop(hub);
-        let mut next = Instant::now();
-        // The breakers' changes the subscriptions follow, and whether they
-        // must be followed again (the slot map was read again).
-        let mut followed = None;
-        let mut refollow = true;
-        loop {
-            let hub = weak.upgrade().ok_or(End::Gone)?;
-            if self.reload {
-                slots = slot_map(&hub)?;
-                self.reload = false;
-                refollow = true;
-            }
-            let changes = hub.changes();
-            if followed != Some(changes) {
-                followed = Some(changes);
-                refollow = true;
-            }
-            let added = refollow && self.follow(&hub, &slots);
-            refollow = false;
-            if added || Instant::now() >= next {
-                // Every word read after the subscriptions: a change made
-                // before them is not missed.
-                hub.refresh_all()?;
-                if !added {
-                    slots = slot_map(&hub)?;
-                    refollow = true;
-                }
-                next = Instant::now() + t.refresh;
-            }
-            let wait = next
-                .saturating_duration_since(Instant::now())
-                .clamp(Duration::from_millis(1), SLICE);
-            if self.shards.is_empty() {
-                drop(hub);
-                if !nap(weak, wait) {
-                    return Ok(End::Gone);
-                }
-                continue;
-            }
-            let turn = (wait / u32::try_from(self.shards.len()).unwrap_or(u32::MAX))
-                .max(Duration::from_millis(1));
-            self.read(&hub, turn);
-        }
-    }
-
-    /// Subscribes to the live breakers' channels on the nodes owning them,
-    /// and drops the channels of breakers that are gone. Returns whether
-    /// any channel was subscribed.
-    fn follow(&mut self, hub: &Hub, slots: &SlotMap) -> bool {
-        let live: HashSet<String> = hub.live().iter().map(|i| i.channel.clone()).collect();
-        let gone: Vec<String> = self
-            .at
-            .keys()
-            .filter(|ch| !live.contains(*ch))
-            .cloned()
-            .collect();
-        for ch in gone {
-            self.drop_channel(&ch, true);
-        }
-        let mut wanted: HashMap<Addr, Vec<String>> = HashMap::new();
-        for ch in live {
-            let Some(owner) = slots.owner(slot(ch.as_bytes())) else {
-                // A slot no node serves: the cluster is down there; the
-                // refresh reports it.
-                continue;
-            };
-            match self.at.get(&ch) {
-                Some(addr) if addr == owner => continue,
-                Some(_) => self.drop_channel(&ch, true),
-                None => {}
-            }
-            wanted.entry(owner.clone()).or_default().push(ch);
-        }
-        let mut added = false;
-        for (addr, channels) in wanted {
-            added |= self.subscribe(hub, addr, &channels);
-        }
-        added
-    }
-
-    /// Forgets `ch`, unsubscribing it on its node when `tell`.
-    fn drop_channel(&mut self, ch: &str, tell: bool) {
-        let Some(addr) = self.at.remove(ch) else {
-            return;
-        };
-        if let Some(shard) = self.shards.get_mut(&addr) {
-            shard.channels.remove(ch);
-            if tell {
-                let packed = redis::cmd("SUNSUBSCRIBE").arg(ch).get_packed_command();
-                if shard.con.send_packed_command(&packed).is_err() {
-                    self.lost(&addr);
-                }
-            }
-        }
-    }
-
-    /// The connection to `addr` failed: its channels are subscribed again
-    /// where the slot map says.
-    fn lost(&mut self, addr: &Addr) {
-        if let Some(shard) = self.shards.remove(addr) {
-            for ch in shard.channels {
-                self.at.remove(&ch);
-            }
-        }
-        self.reload = true;
-    }
-
-    /// Subscribes to `channels` on `addr`, and waits for the node to
-    /// confirm them (a message read meanwhile is delivered). Returns
-    /// whether they were.
-    fn subscribe(&mut self, hub: &Hub, addr: Addr, channels: &[String]) -> bool {
-        let Some(cluster) = &hub.cluster else {
-            return false;
-        };
-        let timeout = hub.timing.op_timeout;
-        if !self.shards.contains_key(&addr) {
-            let Ok(con) = cluster.node(&addr, timeout) else {
-                self.reload = true;
-                return false;
-            };
-            let shard = Shard {
-                con,
-                channels: HashSet::new(),
-            };
-            self.shards.insert(addr.clone(), shard);
-        }
-        let Some(shard) = self.shards.get_mut(&addr) else {
-            return false;
-        };
-        // One command a channel: the channels of one command must share
-        // a slot.
-        let mut packed = Vec::new();
-        for ch in channels {
-            packed.extend(redis::cmd("SSUBSCRIBE").arg(ch).get_packed_command());
-        }
-        let sent = shard.con.set_write_timeout(Some(timeout)).is_ok()
-            && shard.con.set_read_timeout(Some(timeout)).is_ok()
-            && shard.con.send_packed_command(&packed).is_ok();
-        if !sent {
-            self.lost(&addr);
-            return false;
-        }
-        let mut waiting: HashSet<&str> = channels.iter().map(String::as_str).collect();
-        while !waiting.is_empty() {
-            match shard.con.recv_response() {
-                Ok(value) => match push(value) {
-                    Push::Subscribed(ch) => {
-                        if waiting.remove(ch.as_str()) {
-                            shard.channels.insert(ch.clone());
-                            self.at.insert(ch, addr.clone());
-                        }
-                    }
-                    Push::Message(ch, payload) => deliver(hub, &ch, &payload),
-                    Push::Unsubscribed(_) | Push::Other => {}
-                },
-                // A `MOVED` (the slot map was stale) or a broken
-                // connection: start that node afresh.
-                Err(_) => {
-                    self.lost(&addr);
-                    return false;
-                }
-            }
-        }
-        true
-    }
-
-    /// Reads what each node sends, up to `turn` of silence per node.
-    fn read(&mut self, hub: &Hub, turn: Duration) {
-        let addrs: Vec<Addr> = self.shards.keys().cloned().collect();
-        for addr in addrs {
-            let Some(shard) = self.shards.get_mut(&addr) else {
-                continue;
-            };
-            if shard.con.set_read_timeout(Some(turn)).is_err() {
-                self.lost(&addr);
-                continue;
-            }
-            // A bounded drain: the other nodes' turn comes.
-            let mut dropped = Vec::new();
-            let mut failed = false;
-            for _ in 0..1_024 {
-                match shard.con.recv_response() {
-                    Ok(value) => match push(value) {
-                        Push::Message(ch, payload) => deliver(hub, &ch, &payload),
-                        Push::Unsubscribed(ch) => dropped.push(ch),
-                        Push::Subscribed(_) | Push::Other => {}
-                    },
-                    Err(e) if e.is_timeout() => break,
-                    Err(_) => {
-                        failed = true;
-                        break;
-                    }
-                }
-            }
-            if failed {
-                self.lost(&addr);
-                continue;
-            }
-            for ch in dropped {
-                // Ours are forgotten before they are sent: one still held
-                // here was dropped by the node (its slot moved away).
-                if self.at.get(&ch) == Some(&addr) {
-                    self.drop_channel(&ch, false);
-                    self.reload = true;
-                }
-            }
-        }
-    }
-}
-
-/// Hands a published change to the breakers of its channel.
-fn deliver(hub: &Hub, channel: &str, payload: &str) {
-    let Some((word, time)) = parse_published(payload) else {
-        return;
-    };
-    for inner in hub.on_channel(channel) {
-        inner.published(word, time);
-    }
 }
 
 #[cfg(test)]
@@ -664,13 +372,7 @@ mod tests {
 
     #[test]
     fn a_refresh_reads_a_slot_a_batch_in_bounded_rounds() {
-        use crate::breaker::Timing;
-        use crate::time::Monotonic;
-        // Nothing listens there: each breaker's first read fails at once.
-        let hub = Arc::new(
-            Hub::new("redis://127.0.0.1:1/", Timing::DEFAULT, Arc::new(Monotonic)).unwrap(),
-        );
-        let config = tripword::ValidConfig::new(crate::DEFAULT_CONFIG);
+        use std::collections::HashSet;
         // 700 keys in as many slots or so, 600 in one slot (a tag), and
         // five full batches of 256 (1 280 keys: the key bound splits them).
         let keys: Vec<String> = (0..700)
@@ -678,21 +380,17 @@ mod tests {
             .chain((0..600).map(|i| format!("{{tag}}{i}")))
             .chain((0..5 * 256).map(|i| format!("{{big{}}}{i}", i / 256)))
             .collect();
-        let breakers: Vec<_> = keys
-            .iter()
-            .map(|k| crate::RedisBreaker::join(&hub, k.clone(), config, Arc::new(())))
-            .collect();
-        let rounds = rounds(hub.live(), 256);
+        let rounds = rounds(keys.clone(), String::as_str, 256);
         let mut seen = HashSet::new();
         for round in &rounds {
             let keys: usize = round.iter().map(Vec::len).sum();
             assert!(round.len() == 1 || (round.len() <= ROUND && keys <= ROUND_KEYS));
             for batch in round {
                 assert!(!batch.is_empty() && batch.len() <= 256);
-                let slots: HashSet<u16> = batch.iter().map(|b| slot(b.key.as_bytes())).collect();
+                let slots: HashSet<u16> = batch.iter().map(|k| slot(k.as_bytes())).collect();
                 assert_eq!(slots.len(), 1, "one slot a batch");
-                for b in batch {
-                    assert!(seen.insert(b.key.clone()), "each key once");
+                for k in batch {
+                    assert!(seen.insert(k.clone()), "each key once");
                 }
             }
         }
@@ -703,7 +401,6 @@ mod tests {
             let keys: usize = pair[0].iter().map(Vec::len).sum();
             assert!(pair[0].len() == ROUND || keys + pair[1][0].len() > ROUND_KEYS);
         }
-        drop(breakers);
     }
 
     #[test]

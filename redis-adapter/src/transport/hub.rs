@@ -8,12 +8,18 @@
 //! The hub lives as long as a breaker on it (or the fleet) does; the
 //! watcher holds it weakly and ends when it is gone.
 
-use crate::breaker::{Inner, Timing};
-use crate::remote::{self, RemoteCell};
-use crate::sentinel::Sentinels;
+#[cfg(feature = "tokio")]
+use super::aio::AsyncOp;
+use super::con::Con;
+use super::remote::RemoteCell;
+#[cfg(feature = "tokio")]
+use super::script::Publish;
+use super::script::deadline_passed;
+use super::sentinel::Sentinels;
+use super::tls::Tls;
+use super::{CHANNEL_PREFIX, Member, Timing};
 use crate::time::{Estimate, LocalClock, LocalTicks};
-use crate::tls::Tls;
-use redis::{Cmd, Connection, ConnectionLike, IntoConnectionInfo, RedisError, RedisResult, Value};
+use redis::{Connection, IntoConnectionInfo, RedisError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
@@ -25,109 +31,11 @@ pub(crate) const POOL: usize = 16;
 /// The most keys one refresh reads in one round trip.
 const BATCH: usize = 256;
 
-/// The channel prefix every breaker's changes are published under, and the
-/// watcher's one pattern subscription.
-pub(crate) const CHANNEL_PREFIX: &str = "tripword:";
-
 /// The timeout to give the `redis` crate's connect when `left` remains of
 /// the operation and the connection's setup waits for `setup_reads`
 /// replies: it gives the TCP connect and each reply the whole of it.
 fn connect_timeout(left: Duration, setup_reads: u32) -> Duration {
     left / setup_reads.max(1)
-}
-
-/// A connection the operations of a hub run on: to the one Redis, or
-/// (feature `cluster`) to a Redis Cluster, each command sent to the node
-/// owning its first key's slot, `MOVED` and `ASK` redirections followed.
-pub(crate) enum Con {
-    /// To the one Redis of the hub.
-    Node(Connection),
-    /// To the cluster.
-    #[cfg(feature = "cluster")]
-    Cluster(Box<redis::cluster::ClusterConnection>),
-}
-
-impl Con {
-    /// Bounds every read and write from now on by `left`.
-    pub(crate) fn set_timeouts(&self, left: Duration) -> RedisResult<()> {
-        match self {
-            Con::Node(con) => {
-                con.set_read_timeout(Some(left))?;
-                con.set_write_timeout(Some(left))
-            }
-            #[cfg(feature = "cluster")]
-            Con::Cluster(con) => {
-                con.set_read_timeout(Some(left))?;
-                con.set_write_timeout(Some(left))
-            }
-        }
-    }
-
-    /// The server's `TIME` (seconds, microseconds), read on the node that
-    /// owns `key` (the one Redis when there is no cluster).
-    #[cfg_attr(not(feature = "cluster"), allow(unused_variables))]
-    pub(crate) fn time(&mut self, key: &str) -> RedisResult<(u64, u64)> {
-        match self {
-            Con::Node(con) => redis::cmd("TIME").query(con),
-            #[cfg(feature = "cluster")]
-            Con::Cluster(con) => crate::cluster::time(con, key),
-        }
-    }
-}
-
-impl ConnectionLike for Con {
-    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
-        match self {
-            Con::Node(con) => con.req_packed_command(cmd),
-            #[cfg(feature = "cluster")]
-            Con::Cluster(con) => con.req_packed_command(cmd),
-        }
-    }
-
-    fn req_packed_commands(
-        &mut self,
-        cmd: &[u8],
-        offset: usize,
-        count: usize,
-    ) -> RedisResult<Vec<Value>> {
-        match self {
-            Con::Node(con) => con.req_packed_commands(cmd, offset, count),
-            #[cfg(feature = "cluster")]
-            Con::Cluster(con) => con.req_packed_commands(cmd, offset, count),
-        }
-    }
-
-    fn req_command(&mut self, cmd: &Cmd) -> RedisResult<Value> {
-        match self {
-            Con::Node(con) => con.req_command(cmd),
-            #[cfg(feature = "cluster")]
-            Con::Cluster(con) => con.req_command(cmd),
-        }
-    }
-
-    fn get_db(&self) -> i64 {
-        match self {
-            Con::Node(con) => con.get_db(),
-            #[cfg(feature = "cluster")]
-            Con::Cluster(con) => con.get_db(),
-        }
-    }
-
-    fn check_connection(&mut self) -> bool {
-        match self {
-            Con::Node(con) => con.check_connection(),
-            #[cfg(feature = "cluster")]
-            Con::Cluster(con) => con.check_connection(),
-        }
-    }
-
-    fn is_open(&self) -> bool {
-        match self {
-            Con::Node(con) => con.is_open(),
-            #[cfg(feature = "cluster")]
-            Con::Cluster(con) => con.is_open(),
-        }
-    }
 }
 
 pub(crate) struct Hub {
@@ -136,7 +44,7 @@ pub(crate) struct Hub {
     /// operations then run on cluster connections, and the watcher
     /// subscribes to each breaker's channel on the node owning its slot.
     #[cfg(feature = "cluster")]
-    pub(crate) cluster: Option<crate::cluster::Cluster>,
+    pub(crate) cluster: Option<super::cluster::Cluster>,
     /// Replies the `redis` crate reads when it opens a connection (`AUTH`
     /// or `HELLO`, `SELECT`), each with the whole timeout it is given.
     setup_reads: u32,
@@ -149,13 +57,13 @@ pub(crate) struct Hub {
     pub(crate) timing: Timing,
     /// The live breakers, by channel (more than one for a key only while an
     /// evicted breaker is still held by a caller).
-    members: RwLock<HashMap<String, Vec<Weak<Inner>>>>,
+    members: RwLock<HashMap<String, Vec<Weak<dyn Member>>>>,
     /// Moves on every change of `members`: the cluster watcher follows the
     /// channels again only when it moved.
     #[cfg(feature = "cluster")]
     changes: std::sync::atomic::AtomicU64,
     #[cfg(feature = "tokio")]
-    pub(crate) aio: crate::aio::Multiplexed,
+    pub(crate) aio: super::aio::Multiplexed,
     /// The sentinels that name the primary, when the hub follows one.
     pub(crate) sentinels: Option<Arc<Sentinels>>,
     /// The certificates of its TLS connections.
@@ -185,7 +93,7 @@ impl Hub {
         let client = redis::Client::open(info)?;
         Ok(Hub {
             #[cfg(feature = "tokio")]
-            aio: crate::aio::Multiplexed::new(client.clone()),
+            aio: super::aio::Multiplexed::new(client.clone()),
             client,
             #[cfg(feature = "cluster")]
             cluster: None,
@@ -211,7 +119,7 @@ impl Hub {
         self.client = tls.client(self.client.get_connection_info().clone())?;
         #[cfg(feature = "tokio")]
         {
-            self.aio = crate::aio::Multiplexed::new(self.client.clone());
+            self.aio = super::aio::Multiplexed::new(self.client.clone());
         }
         self.tls = tls;
         Ok(self)
@@ -236,7 +144,7 @@ impl Hub {
         let seeds: Vec<String> = std::iter::once(url.to_owned())
             .chain(nodes.iter().cloned())
             .collect();
-        let cluster = crate::cluster::Cluster::new(&seeds, &self.tls)?;
+        let cluster = super::cluster::Cluster::new(&seeds, &self.tls)?;
         #[cfg(feature = "cluster-async")]
         self.aio.on_cluster(cluster.clone(), self.timing.op_timeout);
         self.cluster = Some(cluster);
@@ -258,7 +166,7 @@ impl Hub {
     pub(crate) fn connect(&self, deadline: Instant) -> Result<Connection, RedisError> {
         let left = deadline.saturating_duration_since(Instant::now());
         if left < Duration::from_micros(100) {
-            return Err(remote::deadline_passed());
+            return Err(deadline_passed());
         }
         match &self.sentinels {
             Some(sentinels) => {
@@ -276,7 +184,7 @@ impl Hub {
         if let Some(cluster) = &self.cluster {
             let left = deadline.saturating_duration_since(Instant::now());
             if left < Duration::from_micros(100) {
-                return Err(remote::deadline_passed());
+                return Err(deadline_passed());
             }
             return cluster.connect(left).map(|con| Con::Cluster(Box::new(con)));
         }
@@ -294,11 +202,11 @@ impl Hub {
 
     /// The channel the changes of the word under `key` are published on:
     /// `tripword:<key>`, or in a cluster a name in the key's slot (see
-    /// [`cluster::channel`](crate::cluster::channel)).
+    /// [`cluster::channel`](super::cluster::channel)).
     pub(crate) fn channel(&self, key: &str) -> String {
         #[cfg(feature = "cluster")]
         if self.cluster.is_some() {
-            return crate::cluster::channel(key);
+            return super::cluster::channel(key);
         }
         format!("{CHANNEL_PREFIX}{key}")
     }
@@ -363,6 +271,64 @@ impl Hub {
         (out, trips, stored)
     }
 
+    /// [`remote`](Self::remote) for the async form: `body` runs on the
+    /// hub's multiplexed connection, the whole (connecting included)
+    /// within the operation timeout, and the estimate of the server's
+    /// clock is sampled either way. Returns its result, the round trips it
+    /// made, and the latest word it found stored in Redis. After an error
+    /// the connection is made again on the next operation.
+    #[cfg(feature = "tokio")]
+    pub(crate) async fn remote_async<T>(
+        &self,
+        key: &str,
+        channel: &str,
+        missing: u64,
+        body: impl AsyncFnOnce(&mut AsyncOp<'_>) -> Result<T, RedisError>,
+    ) -> (Result<T, RedisError>, u32, Option<u64>) {
+        let deadline = tokio::time::Instant::now() + self.timing.op_timeout;
+        let publish = Publish {
+            channel,
+            // On a cluster, published on the key's shard (as the sync form).
+            command: if self.is_cluster() {
+                "SPUBLISH"
+            } else {
+                "PUBLISH"
+            },
+        };
+        let mut op = None;
+        let run = async {
+            let con = self.aio.get().await?;
+            let op = op.insert(AsyncOp::new(
+                con,
+                key,
+                publish,
+                missing,
+                self.timing.replicas,
+                &*self.clock,
+                deadline,
+            ));
+            body(op).await
+        };
+        let out = match tokio::time::timeout_at(deadline, run).await {
+            Ok(out) => out,
+            Err(_) => Err(deadline_passed()),
+        };
+        let (trips, stored) = match &op {
+            Some(op) => {
+                if let Some((server, local)) = op.latest {
+                    self.estimate.sample(server, local);
+                }
+                (op.round_trips, op.stored)
+            }
+            None => (0, None),
+        };
+        if out.is_err() {
+            self.aio.failed();
+            self.suspect();
+        }
+        (out, trips, stored)
+    }
+
     /// After an error, when following a primary: it may have changed, and
     /// every open connection may be to the old one. They are dropped (the
     /// pooled ones and the async one); the next operations connect afresh,
@@ -402,12 +368,12 @@ impl Hub {
     }
 
     /// Adds a breaker to the ones the watcher keeps fresh.
-    pub(crate) fn join(&self, inner: &Arc<Inner>) {
+    pub(crate) fn join(&self, member: &Arc<dyn Member>) {
         let mut members = self.members.write().unwrap_or_else(PoisonError::into_inner);
         members
-            .entry(inner.channel.clone())
+            .entry(member.channel().to_owned())
             .or_default()
-            .push(Arc::downgrade(inner));
+            .push(Arc::downgrade(member));
         #[cfg(feature = "cluster")]
         self.changes
             .fetch_add(1, std::sync::atomic::Ordering::Release);
@@ -434,7 +400,7 @@ impl Hub {
     }
 
     /// The live breakers on `channel`.
-    pub(crate) fn on_channel(&self, channel: &str) -> Vec<Arc<Inner>> {
+    pub(crate) fn on_channel(&self, channel: &str) -> Vec<Arc<dyn Member>> {
         let members = self.members.read().unwrap_or_else(PoisonError::into_inner);
         members
             .get(channel)
@@ -443,7 +409,7 @@ impl Hub {
     }
 
     /// Every live breaker.
-    pub(crate) fn live(&self) -> Vec<Arc<Inner>> {
+    pub(crate) fn live(&self) -> Vec<Arc<dyn Member>> {
         let members = self.members.read().unwrap_or_else(PoisonError::into_inner);
         members
             .values()
@@ -466,12 +432,7 @@ impl Hub {
                 .collect();
             let keys: Vec<Vec<(&str, u64)>> = round
                 .iter()
-                .map(|batch| {
-                    batch
-                        .iter()
-                        .map(|b| (b.key.as_str(), b.missing_word()))
-                        .collect()
-                })
+                .map(|batch| batch.iter().map(|b| (b.key(), b.missing_word())).collect())
                 .collect();
             let (words, _, _) = self.remote("", "", 0, |cell| cell.fetch_batches(&keys));
             for ((batch, bases), words) in round.iter().zip(bases).zip(words?) {
@@ -491,10 +452,10 @@ impl Hub {
     /// Redis a round is one batch (one round trip); in a cluster each batch
     /// is of one slot (a script's keys must be), and a round's batches are
     /// pipelined, one round trip per node.
-    fn rounds(&self, mut live: Vec<Arc<Inner>>) -> Vec<Vec<Vec<Arc<Inner>>>> {
+    fn rounds(&self, mut live: Vec<Arc<dyn Member>>) -> Vec<Vec<Vec<Arc<dyn Member>>>> {
         #[cfg(feature = "cluster")]
         if self.cluster.is_some() {
-            return crate::cluster::rounds(live, BATCH);
+            return super::cluster::rounds(live, |m| m.key(), BATCH);
         }
         let mut out = Vec::new();
         while live.len() > BATCH {
@@ -519,6 +480,7 @@ impl Hub {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::quorum::Quorum;
     use crate::time::Monotonic;
 
     #[test]
@@ -530,29 +492,6 @@ mod tests {
         assert_eq!(connect_timeout(left, 3), Duration::from_millis(200));
     }
 
-    /// The connection enum forwards what the `redis` crate asks of a
-    /// connection to the one it holds.
-    #[test]
-    fn a_node_connection_forwards_to_its_connection() {
-        if !crate::server::available() {
-            assert!(
-                std::env::var_os("TRIPWORD_REDIS_REQUIRE").is_none(),
-                "redis-server is not runnable and TRIPWORD_REDIS_REQUIRE is set"
-            );
-            return;
-        }
-        let mut server = crate::server::RedisServer::start().unwrap();
-        let url = format!("redis://127.0.0.1:{}/3", server.port());
-        let client = redis::Client::open(url).unwrap();
-        let mut con = Con::Node(client.get_connection().unwrap());
-        assert_eq!(con.get_db(), 3);
-        assert!(con.is_open());
-        assert!(con.check_connection());
-        server.stop();
-        assert!(!con.check_connection(), "the server is gone");
-        assert!(!con.is_open(), "closed by the failed check");
-    }
-
     #[test]
     fn breakers_that_are_gone_leave_the_watchers_list() {
         // Nothing listens there: each breaker's first read fails at once.
@@ -560,8 +499,9 @@ mod tests {
             Hub::new("redis://127.0.0.1:1/", Timing::DEFAULT, Arc::new(Monotonic)).unwrap(),
         );
         let config = tripword::ValidConfig::new(crate::DEFAULT_CONFIG);
-        let join =
-            |key: &str| crate::RedisBreaker::join(&hub, key.to_owned(), config, Arc::new(()));
+        let join = |key: &str| {
+            crate::RedisBreaker::join(&hub, key.to_owned(), config, Arc::new(()), Quorum::ONE)
+        };
         let (a, a2, b) = (join("a"), join("a"), join("b"));
         assert_eq!(hub.members(), 3);
         assert_eq!(hub.on_channel("tripword:a").len(), 2);

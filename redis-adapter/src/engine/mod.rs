@@ -1,0 +1,1102 @@
+//! The engine: one key's breaker in one instance ([`Inner`]), the state
+//! it keeps (the mirror of the shared word, the local breaker, the quorum's
+//! vote, the config check), and every decision on it, each made by the
+//! core's pure layer. It reaches Redis only through the transport
+//! (`crate::transport`): a [`Hub`]'s blocking or async operation, each a
+//! sequence of the protocol's trips. The handles (`crate::breaker`,
+//! `crate::fleet`) sit on top of it.
+//!
+//! - `mirror`, `local`: the two words an instance reads with no network.
+//! - `words`: the pure rules on shared words (resume after a lost key,
+//!   staleness, stamps), `quorum`: the quorum's vote and trip, `config`:
+//!   the config fingerprint and the follower's rule.
+//! - `ticket`: the public ticket, release and stats types.
+//! - `aio` (feature `tokio`): admissions and releases as spawned tasks.
+
+#[cfg(feature = "tokio")]
+pub(crate) mod aio;
+pub(crate) mod config;
+pub(crate) mod local;
+pub(crate) mod mirror;
+pub(crate) mod quorum;
+#[cfg(test)]
+mod tests;
+pub(crate) mod ticket;
+pub(crate) mod words;
+
+use crate::observer::{FleetObserver, Mode, Scope};
+use crate::transport::Member;
+#[cfg(feature = "tokio")]
+use crate::transport::aio::AsyncOp;
+use crate::transport::hub::Hub;
+use crate::transport::remote::RemoteCell;
+use config::{CONFIG_CHECK_EVERY, fingerprint, fleet_holds, published_fingerprint};
+use local::Local;
+use mirror::{CLEAR, HELD, Mirror, NONE, RUN};
+use quorum::{Follow, Quorum, trip, voter_id, votes_key};
+use redis::RedisError;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use ticket::{AtomicStats, Release, Stats, Ticket};
+use tripword::cell::{self, Swap};
+use tripword::transition::{self, Decision, Event, Verdict};
+use tripword::word::{Snapshot, State};
+use tripword::{Cause, Outcome, Rejected, Status, ValidConfig, W64, Word};
+use words::{before_stamp, closed, mirror_ahead, noted, resumed};
+
+/// One key's breaker in one instance, shared by its handles and (weakly)
+/// its hub's watcher.
+pub(crate) struct Inner {
+    pub(crate) config: ValidConfig<W64>,
+    pub(crate) key: String,
+    pub(crate) channel: String,
+    /// The shared word as last seen, and what the fast paths read.
+    mirror: Mirror,
+    /// The newest word found stored in Redis (`None` until one is): what a
+    /// missing key reads as is derived from it (`missing_word`), never from
+    /// a missing key's stand-in, so that it stays put while the key is
+    /// missing. It only moves forward (see [`Inner::stored`]). Taken only
+    /// with a round trip or a published message, never on a fast path.
+    stored: Mutex<Option<u64>>,
+    /// The local breaker: used while Redis does not answer.
+    local: Local,
+    observer: Arc<dyn FleetObserver>,
+    stats: AtomicStats,
+    pub(crate) hub: Arc<Hub>,
+    /// This instance's config fingerprint, and the key it is kept under.
+    fingerprint: String,
+    fingerprint_key: String,
+    /// The fleet's fingerprint, when it is not ours.
+    mismatch: Mutex<Option<String>>,
+    /// Whether this instance follows the shared word (the fleet's
+    /// fingerprint is known and is not ours): it admits only while the
+    /// word is `Closed`, and never writes it (see [`fleet_holds`]).
+    following: AtomicBool,
+    /// Refreshes by the watcher since the fingerprint was last read while
+    /// attached (see [`CONFIG_CHECK_EVERY`]).
+    unchecked: AtomicU32,
+    /// How many instances' votes trip the shared word.
+    pub(crate) quorum: Quorum,
+    /// Where the votes are kept, and this instance's id among them.
+    votes_key: String,
+    voter: String,
+    /// Whether this instance's vote may be in the set.
+    voted: AtomicBool,
+    /// The key, interned when a name is first asked for.
+    name: OnceLock<&'static str>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.hub.prune(&self.channel);
+    }
+}
+
+/// `key` for the life of the process: copied once per distinct key, the
+/// same copy for every later call with an equal key.
+fn intern(key: &str) -> &'static str {
+    static KEYS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut keys = KEYS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(&kept) = keys.get(key) {
+        return kept;
+    }
+    let kept: &'static str = Box::leak(key.into());
+    keys.insert(kept);
+    kept
+}
+
+impl Inner {
+    /// A breaker on `hub` under `key`, with a quorum: joins the hub's
+    /// watcher, then reads the word once.
+    pub(crate) fn join(
+        hub: &Arc<Hub>,
+        key: String,
+        config: ValidConfig<W64>,
+        observer: Arc<dyn FleetObserver>,
+        quorum: Quorum,
+    ) -> Arc<Inner> {
+        let fingerprint = fingerprint(&config, &quorum);
+        // Keys spread over the watcher's refreshes: a fleet of many keys
+        // reads a share of their fingerprints at each.
+        let spread = key
+            .bytes()
+            .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+        let inner = Arc::new(Inner {
+            config,
+            channel: hub.channel(&key),
+            fingerprint_key: format!("{key}:config"),
+            votes_key: votes_key(hub.is_cluster(), &hub.channel(&key), &key),
+            voter: quorum.voter.as_deref().map_or_else(voter_id, str::to_owned),
+            voted: AtomicBool::new(false),
+            quorum,
+            key,
+            mirror: Mirror::new(),
+            stored: Mutex::new(None),
+            local: Local::new(),
+            observer,
+            stats: AtomicStats::default(),
+            fingerprint,
+            mismatch: Mutex::new(None),
+            following: AtomicBool::new(false),
+            unchecked: AtomicU32::new(spread),
+            hub: hub.clone(),
+            name: OnceLock::new(),
+        });
+        let member: Arc<dyn Member> = inner.clone();
+        hub.join(&member);
+        let _ = inner.refresh(false);
+        inner
+    }
+
+    /// An admission: the fast path (one load of the mirror), or
+    /// [`acquire_slow`](Self::acquire_slow).
+    #[inline]
+    pub(crate) fn acquire(&self) -> Result<Ticket, Rejected> {
+        match self.acquire_fast() {
+            Some(ticket) => Ok(ticket),
+            None => self.acquire_slow(),
+        }
+    }
+
+    /// The closed path's answer with no network, if the mirror gives one:
+    /// a ticket of its counter. The word is there when the kit's decision
+    /// on it is a closed admission that stores nothing (see `mirror`).
+    #[inline(always)]
+    pub(crate) fn acquire_fast(&self) -> Option<Ticket> {
+        let word = self.mirror.admit();
+        (word != NONE).then(|| self.ticket(Snapshot::counter_bits::<W64>(word), false))
+    }
+
+    #[inline(never)]
+    fn acquire_slow(&self) -> Result<Ticket, Rejected> {
+        self.answered(match self.acquire_prepare() {
+            Ok(answer) => answer,
+            Err(base) => self.acquire_remote(base),
+        })
+    }
+
+    /// An admission Redis decides, from the mirror's `base`: the word read
+    /// and the admission applied by the kit's compare-and-swap loop.
+    #[inline(never)]
+    pub(crate) fn acquire_remote(&self, base: u64) -> Result<Ticket, Rejected> {
+        let done = self.remote(true, |cell| {
+            let (seen, at) = cell.fetch()?;
+            let applied = cell::update(
+                cell,
+                &self.config,
+                seen,
+                Event::Admit,
+                Some(at),
+                || cell.now(),
+                |swap| self.report(swap),
+            )?;
+            // The server time the deciding attempt read: that of the last
+            // reply.
+            Ok((applied, cell.latest().map_or(at, |(t, _)| t)))
+        });
+        match done {
+            Ok((applied, at)) => self.admission(base, applied, at),
+            Err(_) => {
+                self.detach();
+                self.acquire_local()
+            }
+        }
+    }
+
+    /// A release: the fast path (the mirror records it as it is), or
+    /// [`release_slow`](Self::release_slow).
+    #[inline]
+    pub(crate) fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
+        if self.release_quietly(&ticket, outcome) {
+            return Release::Recorded;
+        }
+        self.release_slow(ticket, outcome)
+    }
+
+    #[inline(never)]
+    fn release_slow(&self, ticket: Ticket, outcome: Outcome) -> Release {
+        let release = match self.release_prepare(&ticket, outcome) {
+            Ok(settled) => settled,
+            Err(word) => self.release_remote(word, ticket.counter, outcome),
+        };
+        self.released(release, outcome)
+    }
+
+    /// A release Redis records, from the mirror's `word`.
+    #[inline(never)]
+    pub(crate) fn release_remote(&self, word: u64, counter: u32, outcome: Outcome) -> Release {
+        let event = Event::Release { counter, outcome };
+        let base = self.mirror.base();
+        let done = self.remote(true, |cell| {
+            cell::update(
+                cell,
+                &self.config,
+                word,
+                event,
+                None,
+                || cell.now(),
+                |swap| self.report(swap),
+            )
+        });
+        match done {
+            Ok(applied) => self.recorded(base, &applied),
+            Err(_) => {
+                self.detach();
+                self.unreported(outcome)
+            }
+        }
+    }
+
+    /// The status this instance decides by: the shared word's at the
+    /// estimated server time (its own breaker's, with a quorum, while the
+    /// fleet is closed), or the local breaker's.
+    pub(crate) fn status(&self) -> Status {
+        if self.mirror.attached() {
+            let word = self.mirror.word();
+            let held = Snapshot::decode::<W64>(word);
+            let mut void = false;
+            let status = transition::status_at(&self.config, word, || match self.estimate() {
+                Some(now) if !before_stamp(&self.config, held, now) => now,
+                _ => {
+                    void = true;
+                    0
+                }
+            });
+            let status = match held {
+                Ok(held) if void => held.state.status(),
+                _ => status,
+            };
+            if status == Status::Closed && self.quorum.on() {
+                // The instance's own view, while the fleet is closed.
+                return self.local_status();
+            }
+            status
+        } else {
+            if self.following.load(Ordering::Acquire)
+                && let Some(why) = fleet_holds(&self.config, self.mirror.word(), None)
+            {
+                // A follower held off by the fleet's word.
+                return if why.cause() == Cause::Probing {
+                    Status::Probing
+                } else {
+                    Status::Open
+                };
+            }
+            self.local_status()
+        }
+    }
+
+    /// Whether the instance is on the shared word.
+    pub(crate) fn mode(&self) -> Mode {
+        if self.mirror.attached() {
+            Mode::Shared
+        } else {
+            Mode::Local
+        }
+    }
+
+    /// The mirror's word.
+    pub(crate) fn word(&self) -> u64 {
+        self.mirror.word()
+    }
+
+    /// The counters of the instance's work.
+    pub(crate) fn stats(&self) -> Stats {
+        self.stats.load()
+    }
+
+    /// This instance's config fingerprint.
+    pub(crate) fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// Reads the word now (see [`refresh`](Self::refresh)); on an error the
+    /// instance falls back to its local breaker.
+    pub(crate) fn sync(&self) -> Result<(), RedisError> {
+        self.refresh(true).map(drop).inspect_err(|_| self.detach())
+    }
+
+    /// An operator's force (`ForceOpen`, `ForceClose`) applied to the
+    /// shared word, or on an error (the instance then local) to the local
+    /// breaker. A follower forces only its local breaker and reports the
+    /// mismatch: `Err(Ok(fleet))` with the fleet's fingerprint;
+    /// `Err(Err(e))` when Redis failed.
+    pub(crate) fn force(&self, event: Event) -> Result<(), Result<String, RedisError>> {
+        if let Some(fleet) = self.config_mismatch() {
+            // Its config reads the fleet's word otherwise: it must not
+            // write it.
+            self.force_local(event);
+            return Err(Ok(fleet));
+        }
+        let base = self.mirror.base();
+        let done = self.remote(true, |cell| {
+            let (seen, at) = cell.fetch()?;
+            let applied = cell::update(
+                cell,
+                &self.config,
+                seen,
+                event,
+                Some(at),
+                || cell.now(),
+                |swap| self.report(swap),
+            )?;
+            if self.quorum.on() && event == Event::ForceClose {
+                // An operator's close resets the fleet's policy: the votes
+                // too.
+                cell.clear_votes(&self.votes_key)?;
+            }
+            Ok(applied)
+        });
+        match done {
+            Ok(applied) => {
+                self.mirror.offer(&self.config, Some(base), applied.word);
+                Ok(())
+            }
+            Err(e) => {
+                // Not silently local: the caller gets the error, and this
+                // instance, now local, obeys the force until it rejoins.
+                self.detach();
+                self.force_local(event);
+                Err(Err(e))
+            }
+        }
+    }
+
+    /// An admission's answer, a rejection reported to the observer
+    /// (`on_rejected`). Only answers off the closed path come here: the
+    /// closed admission stays one load with no observer call.
+    pub(crate) fn answered(&self, answer: Result<Ticket, Rejected>) -> Result<Ticket, Rejected> {
+        if let Err(why) = &answer {
+            self.observer.on_rejected(*why);
+        }
+        answer
+    }
+
+    /// A release's answer, a stale one reported to the observer
+    /// (`on_stale`). A stale release never takes the closed path.
+    pub(crate) fn released(&self, release: Release, outcome: Outcome) -> Release {
+        if release == Release::Stale {
+            self.observer.on_stale(outcome);
+        }
+        release
+    }
+
+    /// The key, interned (see [`intern`]).
+    pub(crate) fn name(&self) -> &'static str {
+        self.name.get_or_init(|| intern(&self.key))
+    }
+
+    #[inline(always)]
+    fn ticket(&self, counter: u32, probe: bool) -> Ticket {
+        Ticket::new(self.mirror.address(), counter, probe, false)
+    }
+
+    /// What an admission that did not take the fast path can decide with
+    /// no network: `Ok` with the answer (the local breaker's, in
+    /// [`Mode::Local`]; a rejection the mirror makes at the estimated
+    /// server time), or `Err` with the mirror's [`base`](Mirror::base) when
+    /// Redis must decide.
+    pub(crate) fn acquire_prepare(&self) -> Result<Result<Ticket, Rejected>, u64> {
+        if !self.mirror.attached() {
+            if self.following.load(Ordering::Acquire)
+                && let Some(why) = fleet_holds(&self.config, self.mirror.word(), self.estimate())
+            {
+                // The fleet's word rejects: a follower never calls past it.
+                return Ok(Err(why));
+            }
+            return Ok(self.acquire_local());
+        }
+        let base = self.mirror.base();
+        let word = self.mirror.word();
+        if self.quorum.on() && closed(word) && self.local_status() != Status::Closed {
+            // The fleet is closed, this instance is held off by its own
+            // failures: its local breaker decides (and probes) for it.
+            return Ok(self.acquire_local());
+        }
+        let mut estimated = true;
+        let step = transition::apply(&self.config, word, Event::Admit, || {
+            self.estimate().unwrap_or_else(|| {
+                estimated = false;
+                0
+            })
+        });
+        // A closed admission that stores nothing is the fast path's, from
+        // the mirror's derived word; here it can only be a race with a
+        // change of the mirror, and Redis decides it as any other.
+        match step.verdict {
+            Verdict::Rejected(why) if estimated => Ok(Err(why)),
+            _ => Err(base),
+        }
+    }
+
+    pub(crate) fn acquire_local(&self) -> Result<Ticket, Rejected> {
+        let (counter, probe) = self.local_acquire()?;
+        Ok(Ticket::new(self.local.address(), counter, probe, true))
+    }
+
+    /// The answer of an admission Redis decided (`applied`, at server time
+    /// `at`), from an operation of [`base`](Mirror::base) `base`.
+    pub(crate) fn admission(
+        &self,
+        base: u64,
+        applied: cell::Applied<W64>,
+        at: u64,
+    ) -> Result<Ticket, Rejected> {
+        self.mirror.offer(&self.config, Some(base), applied.word);
+        match applied.decision {
+            Decision::Admitted => {
+                let probe = matches!(
+                    Snapshot::decode::<W64>(applied.word),
+                    Ok(Snapshot {
+                        state: State::Probing { .. },
+                        ..
+                    })
+                );
+                let counter = Snapshot::counter_bits::<W64>(applied.word);
+                Ok(self.ticket(counter, probe))
+            }
+            // The rejection (cause and wait) the word makes at the server
+            // time the decision read: the pure layer again.
+            _ => match transition::apply(&self.config, applied.word, Event::Admit, || at).verdict {
+                Verdict::Rejected(why) => Err(why),
+                _ => self.acquire_local(),
+            },
+        }
+    }
+
+    /// The release fast path: whether the mirror is `Closed` (with no
+    /// failures, for a success) under the ticket's counter, so that the kit
+    /// stores nothing and the release is recorded as it is.
+    #[inline(always)]
+    pub(crate) fn release_quietly(&self, ticket: &Ticket, outcome: Outcome) -> bool {
+        if ticket.origin.get() != self.mirror.address() {
+            return false;
+        }
+        let word = match outcome {
+            Outcome::Success => self.mirror.quiet(),
+            Outcome::Ignored => self.mirror.admit(),
+            Outcome::Failure => NONE,
+        };
+        word != NONE && Snapshot::counter_bits::<W64>(word) == ticket.counter
+    }
+
+    /// What a release that did not take the fast path can settle with no
+    /// network: `Ok` with the answer, or `Err` with the mirror's word when
+    /// Redis must record it. With a quorum, the vote (or its withdrawal)
+    /// the release calls for is made before it returns.
+    pub(crate) fn release_prepare(
+        &self,
+        ticket: &Ticket,
+        outcome: Outcome,
+    ) -> Result<Release, u64> {
+        let (settled, follow) = self.release_settle(ticket, outcome);
+        self.follow(follow);
+        settled
+    }
+
+    /// [`release_prepare`](Self::release_prepare), handing back the vote
+    /// (or its withdrawal) the release calls for, for the caller to make.
+    pub(crate) fn release_settle(
+        &self,
+        ticket: &Ticket,
+        outcome: Outcome,
+    ) -> (Result<Release, u64>, Follow) {
+        let counter = ticket.counter;
+        if ticket.issuer() == self.local.address() {
+            if self.quorum.on() {
+                let (release, follow) = self.own_release(counter, outcome);
+                return (Ok(release), follow);
+            }
+            let release = if self.local_release(counter, outcome) {
+                Release::Recorded
+            } else {
+                Release::Stale
+            };
+            return (Ok(release), Follow::Nothing);
+        }
+        if ticket.issuer() != self.mirror.address() {
+            return (Ok(Release::Stale), Follow::Nothing);
+        }
+        let word = self.mirror.word();
+        if self.quorum.on()
+            && self.mirror.attached()
+            && closed(word)
+            && Snapshot::counter_bits::<W64>(word) == counter
+        {
+            // The fleet is closed: the outcome is this instance's own, for
+            // its local breaker to judge.
+            let (release, follow) = self.own_outcome(outcome);
+            return (Ok(release), follow);
+        }
+        // The ticket's state has passed in the mirror, so in Redis too (the
+        // word there is at least as new): stale, settled with no network,
+        // and whether Redis answers or not: a stale outcome is not counted
+        // in the local breaker either (spec I2). (A release the mirror
+        // records without a change is the fast path's; here it can only be
+        // a race, and goes to Redis.)
+        if mirror_ahead(word, counter) {
+            return (Ok(Release::Stale), Follow::Nothing);
+        }
+        if !self.mirror.attached() {
+            return (Ok(self.unreported(outcome)), Follow::Nothing);
+        }
+        (Err(word), Follow::Nothing)
+    }
+
+    /// The answer of a release Redis applied, from an operation of
+    /// [`base`](Mirror::base) `base`.
+    pub(crate) fn recorded(&self, base: u64, applied: &cell::Applied<W64>) -> Release {
+        self.mirror.offer(&self.config, Some(base), applied.word);
+        match applied.decision {
+            Decision::Recorded => Release::Recorded,
+            _ => Release::Stale,
+        }
+    }
+
+    fn local_acquire(&self) -> Result<(u32, bool), Rejected> {
+        self.local
+            .acquire(&self.config, &*self.hub.clock, &*self.observer)
+    }
+
+    fn local_release(&self, counter: u32, outcome: Outcome) -> bool {
+        self.local.release(
+            &self.config,
+            counter,
+            outcome,
+            &*self.hub.clock,
+            &*self.observer,
+        )
+    }
+
+    fn local_status(&self) -> Status {
+        self.local.status(&self.config, &*self.hub.clock)
+    }
+
+    fn estimate(&self) -> Option<u64> {
+        self.hub.estimate()
+    }
+
+    pub(crate) fn mirror_base(&self) -> u64 {
+        self.mirror.base()
+    }
+
+    /// The word a missing key reads as for this instance. The initial word
+    /// (`Closed`, counter 0) while the mirror holds it: a new fleet. Once
+    /// the mirror has seen a state change, the key can only be missing
+    /// because it was lost (Redis restarted empty, a failover lost it,
+    /// someone deleted it): then it reads as `Closed` with the mirror's
+    /// counter moved on by [`RESUME`], so that no ticket issued before the
+    /// loss matches a word after it (spec I2), as long as the fleet made
+    /// fewer than [`RESUME`] changes this instance's mirror had not seen.
+    /// The first compare-and-set from it stores it.
+    pub(crate) fn missing_word(&self) -> u64 {
+        resumed(*self.stored.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Notes a word found stored in Redis under the key (read, swapped in,
+    /// or published): what a lost key resumes from. Only forward: a word
+    /// whose counter is behind the one noted (a published message
+    /// delivered late, a read after a failover lost writes) is not taken,
+    /// else a message delayed across two losses of the key would move the
+    /// resume point back, and the second stand-in would repeat counters the
+    /// fleet used after the first (found by the fleet model).
+    pub(crate) fn stored(&self, word: u64) {
+        let mut seen = self.stored.lock().unwrap_or_else(PoisonError::into_inner);
+        *seen = noted(*seen, word);
+    }
+
+    /// Runs `op` on the key with one of the hub's connections, every round
+    /// trip within the operation timeout; counted in the stats when `call`.
+    fn remote<T>(
+        &self,
+        call: bool,
+        op: impl FnOnce(&RemoteCell<'_>) -> Result<T, RedisError>,
+    ) -> Result<T, RedisError> {
+        let (out, trips, stored) =
+            self.hub
+                .remote(&self.key, &self.channel, self.missing_word(), op);
+        if let Some(word) = stored {
+            self.stored(word);
+        }
+        if call {
+            self.count_call(trips);
+        }
+        out
+    }
+
+    /// [`remote`](Self::remote) for the async form, on the hub's
+    /// multiplexed connection; always a call's.
+    #[cfg(feature = "tokio")]
+    async fn remote_async<T>(
+        &self,
+        body: impl AsyncFnOnce(&mut AsyncOp<'_>) -> Result<T, RedisError>,
+    ) -> Result<T, RedisError> {
+        let (out, trips, stored) = self
+            .hub
+            .remote_async(&self.key, &self.channel, self.missing_word(), body)
+            .await;
+        if let Some(word) = stored {
+            self.stored(word);
+        }
+        self.count_call(trips);
+        out
+    }
+
+    /// [`acquire_remote`](Self::acquire_remote) awaited.
+    #[cfg(feature = "tokio")]
+    pub(crate) async fn acquire_remote_async(&self, base: u64) -> Result<Ticket, Rejected> {
+        let done = self
+            .remote_async(async |op| {
+                let (seen, at) = op.fetch().await?;
+                let applied = op
+                    .apply(&self.config, seen, Some(at), Event::Admit, |swap| {
+                        self.report(swap);
+                    })
+                    .await?;
+                Ok((applied, op.latest.map_or(at, |(t, _)| t)))
+            })
+            .await;
+        match done {
+            Ok((applied, at)) => self.admission(base, applied, at),
+            Err(_) => {
+                self.detach();
+                self.acquire_local()
+            }
+        }
+    }
+
+    /// [`release_remote`](Self::release_remote) awaited.
+    #[cfg(feature = "tokio")]
+    pub(crate) async fn release_remote_async(
+        &self,
+        word: u64,
+        counter: u32,
+        outcome: Outcome,
+    ) -> Release {
+        let event = Event::Release { counter, outcome };
+        let base = self.mirror_base();
+        let done = self
+            .remote_async(async |op| {
+                op.apply(&self.config, word, None, event, |swap| {
+                    self.report(swap);
+                })
+                .await
+            })
+            .await;
+        match done {
+            Ok(applied) => self.recorded(base, &applied),
+            Err(_) => {
+                self.detach();
+                self.unreported(outcome)
+            }
+        }
+    }
+
+    /// Counts an operation of a call that went to Redis.
+    pub(crate) fn count_call(&self, round_trips: u32) {
+        self.stats
+            .call_round_trips
+            .fetch_add(u64::from(round_trips), Ordering::Relaxed);
+        self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The word the watcher read for this breaker (in a batch begun at the
+    /// mirror's [`base`](Mirror::base) `base`): taken if it is a state, repaired with a
+    /// round trip of its own if it is corrupt.
+    pub(crate) fn refreshed(&self, base: u64, word: u64) -> Result<(), RedisError> {
+        if Snapshot::decode::<W64>(word).is_err() {
+            return self.refresh(false).map(drop);
+        }
+        self.mirror.offer(&self.config, Some(base), word);
+        self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
+        let turn = self.unchecked.fetch_add(1, Ordering::Relaxed);
+        self.attach(turn % CONFIG_CHECK_EVERY == CONFIG_CHECK_EVERY - 1);
+        Ok(())
+    }
+
+    /// Reads the word into the mirror, repairing it first if it is corrupt
+    /// (spec I8: one admission through the kit replaces it by `Closed` with
+    /// the next counter; not by a follower, which never writes the word),
+    /// and joins the shared word.
+    pub(crate) fn refresh(&self, call: bool) -> Result<u64, RedisError> {
+        let base = self.mirror.base();
+        let word = self.remote(call, |cell| {
+            let (seen, at) = cell.fetch()?;
+            if Snapshot::decode::<W64>(seen).is_ok() || self.following.load(Ordering::Acquire) {
+                // A follower repairs nothing: the fleet's config does.
+                return Ok(seen);
+            }
+            let applied = cell::update(
+                cell,
+                &self.config,
+                seen,
+                Event::Admit,
+                Some(at),
+                || cell.now(),
+                |swap| self.report(swap),
+            )?;
+            Ok(applied.word)
+        })?;
+        self.mirror.offer(&self.config, Some(base), word);
+        if !call {
+            self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
+        }
+        self.attach(true);
+        Ok(word)
+    }
+
+    /// A change published by some instance's compare-and-set.
+    pub(crate) fn published(&self, word: u64, server_time: u64) {
+        self.stored(word);
+        self.mirror.offer(&self.config, None, word);
+        self.hub
+            .estimate
+            .sample(server_time, self.hub.clock.micros());
+        self.stats.published.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Reports a change this instance's compare-and-set made.
+    pub(crate) fn report(&self, swap: Swap<W64>) {
+        if let Some(raw) = swap.repaired() {
+            let counter = W64::LAYOUT.next_counter(Snapshot::counter_bits::<W64>(raw));
+            self.observer.on_corrupt_word(raw, counter);
+        }
+        for t in swap.transitions() {
+            self.observer.on_scoped_transition(t, Scope::Shared);
+        }
+    }
+
+    /// Reads the fleet's config fingerprint (claiming it with this
+    /// instance's if there is none; one round trip) and joins the shared
+    /// word when it is this instance's config, or follows the word when it
+    /// is not (see [`judge`](Self::judge)). An attached instance reads it
+    /// only when `check`.
+    fn attach(&self, check: bool) {
+        if self.mirror.attached() && !check {
+            return;
+        }
+        let (claimed, _, _) = self.hub.remote("", "", 0, |cell| {
+            cell.claim(&self.fingerprint_key, &self.fingerprint)
+        });
+        if let Ok(stored) = claimed {
+            self.judge(&stored);
+        }
+    }
+
+    /// Acts on the fleet's config as stored under `<key>:config`: joins the
+    /// shared word when its fingerprint is this instance's; otherwise
+    /// follows the word (admits only while it is `Closed`, never writes
+    /// it) and reports the mismatch once per fingerprint seen. An attached
+    /// instance whose config the fleet left (another was published) stops
+    /// writing the word here.
+    fn judge(&self, stored: &str) {
+        let (fleet, _) = published_fingerprint(stored);
+        let mut mismatch = self.mismatch.lock().unwrap_or_else(PoisonError::into_inner);
+        if fleet != self.fingerprint {
+            // Following before leaving the shared word: no admission finds
+            // the instance off the word and not following it.
+            self.following.store(true, Ordering::Release);
+            if mismatch.as_deref() != Some(fleet) {
+                self.warn_mismatch(fleet);
+                self.observer.on_config_mismatch(&self.fingerprint, fleet);
+                *mismatch = Some(fleet.to_owned());
+            }
+            drop(mismatch);
+            if self.mirror.set_attached(&self.config, false) {
+                self.observer.on_mode(Mode::Local);
+            }
+            return;
+        }
+        let was = mismatch.take();
+        drop(mismatch);
+        if was.is_some() {
+            self.agreed();
+        }
+        if self.mirror.attached() {
+            return;
+        }
+        self.sync_own();
+        if self.mirror.set_attached(&self.config, true) {
+            self.observer.on_mode(Mode::Shared);
+        }
+        self.following.store(false, Ordering::Release);
+    }
+
+    /// The engine's own report of a config mismatch, whatever observer is
+    /// set: a `tracing` warning (feature `tracing`) and the
+    /// `metric_names::FOLLOWING` gauge at 1 (feature
+    /// `metrics`).
+    fn warn_mismatch(&self, fleet: &str) {
+        #[cfg(feature = "tracing")]
+        tracing::warn!(
+            target: "tripword",
+            breaker = self.key.as_str(),
+            ours = self.fingerprint.as_str(),
+            fleet,
+            "fleet config is not this instance's: it follows the fleet's word \
+             (admits only while the word is Closed) and never writes it, until \
+             the configs agree (see RedisBreaker::publish_config)"
+        );
+        #[cfg(feature = "metrics")]
+        metrics::gauge!(
+            crate::metric_names::FOLLOWING,
+            tripword_std::observe::names::BREAKER => self.key.clone()
+        )
+        .set(1.0);
+        let _ = fleet;
+    }
+
+    /// The engine's own report of a mismatch that ended: the configs
+    /// agree again.
+    fn agreed(&self) {
+        #[cfg(feature = "tracing")]
+        tracing::info!(
+            target: "tripword",
+            breaker = self.key.as_str(),
+            config = self.fingerprint.as_str(),
+            "fleet config is this instance's again"
+        );
+        #[cfg(feature = "metrics")]
+        metrics::gauge!(
+            crate::metric_names::FOLLOWING,
+            tripword_std::observe::names::BREAKER => self.key.clone()
+        )
+        .set(0.0);
+    }
+
+    /// Publishes this instance's config as the fleet's (see
+    /// [`RedisBreaker::publish_config`]).
+    pub(crate) fn publish_config(&self) -> Result<u64, RedisError> {
+        let (stored, _, _) = self.hub.remote("", "", 0, |cell| {
+            cell.publish_config(&self.fingerprint_key, &self.fingerprint)
+        });
+        let stored = stored?;
+        // Joined from a fresh read of the word, never from a mirror a
+        // published change has not reached yet (if Redis does not answer
+        // now, the watcher's next refresh joins it).
+        let _ = self.refresh(false);
+        Ok(published_fingerprint(&stored).1)
+    }
+
+    pub(crate) fn config_mismatch(&self) -> Option<String> {
+        self.mismatch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Falls back to the local breaker. If the shared word said the
+    /// dependency is down (anything but `Closed`) and the local breaker is
+    /// closed, the local breaker is tripped (with `failure_threshold`
+    /// failures recorded through its API), so an instance that loses Redis
+    /// while the fleet is open stays open for an open time and then probes
+    /// on its own. The trip comes before the switch: no call may find the
+    /// instance local with its breaker still closed.
+    /// A follower (see [`fleet_holds`]) that loses Redis falls back the
+    /// same way: its word is as stale as anyone's.
+    pub(crate) fn detach(&self) {
+        let following = self.following.swap(false, Ordering::AcqRel);
+        if !self.mirror.attached() && !following {
+            return;
+        }
+        let shared = Snapshot::decode::<W64>(self.mirror.word());
+        let shared_down = matches!(shared, Ok(s) if s.state.status() != Status::Closed);
+        if matches!(shared, Ok(s) if s.state == State::ForcedOpen) {
+            // An operator's hold outlives the fallback: no open time ends
+            // it, only a force_close. (A local breaker held already stays
+            // as it is: forcing open a forced word changes nothing.)
+            self.force_local(Event::ForceOpen);
+        } else if shared_down && self.local_status() == Status::Closed {
+            for _ in 0..self.config.failure_threshold() {
+                if let Ok((counter, _)) = self.local_acquire() {
+                    self.local_release(counter, Outcome::Failure);
+                }
+            }
+        }
+        self.sync_own();
+        if self.mirror.set_attached(&self.config, false) {
+            self.observer.on_mode(Mode::Local);
+        }
+    }
+
+    /// An operator's force applied to the local breaker.
+    fn force_local(&self, event: Event) {
+        self.local
+            .force(&self.config, event, &*self.hub.clock, &*self.observer);
+        self.sync_own();
+    }
+
+    /// An outcome that could not reach Redis: recorded in the local breaker
+    /// while that is closed (an outcome of a call it did not admit must not
+    /// settle its probe).
+    pub(crate) fn unreported(&self, outcome: Outcome) -> Release {
+        if self.local_status() == Status::Closed
+            && let Ok((counter, probe)) = self.local_acquire()
+        {
+            let outcome = if probe { Outcome::Ignored } else { outcome };
+            self.local_release(counter, outcome);
+            self.sync_own();
+        }
+        Release::Unreported
+    }
+
+    /// With a quorum: sets the mirror's view of this instance's own
+    /// breaker (see `Mirror::set_own`). Nothing without a quorum.
+    fn sync_own(&self) {
+        if !self.quorum.on() {
+            return;
+        }
+        self.mirror.set_own(&self.config, || {
+            match Snapshot::decode::<W64>(self.local.word()) {
+                Ok(Snapshot {
+                    state: State::Closed { failures: 0 },
+                    ..
+                }) => CLEAR,
+                Ok(Snapshot {
+                    state: State::Closed { .. },
+                    ..
+                }) => RUN,
+                _ => HELD,
+            }
+        });
+    }
+
+    /// With a quorum, the outcome of a call the fleet admitted while
+    /// closed: recorded in the local breaker while that is closed (an
+    /// outcome of a call it did not admit must not settle its probe).
+    fn own_outcome(&self, outcome: Outcome) -> (Release, Follow) {
+        if outcome == Outcome::Ignored || self.local_status() != Status::Closed {
+            return (Release::Recorded, Follow::Nothing);
+        }
+        match self.local_acquire() {
+            Ok((counter, false)) => self.own_release(counter, outcome),
+            Ok((counter, true)) => (
+                self.own_release(counter, Outcome::Ignored).0,
+                Follow::Nothing,
+            ),
+            Err(_) => (Release::Recorded, Follow::Nothing),
+        }
+    }
+
+    /// With a quorum, a release to the local breaker: a trip (or a failed
+    /// local probe) votes, a local probe's success withdraws the vote.
+    fn own_release(&self, counter: u32, outcome: Outcome) -> (Release, Follow) {
+        let (recorded, moved) = self.local.release_traced(
+            &self.config,
+            counter,
+            outcome,
+            &*self.hub.clock,
+            &*self.observer,
+        );
+        self.sync_own();
+        let follow = match moved {
+            _ if !self.mirror.attached() => Follow::Nothing,
+            Some(Status::Open) => Follow::Vote,
+            Some(Status::Closed) => Follow::Withdraw,
+            _ => Follow::Nothing,
+        };
+        let release = if recorded {
+            Release::Recorded
+        } else {
+            Release::Stale
+        };
+        (release, follow)
+    }
+
+    /// Makes the vote or the withdrawal a release called for.
+    pub(crate) fn follow(&self, follow: Follow) {
+        match follow {
+            Follow::Nothing => {}
+            Follow::Vote => self.vote(),
+            Follow::Withdraw => self.withdraw(),
+        }
+    }
+
+    /// Votes for tripping the shared word, and trips it when the quorum
+    /// is reached (one round trip; two more for the trip, each attempt of
+    /// its compare-and-set one). The trip is the kit's: the failures of a
+    /// run applied to the word read, at the server time read after it, by
+    /// `transition::apply`. A vote that cannot reach Redis switches the
+    /// instance to its local breaker, which already holds it off.
+    fn vote(&self) {
+        let base = self.mirror.base();
+        let window = self.quorum.window(&self.config);
+        let quorum = self.quorum.instances;
+        let done = self.remote(true, |cell| {
+            let mut ballot = cell.vote(&self.votes_key, &self.voter, window)?;
+            self.voted.store(true, Ordering::Release);
+            while ballot.votes >= u64::from(quorum) && closed(ballot.read.word) {
+                let Some(step) = trip(&self.config, ballot.read.word, ballot.read.now) else {
+                    break;
+                };
+                ballot =
+                    cell.quorum_trip(&self.votes_key, ballot.read.word, step.word, window, quorum)?;
+                if ballot.stored {
+                    for t in step.transitions {
+                        self.observer.on_scoped_transition(t, Scope::Shared);
+                    }
+                    break;
+                }
+            }
+            Ok(ballot.read.word)
+        });
+        match done {
+            Ok(word) => self.mirror.offer(&self.config, Some(base), word),
+            Err(_) => self.detach(),
+        }
+    }
+
+    /// Withdraws this instance's vote (a success of its own ended its
+    /// failures), if it may have one.
+    fn withdraw(&self) {
+        if !self.voted.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        if self
+            .remote(true, |cell| cell.withdraw(&self.votes_key, &self.voter))
+            .is_err()
+        {
+            // Not withdrawn: the vote ages out of the window.
+            self.detach();
+        }
+    }
+}
+
+/// The hub and the watcher reach a breaker through [`Member`].
+impl Member for Inner {
+    fn key(&self) -> &str {
+        &self.key
+    }
+
+    fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    fn mirror_base(&self) -> u64 {
+        Inner::mirror_base(self)
+    }
+
+    fn missing_word(&self) -> u64 {
+        Inner::missing_word(self)
+    }
+
+    fn stored(&self, word: u64) {
+        Inner::stored(self, word);
+    }
+
+    fn refreshed(&self, base: u64, word: u64) -> Result<(), RedisError> {
+        Inner::refreshed(self, base, word)
+    }
+
+    fn published(&self, word: u64, server_time: u64) {
+        Inner::published(self, word, server_time);
+    }
+
+    fn detach(&self) {
+        Inner::detach(self);
+    }
+}

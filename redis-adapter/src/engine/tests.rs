@@ -1,0 +1,337 @@
+//! The engine's unit tests.
+
+use super::*;
+use crate::RedisBreaker;
+use crate::engine::quorum::MAX_WINDOW;
+use crate::engine::words::RESUME;
+use crate::error::Error;
+use std::time::Duration;
+use tripword::Config;
+#[test]
+fn a_ticket_is_two_words() {
+    assert_eq!(size_of::<Ticket>(), 2 * size_of::<usize>());
+}
+
+#[test]
+fn a_ticket_carries_its_issuer_and_flags() {
+    for (probe, local) in [(false, false), (true, false), (false, true), (true, true)] {
+        let t = Ticket::new(0x1000, 7, probe, local);
+        assert_eq!(t.issuer(), 0x1000);
+        assert_eq!((t.counter(), t.is_probe()), (7, probe));
+        assert_eq!(t.scope(), if local { Scope::Local } else { Scope::Shared });
+    }
+}
+
+fn closed(counter: u32) -> u64 {
+    Snapshot {
+        state: State::Closed { failures: 0 },
+        counter,
+    }
+    .encode::<W64>()
+}
+
+fn word(state: State) -> u64 {
+    Snapshot { state, counter: 9 }.encode::<W64>()
+}
+
+/// A follower's admission rule: every state of the fleet's word but
+/// `Closed` rejects, whatever this instance's config reads of its time.
+#[test]
+fn a_follower_admits_only_on_a_closed_fleet_word() {
+    let ours = Config::new()
+        .failure_threshold(3)
+        .open_for(1_000)
+        .probe_timeout(5_000)
+        .check::<W64>()
+        .unwrap();
+    // Closed, with failures the follower's threshold reads as a corrupt
+    // run, or unreadable: the local breaker decides.
+    for w in [
+        closed(4),
+        word(State::Closed { failures: 2 }),
+        word(State::Closed { failures: 7 }),
+        NONE,
+    ] {
+        for now in [None, Some(0), Some(u64::MAX / 4)] {
+            assert_eq!(fleet_holds(&ours, w, now), None, "{w:#x} at {now:?}");
+        }
+    }
+    // A trip from a closed word at 10 000 µs: the kit's own open word.
+    let step = transition::apply(
+        &Config::new()
+            .failure_threshold(1)
+            .open_for(1_000)
+            .probe_timeout(5_000)
+            .check::<W64>()
+            .unwrap(),
+        closed(3),
+        Event::Release {
+            counter: 3,
+            outcome: Outcome::Failure,
+        },
+        || 10_000,
+    );
+    let open = step.word;
+    assert!(matches!(
+        Snapshot::decode::<W64>(open).unwrap().state,
+        State::Open { .. }
+    ));
+    // Before its open time: the wait this config reads.
+    let why = fleet_holds(&ours, open, Some(10_100)).unwrap();
+    assert_eq!(why.cause(), Cause::Open);
+    let kit = match transition::apply(&ours, open, Event::Admit, || 10_100).verdict {
+        Verdict::Rejected(why) => why,
+        v => panic!("{v:?}"),
+    };
+    assert_eq!(why, kit);
+    // Past it, and with no estimate of the server's time: still
+    // rejected (the fleet's probe is for an instance of its config).
+    for now in [Some(10_000_000), None] {
+        let why = fleet_holds(&ours, open, now).unwrap();
+        assert_eq!((why.cause(), why.retry_after()), (Cause::Open, Some(0)));
+    }
+    let cases = [
+        (State::Probing { since: 3, trips: 1 }, Cause::Probing),
+        (State::HalfOpen { trips: 2 }, Cause::Open),
+        (State::ForcedOpen, Cause::ForcedOpen),
+    ];
+    for (state, cause) in cases {
+        for now in [None, Some(0), Some(10_000_000)] {
+            let why = fleet_holds(&ours, word(state), now).unwrap();
+            assert_eq!(why.cause(), cause, "{state:?} at {now:?}");
+        }
+    }
+    assert_eq!(
+        fleet_holds(&ours, word(State::ForcedOpen), None)
+            .unwrap()
+            .retry_after(),
+        None,
+        "an operator's hold has no wait"
+    );
+}
+
+#[test]
+fn a_published_fingerprint_carries_its_generation() {
+    let print =
+        "v1 failure_threshold=3 open_for=1000 backoff_cap=none probe_timeout=5000 horizon=9";
+    assert_eq!(published_fingerprint(print), (print, 0));
+    assert_eq!(
+        published_fingerprint(&format!("{print} generation=12")),
+        (print, 12)
+    );
+    let odd = format!("{print} generation=x");
+    assert_eq!(published_fingerprint(&odd), (odd.as_str(), 0));
+}
+
+#[test]
+fn the_mirror_is_ahead_within_half_the_counter_period() {
+    let max = W64::LAYOUT.max_counter();
+    let cases = [
+        (5, 5, false, "the same counter"),
+        (6, 5, true, "one ahead"),
+        (5, 6, false, "one behind"),
+        (0, max, true, "one ahead across the wrap"),
+        (max, 0, false, "one behind across the wrap"),
+        (max / 2 + 5, 5, true, "half the period ahead"),
+        (max / 2 + 6, 5, false, "past half the period: behind"),
+        (max, 1, false, "far ahead reads as behind"),
+    ];
+    for (mirror, ticket, ahead, why) in cases {
+        assert_eq!(
+            mirror_ahead(closed(mirror), ticket),
+            ahead,
+            "{why}: {mirror} vs {ticket}"
+        );
+    }
+    // Only the counter bits count: the rest of the word is ignored.
+    let open = Snapshot {
+        state: State::Open {
+            since: 1 << 30,
+            trips: 3,
+        },
+        counter: 9,
+    }
+    .encode::<W64>();
+    assert!(mirror_ahead(open, 8));
+    assert!(!mirror_ahead(open, 9));
+}
+
+#[test]
+fn a_lost_key_resumes_the_counter_past_every_ticket_of_its_word() {
+    assert_eq!(resumed(None), 0, "a new fleet starts at the initial word");
+    let max = W64::LAYOUT.max_counter();
+    // The initial word found stored (a success reset a failure) is a
+    // word seen: a key lost after it resumes past it.
+    let initial = Snapshot::decode::<W64>(resumed(Some(0))).unwrap();
+    assert_eq!(initial.counter, RESUME);
+    for counter in [1, 7, max / 2, max - 1, max] {
+        let seen = Snapshot {
+            state: State::Open {
+                since: 1 << 20,
+                trips: 2,
+            },
+            counter,
+        }
+        .encode::<W64>();
+        let word = resumed(Some(seen));
+        let snap = Snapshot::decode::<W64>(word).unwrap();
+        assert_eq!(snap.state, State::Closed { failures: 0 });
+        assert_eq!(snap.counter, counter.wrapping_add(RESUME) & max);
+        // Every ticket of the counters up to the one seen is stale
+        // against it, and the mirrors take it as newer.
+        for back in [0, 1, RESUME - 1] {
+            assert!(mirror_ahead(word, counter.wrapping_sub(back) & max));
+        }
+    }
+}
+
+#[test]
+fn the_word_noted_as_stored_only_moves_forward() {
+    let max = W64::LAYOUT.max_counter();
+    let at = |counter: u32| {
+        Snapshot {
+            state: State::Closed { failures: 0 },
+            counter,
+        }
+        .encode::<W64>()
+    };
+    assert_eq!(noted(None, at(0)), Some(at(0)));
+    assert_eq!(noted(Some(at(5)), at(6)), Some(at(6)));
+    // The same counter: the newer word (failures counted) is taken.
+    let failed = Snapshot {
+        state: State::Closed { failures: 1 },
+        counter: 5,
+    }
+    .encode::<W64>();
+    assert_eq!(noted(Some(at(5)), failed), Some(failed));
+    // Behind: a late message, a read after lost writes.
+    assert_eq!(noted(Some(at(6)), at(5)), Some(at(6)));
+    assert_eq!(noted(Some(at(RESUME + 3)), at(3)), Some(at(RESUME + 3)));
+    // Across the counter's wrap.
+    assert_eq!(noted(Some(at(max)), at(1)), Some(at(1)));
+    assert_eq!(noted(Some(at(1)), at(max)), Some(at(1)));
+}
+
+#[test]
+fn an_estimate_before_the_words_stamp_is_before_it_across_the_wrap() {
+    let config = Config::new()
+        .failure_threshold(1)
+        .open_for(1)
+        .probe_timeout(3_600_000_000)
+        .check::<W64>()
+        .unwrap();
+    let s = config.time_shift();
+    let probing = |since| {
+        Ok(Snapshot {
+            state: State::Probing { since, trips: 1 },
+            counter: 3,
+        })
+    };
+    assert!(!before_stamp(&config, probing(1000), 1000 << s));
+    assert!(!before_stamp(&config, probing(1000), 1005 << s));
+    assert!(before_stamp(&config, probing(1000), 999 << s));
+    // Across the wrap of the time field: one unit after the top is 2
+    // units after it, not before it.
+    let top = W64::LAYOUT.time_mask();
+    assert!(!before_stamp(&config, probing(top), 1 << s));
+    assert!(before_stamp(&config, probing(1), top << s));
+    // Only `Open` and `Probing` keep a stamp.
+    let closed = Ok(Snapshot {
+        state: State::Closed { failures: 0 },
+        counter: 0,
+    });
+    assert!(!before_stamp(&config, closed, 0));
+}
+
+#[test]
+fn the_quorum_window_defaults_to_twice_the_longest_open_time() {
+    let fixed = Config::new().open_for(1_000_000).check().unwrap();
+    let backoff = Config::new()
+        .open_for(1_000_000)
+        .exponential_backoff(8_000_000)
+        .check()
+        .unwrap();
+    let two = Quorum::ONE.with_instances(2);
+    assert!(two.on() && !Quorum::ONE.on());
+    assert!(!Quorum::ONE.with_instances(0).on(), "0 reads as 1");
+    assert_eq!(two.window(&fixed), 2_000_000);
+    assert_eq!(two.window(&backoff), 16_000_000);
+    let set = two.clone().with_window(Duration::from_millis(1500));
+    assert_eq!(set.window(&backoff), 1_500_000);
+    assert_eq!(
+        two.clone().with_window(Duration::MAX).window(&fixed),
+        MAX_WINDOW
+    );
+    assert_eq!(two.with_window(Duration::ZERO).window(&fixed), 1);
+    // The fingerprint is the same without a quorum, and names it with.
+    assert_eq!(
+        fingerprint(&fixed, &Quorum::ONE),
+        fingerprint(&fixed, &Quorum::ONE.with_instances(1))
+    );
+    assert!(!fingerprint(&fixed, &Quorum::ONE).contains("quorum"));
+    assert!(fingerprint(&fixed, &set).ends_with(" quorum=2 window=1500000"));
+}
+
+#[test]
+fn a_quorums_trip_is_the_kits_trip_at_the_time_read() {
+    let config = Config::new()
+        .failure_threshold(3)
+        .open_for(1_000)
+        .check()
+        .unwrap();
+    let step = trip(&config, closed(7), 5_000).unwrap();
+    let open = Snapshot::decode::<W64>(step.word).unwrap();
+    assert!(matches!(open.state, State::Open { .. }), "{open:?}");
+    assert_eq!(open.counter, 8);
+    let t: Vec<_> = step.transitions.iter().collect();
+    assert_eq!(t.len(), 1);
+    assert_eq!(
+        (t[0].from, t[0].to, t[0].counter),
+        (Status::Closed, Status::Open, 8)
+    );
+    // The same word a run of three failures stores through the kit.
+    let mut w = closed(7);
+    for _ in 0..3 {
+        let outcome = Outcome::Failure;
+        let event = Event::Release {
+            counter: 7,
+            outcome,
+        };
+        w = transition::apply(&config, w, event, || 5_000).word;
+    }
+    assert_eq!(w, step.word);
+    assert!(!super::closed(step.word) && super::closed(closed(7)));
+}
+
+#[test]
+fn a_cluster_refuses_sentinel_and_replicas() {
+    let on_cluster =
+        || RedisBreaker::builder("redis://127.0.0.1:1/", "k").cluster(["redis://127.0.0.1:2/"]);
+    let cases = [
+        (
+            on_cluster().sentinel(["redis://127.0.0.1:3/"], "s"),
+            "sentinel",
+        ),
+        (on_cluster().replicas(1), "replicas"),
+    ];
+    for (builder, what) in cases {
+        match builder.build() {
+            Err(e @ Error::Unsupported(_)) => assert!(e.to_string().contains(what), "{e}"),
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    let fleet = crate::Fleet::builder("redis://127.0.0.1:1/")
+        .cluster(["redis://127.0.0.1:2/"])
+        .replicas(2)
+        .build();
+    assert!(matches!(fleet, Err(Error::Unsupported(_))));
+}
+
+#[test]
+fn a_key_is_interned_once() {
+    let a = intern("intern-test-key");
+    let b = intern(&String::from("intern-test-key"));
+    assert!(core::ptr::eq(a, b));
+    assert_eq!(a, "intern-test-key");
+    assert!(!core::ptr::eq(a, intern("intern-test-other")));
+}

@@ -1,0 +1,84 @@
+//! The pure rules on the shared word an instance applies with no
+//! network: the word a lost key resumes from, which counters are stale,
+//! and which server-time estimates a stamped word cannot be read with.
+
+use tripword::word::{Snapshot, State};
+use tripword::{ValidConfig, W64, Word};
+
+/// How far the counter moves on when a key that held a word is found
+/// missing (see `Inner::missing_word`): more changes than one instance's
+/// mirror misses, far less than half the counter period (so that every
+/// instance takes the resumed word as newer than its mirror).
+pub(crate) const RESUME: u32 = 1 << 12;
+
+/// The word a lost key reads as for an instance that found `seen` stored
+/// last: with none, the initial word (a new fleet); else `Closed` with the
+/// counter moved on by [`RESUME`]. "None seen" is not the initial word: a
+/// success that resets a failure stores the initial word again, and a key
+/// lost after that must resume, not start over (found by the fleet model,
+/// `verification/tests/fleet_model.rs`).
+pub(crate) fn resumed(seen: Option<u64>) -> u64 {
+    let Some(seen) = seen else {
+        return 0;
+    };
+    let max = W64::LAYOUT.max_counter();
+    let counter = Snapshot::counter_bits::<W64>(seen).wrapping_add(RESUME) & max;
+    Snapshot {
+        state: State::Closed { failures: 0 },
+        counter,
+    }
+    .encode::<W64>()
+}
+
+/// The word noted as found stored after `word` is found, `seen` noted
+/// before: `word`, unless `seen`'s counter is past it (see
+/// [`Inner::stored`]).
+pub(crate) fn noted(seen: Option<u64>, word: u64) -> Option<u64> {
+    match seen {
+        Some(old) if mirror_ahead(old, Snapshot::counter_bits::<W64>(word)) => Some(old),
+        _ => Some(word),
+    }
+}
+
+/// Whether `now`, an estimate of the server's time, is before the timestamp
+/// of the `Open` or `Probing` word `held`. The server's clock read that
+/// stamp before the word was stored, so such an estimate is behind the
+/// server: a reply read from the server before a change was published, and
+/// sampled after the published change, set it back. Read with it, the word
+/// would look lapsed (a clock gone back fails towards probing, spec I6),
+/// and a running probe would read as timed out.
+pub(crate) fn before_stamp(
+    config: &ValidConfig<W64>,
+    held: Result<Snapshot, tripword::word::Corruption>,
+    now: u64,
+) -> bool {
+    let since = match held {
+        Ok(Snapshot {
+            state: State::Open { since, .. } | State::Probing { since, .. },
+            ..
+        }) => since,
+        _ => return false,
+    };
+    let l = W64::LAYOUT;
+    l.elapsed(since, now >> config.time_shift()) >= l.max_units()
+}
+
+/// Whether `word` is `Closed` (whatever its failures).
+pub(crate) fn closed(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Closed { .. },
+            ..
+        })
+    )
+}
+
+/// Whether the mirror's counter is past `counter` (within half the counter
+/// period): then a ticket of `counter` is stale in Redis too, since the word
+/// there is at least as new as the mirror.
+pub(crate) fn mirror_ahead(word: u64, counter: u32) -> bool {
+    let max = W64::LAYOUT.max_counter();
+    let d = Snapshot::counter_bits::<W64>(word).wrapping_sub(counter) & max;
+    d != 0 && d <= max / 2
+}
