@@ -92,7 +92,6 @@
 // (the map: `docs/distributed-design.md`, "Map of tripword-redis").
 // The handles and their options.
 mod breaker;
-mod builder;
 mod error;
 mod fleet;
 mod options;
@@ -105,8 +104,7 @@ mod observer;
 pub mod server;
 pub mod time;
 
-pub use breaker::{Permit, RedisBreaker};
-pub use builder::Builder;
+pub use breaker::{Builder, Permit, RedisBreaker};
 pub use engine::ticket::{Release, Stats, Ticket};
 pub use error::Error;
 pub use fleet::{Fleet, FleetBuilder};

@@ -243,10 +243,13 @@ fn corrupt_values_are_repaired() {
         .unwrap();
     assert_eq!(b.sync().unwrap(), Status::Closed);
     assert!(stored(&server, "k").unwrap().parse::<u64>().is_ok());
-    // The watcher repairs without any call.
+    // The watcher repairs without any call, and its mirror takes the
+    // repaired word (after the word is stored: a ticket of the mirror's
+    // word before would be stale).
     let _: () = redis::cmd("SET").arg("k").arg("x").query(&mut con).unwrap();
     assert!(eventually(LONG, || stored(&server, "k")
-        .is_some_and(|v| v.parse::<u64>().is_ok())));
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_some_and(|w| b.word() == w)));
     // And the breaker still works: two failures trip it.
     for _ in 0..2 {
         let t = b.acquire().unwrap();

@@ -9,17 +9,84 @@
 
 use super::Inner;
 use super::ticket::{Release, Ticket};
+use crate::transport::Member;
+use crate::transport::aio::AsyncOp;
+use redis::RedisError;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::sync::oneshot;
+use tripword::transition::Event;
 use tripword::{Outcome, Rejected};
 
 /// The future of an admission that needs Redis.
 pub type Acquiring = Pin<Box<dyn Future<Output = Result<Ticket, Rejected>> + Send>>;
 /// The future of a release that needs Redis.
 pub type Releasing = Pin<Box<dyn Future<Output = tripword::Release> + Send>>;
+
+/// `Inner::remote` for the async form, on the hub's
+/// multiplexed connection; always a call's.
+async fn remote<T>(
+    inner: &Inner,
+    body: impl AsyncFnOnce(&mut AsyncOp<'_>) -> Result<T, RedisError>,
+) -> Result<T, RedisError> {
+    let (out, trips, stored) = inner
+        .hub
+        .remote_async(&inner.key, &inner.channel, inner.missing_word(), body)
+        .await;
+    if let Some(word) = stored {
+        inner.stored(word);
+    }
+    inner.count_call(trips);
+    out
+}
+
+/// `Inner::acquire_remote` awaited.
+pub(crate) async fn acquire_remote(inner: &Inner, base: u64) -> Result<Ticket, Rejected> {
+    let done = remote(inner, async |op| {
+        let (seen, at) = op.fetch().await?;
+        let applied = op
+            .apply(&inner.config, seen, Some(at), Event::Admit, |swap| {
+                inner.report(swap);
+            })
+            .await?;
+        Ok((applied, op.latest.map_or(at, |(t, _)| t)))
+    })
+    .await;
+    match done {
+        Ok((applied, at)) => inner.admission(base, applied, at),
+        Err(_) => {
+            inner.detach();
+            inner.acquire_local()
+        }
+    }
+}
+
+/// `Inner::release_remote` awaited.
+pub(crate) async fn release_remote(
+    inner: &Inner,
+    word: u64,
+    counter: u32,
+    outcome: Outcome,
+) -> Release {
+    let event = Event::Release { counter, outcome };
+    let base = inner.mirror_base();
+    let done = remote(inner, async |op| {
+        op.apply(&inner.config, word, None, event, |swap| {
+            inner.report(swap);
+        })
+        .await
+    })
+    .await;
+    match done {
+        Ok(applied) => inner.recorded(base, &applied),
+        Err(_) => {
+            inner.detach();
+            inner.unreported(outcome)
+        }
+    }
+}
 
 /// The async admission: `None` when it must be awaited and no tokio
 /// runtime is current (the caller then takes the sync path).
@@ -32,7 +99,7 @@ pub(crate) fn acquire(inner: &Arc<Inner>, base: u64) -> Option<Acquiring> {
     let (tx, rx) = oneshot::channel();
     let task = inner.clone();
     runtime.spawn(async move {
-        let answer = task.acquire_remote_async(base).await;
+        let answer = acquire_remote(&task, base).await;
         if let Err(Ok(ticket)) = tx.send(answer) {
             // The caller is gone: the admission went through for nobody.
             hand_back(&task, ticket);
@@ -98,10 +165,8 @@ fn hand_back(inner: &Arc<Inner>, ticket: Ticket) {
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => {
             let task = inner.clone();
-            runtime.spawn(async move {
-                task.release_remote_async(word, counter, Outcome::Ignored)
-                    .await
-            });
+            runtime
+                .spawn(async move { release_remote(&task, word, counter, Outcome::Ignored).await });
         }
         Err(_) => {
             inner.release(ticket, Outcome::Ignored);
@@ -124,7 +189,7 @@ pub(crate) fn release(
     let task = inner.clone();
     // Reported by the task: a detached release's too.
     let handle = runtime.spawn(async move {
-        let release = task.release_remote_async(word, counter, outcome).await;
+        let release = release_remote(&task, word, counter, outcome).await;
         task.released(release, outcome)
     });
     Some(Box::pin(async move {

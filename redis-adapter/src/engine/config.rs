@@ -3,9 +3,12 @@
 //! config is not the fleet's) admits by (`docs/distributed-config.md`).
 
 use super::quorum::Quorum;
+use crate::observer::FleetObserver;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Mutex, PoisonError};
 use tripword::transition::{self, Event, Verdict};
 use tripword::word::{Snapshot, State};
-use tripword::{Cause, Rejected, ValidConfig, W64};
+use tripword::{Cause, Rejected, Status, ValidConfig, W64};
 
 /// The fields of `config` that change how a word reads, as stored beside
 /// the word (see [`RedisBreaker::config_mismatch`]).
@@ -87,3 +90,165 @@ pub(crate) fn fleet_holds(
 /// two reads of the fleet's fingerprint (a published config is seen within
 /// as many refresh periods; [`RedisBreaker::sync`] reads it every time).
 pub(crate) const CONFIG_CHECK_EVERY: u32 = 4;
+
+/// One breaker's config check: its fingerprint and the key it is kept
+/// under (`<key>:config`), the fleet's when it is not ours, and whether
+/// the breaker follows the shared word.
+pub(crate) struct ConfigCheck {
+    fingerprint: String,
+    key: String,
+    /// The fleet's fingerprint, when it is not ours.
+    mismatch: Mutex<Option<String>>,
+    /// Whether the breaker follows the shared word (the fleet's
+    /// fingerprint is known and is not ours): it admits only while the
+    /// word is `Closed`, and never writes it (see [`fleet_holds`]).
+    following: AtomicBool,
+    /// Refreshes by the watcher since the fingerprint was last read while
+    /// attached (see [`CONFIG_CHECK_EVERY`]).
+    unchecked: AtomicU32,
+}
+
+/// What the fleet's fingerprint, as read, calls for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Judged {
+    /// It is ours: the breaker joins the shared word.
+    Agrees,
+    /// It is not: the breaker follows the word (following is set already).
+    Follows,
+}
+
+impl ConfigCheck {
+    /// The check of the breaker under `key` with `config` and `quorum`.
+    pub(crate) fn new(key: &str, config: &ValidConfig<W64>, quorum: &Quorum) -> ConfigCheck {
+        // Keys spread over the watcher's refreshes: a fleet of many keys
+        // reads a share of their fingerprints at each.
+        let spread = key
+            .bytes()
+            .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+        ConfigCheck {
+            fingerprint: fingerprint(config, quorum),
+            key: format!("{key}:config"),
+            mismatch: Mutex::new(None),
+            following: AtomicBool::new(false),
+            unchecked: AtomicU32::new(spread),
+        }
+    }
+
+    /// This breaker's fingerprint.
+    pub(crate) fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// Where the fleet's fingerprint is kept.
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Whether the breaker follows the shared word.
+    pub(crate) fn following(&self) -> bool {
+        self.following.load(Ordering::Acquire)
+    }
+
+    /// Stops following (the breaker joined the word, or lost Redis);
+    /// whether it was following.
+    pub(crate) fn stop_following(&self) -> bool {
+        self.following.swap(false, Ordering::AcqRel)
+    }
+
+    /// The fleet's fingerprint, when it is not ours.
+    pub(crate) fn mismatch(&self) -> Option<String> {
+        self.mismatch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Whether this refresh of an attached breaker reads the fingerprint
+    /// again: one in [`CONFIG_CHECK_EVERY`].
+    pub(crate) fn due(&self) -> bool {
+        let turn = self.unchecked.fetch_add(1, Ordering::Relaxed);
+        turn % CONFIG_CHECK_EVERY == CONFIG_CHECK_EVERY - 1
+    }
+
+    /// Judges the fleet's fingerprint as stored (`stored`, with its
+    /// generation) for the breaker under `breaker`: a mismatch sets following first (no admission finds
+    /// the breaker off the word and not following it) and is reported
+    /// once per fingerprint seen, to `observer` and by the engine's own
+    /// report; the end of one is reported too.
+    pub(crate) fn judge(
+        &self,
+        stored: &str,
+        breaker: &str,
+        observer: &dyn FleetObserver,
+    ) -> Judged {
+        let (fleet, _) = published_fingerprint(stored);
+        let mut mismatch = self.mismatch.lock().unwrap_or_else(PoisonError::into_inner);
+        if fleet != self.fingerprint {
+            self.following.store(true, Ordering::Release);
+            if mismatch.as_deref() != Some(fleet) {
+                self.warn_mismatch(breaker, fleet);
+                observer.on_config_mismatch(&self.fingerprint, fleet);
+                *mismatch = Some(fleet.to_owned());
+            }
+            return Judged::Follows;
+        }
+        if mismatch.take().is_some() {
+            self.agreed(breaker);
+        }
+        Judged::Agrees
+    }
+
+    /// The engine's own report of a config mismatch, whatever observer is
+    /// set: a `tracing` warning (feature `tracing`) and the
+    /// `metric_names::FOLLOWING` gauge at 1 (feature `metrics`).
+    fn warn_mismatch(&self, breaker: &str, fleet: &str) {
+        #[cfg(feature = "tracing")]
+        tracing::warn!(
+            target: "tripword",
+            breaker,
+            ours = self.fingerprint.as_str(),
+            fleet,
+            "fleet config is not this instance's: it follows the fleet's word \
+             (admits only while the word is Closed) and never writes it, until \
+             the configs agree (see RedisBreaker::publish_config)"
+        );
+        #[cfg(feature = "metrics")]
+        metrics::gauge!(
+            crate::metric_names::FOLLOWING,
+            tripword_std::observe::names::BREAKER => breaker.to_owned()
+        )
+        .set(1.0);
+        let _ = (breaker, fleet);
+    }
+
+    /// The engine's own report of a mismatch that ended: the configs
+    /// agree again.
+    fn agreed(&self, breaker: &str) {
+        #[cfg(feature = "tracing")]
+        tracing::info!(
+            target: "tripword",
+            breaker,
+            config = self.fingerprint.as_str(),
+            "fleet config is this instance's again"
+        );
+        let _ = breaker;
+        #[cfg(feature = "metrics")]
+        metrics::gauge!(
+            crate::metric_names::FOLLOWING,
+            tripword_std::observe::names::BREAKER => breaker.to_owned()
+        )
+        .set(0.0);
+    }
+}
+
+/// The status a follower reports while the fleet's `word` holds it off
+/// (see [`fleet_holds`]): `Probing` while the fleet probes, `Open`
+/// otherwise; `None` while the word is `Closed`.
+pub(crate) fn follower_status(config: &ValidConfig<W64>, word: u64) -> Option<Status> {
+    let why = fleet_holds(config, word, None)?;
+    Some(if why.cause() == Cause::Probing {
+        Status::Probing
+    } else {
+        Status::Open
+    })
+}

@@ -3,23 +3,39 @@
 //! [`tripword::Breaker`] runs it), the instance's own clock, its own
 //! transitions reported with [`Scope::Local`]. Tickets are counters, as for
 //! the shared word, so both kinds fit the same two-word [`Ticket`](crate::Ticket).
+//! With a quorum it is also the instance's own judge of its failures while
+//! the fleet is closed.
 
+use super::mirror::{CLEAR, HELD, RUN};
 use crate::observer::{FleetObserver, Scope};
 use crate::time::LocalClock;
 use std::cell::Cell as Slot;
+use std::sync::Arc;
 use tripword::cell::{self, Cell};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::word::{Snapshot, State};
 use tripword::{Outcome, Rejected, Status, Transition, ValidConfig, W64, Word};
 
+/// The local breaker, with the config, the clock and the observer it runs
+/// with (the breaker's own).
 pub(crate) struct Local {
     word: <W64 as Word>::Atomic,
+    config: ValidConfig<W64>,
+    clock: Arc<dyn LocalClock>,
+    observer: Arc<dyn FleetObserver>,
 }
 
 impl Local {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(
+        config: ValidConfig<W64>,
+        clock: Arc<dyn LocalClock>,
+        observer: Arc<dyn FleetObserver>,
+    ) -> Self {
         Local {
             word: W64::new_cell(0),
+            config,
+            clock,
+            observer,
         }
     }
 
@@ -28,53 +44,38 @@ impl Local {
         core::ptr::from_ref(&self.word).addr()
     }
 
-    fn load(&self) -> u64 {
+    /// The word of the local breaker.
+    pub(crate) fn word(&self) -> u64 {
         match Cell::<W64>::load(&self.word) {
             Ok(w) => w,
             Err(never) => match never {},
         }
     }
 
-    /// The word of the local breaker.
-    pub(crate) fn word(&self) -> u64 {
-        self.load()
-    }
-
+    /// Applies `event` with the kit, handing each transition it made to
+    /// `seen` too. Returns what it applied, and the clock's reading the
+    /// decision was made at (none when it read no time).
     fn run(
         &self,
-        config: &ValidConfig<W64>,
         event: Event,
-        clock: &dyn LocalClock,
-        observer: &dyn FleetObserver,
-    ) -> (cell::Applied<W64>, Option<u64>) {
-        self.run_traced(config, event, clock, observer, &mut |_| {})
-    }
-
-    /// [`run`](Self::run), handing each transition it made to `seen` too.
-    fn run_traced(
-        &self,
-        config: &ValidConfig<W64>,
-        event: Event,
-        clock: &dyn LocalClock,
-        observer: &dyn FleetObserver,
         seen: &mut dyn FnMut(Transition),
     ) -> (cell::Applied<W64>, Option<u64>) {
         let read = Slot::new(None);
         let applied = cell::update(
             &self.word,
-            config,
-            self.load(),
+            &self.config,
+            self.word(),
             event,
             None,
             || {
-                let t = clock.micros();
+                let t = self.clock.micros();
                 read.set(Some(t));
                 t
             },
             |swap| {
                 for t in swap.transitions() {
                     seen(t);
-                    observer.on_scoped_transition(t, Scope::Local);
+                    self.observer.on_scoped_transition(t, Scope::Local);
                 }
             },
         );
@@ -86,13 +87,8 @@ impl Local {
 
     /// An admission: the counter and whether it is the probe, or the
     /// rejection.
-    pub(crate) fn acquire(
-        &self,
-        config: &ValidConfig<W64>,
-        clock: &dyn LocalClock,
-        observer: &dyn FleetObserver,
-    ) -> Result<(u32, bool), Rejected> {
-        let (applied, at) = self.run(config, Event::Admit, clock, observer);
+    pub(crate) fn acquire(&self) -> Result<(u32, bool), Rejected> {
+        let (applied, at) = self.run(Event::Admit, &mut |_| {});
         if applied.decision == Decision::Admitted {
             let probe = matches!(
                 Snapshot::decode::<W64>(applied.word),
@@ -105,8 +101,8 @@ impl Local {
         }
         // The rejection (cause and wait) the word makes at the reading the
         // decision made.
-        let at = at.unwrap_or_else(|| clock.micros());
-        match transition::apply(config, applied.word, Event::Admit, || at).verdict {
+        let at = at.unwrap_or_else(|| self.clock.micros());
+        match transition::apply(&self.config, applied.word, Event::Admit, || at).verdict {
             Verdict::Rejected(why) => Err(why),
             // Not reached: the same word at the same time decides the same.
             _ => Ok((Snapshot::counter_bits::<W64>(applied.word), false)),
@@ -114,52 +110,74 @@ impl Local {
     }
 
     /// A release; whether it counted.
-    pub(crate) fn release(
-        &self,
-        config: &ValidConfig<W64>,
-        counter: u32,
-        outcome: Outcome,
-        clock: &dyn LocalClock,
-        observer: &dyn FleetObserver,
-    ) -> bool {
-        self.release_traced(config, counter, outcome, clock, observer)
-            .0
+    pub(crate) fn release(&self, counter: u32, outcome: Outcome) -> bool {
+        self.release_traced(counter, outcome).0
     }
 
     /// A release, and the status this release moved the breaker to, if
     /// it moved it (`Open` when it tripped it or failed its probe, `Closed`
     /// when its probe succeeded).
-    pub(crate) fn release_traced(
-        &self,
-        config: &ValidConfig<W64>,
-        counter: u32,
-        outcome: Outcome,
-        clock: &dyn LocalClock,
-        observer: &dyn FleetObserver,
-    ) -> (bool, Option<Status>) {
+    pub(crate) fn release_traced(&self, counter: u32, outcome: Outcome) -> (bool, Option<Status>) {
         let mut moved = None;
-        let (applied, _) = self.run_traced(
-            config,
-            Event::Release { counter, outcome },
-            clock,
-            observer,
-            &mut |t| moved = Some(t.to),
-        );
+        let (applied, _) = self.run(Event::Release { counter, outcome }, &mut |t| {
+            moved = Some(t.to);
+        });
         (applied.decision == Decision::Recorded, moved)
     }
 
     /// An operator's force (`Event::ForceOpen`, `Event::ForceClose`).
-    pub(crate) fn force(
-        &self,
-        config: &ValidConfig<W64>,
-        event: Event,
-        clock: &dyn LocalClock,
-        observer: &dyn FleetObserver,
-    ) {
-        let _ = self.run(config, event, clock, observer);
+    pub(crate) fn force(&self, event: Event) {
+        let _ = self.run(event, &mut |_| {});
     }
 
-    pub(crate) fn status(&self, config: &ValidConfig<W64>, clock: &dyn LocalClock) -> Status {
-        transition::status_at(config, self.load(), || clock.micros())
+    pub(crate) fn status(&self) -> Status {
+        transition::status_at(&self.config, self.word(), || self.clock.micros())
+    }
+
+    /// Trips the breaker if it is closed: `failure_threshold` failures
+    /// recorded through its API (an instance that loses Redis while the
+    /// fleet is down stays open for an open time, then probes on its own).
+    pub(crate) fn trip(&self) {
+        if self.status() != Status::Closed {
+            return;
+        }
+        for _ in 0..self.config.failure_threshold() {
+            if let Ok((counter, _)) = self.acquire() {
+                self.release(counter, Outcome::Failure);
+            }
+        }
+    }
+
+    /// An outcome that could not reach Redis, recorded while the breaker
+    /// is closed (an outcome of a call it did not admit must not settle
+    /// its probe: a probe it elects for it is released as ignored).
+    /// Whether it was.
+    pub(crate) fn record(&self, outcome: Outcome) -> bool {
+        if self.status() != Status::Closed {
+            return false;
+        }
+        let Ok((counter, probe)) = self.acquire() else {
+            return false;
+        };
+        let outcome = if probe { Outcome::Ignored } else { outcome };
+        self.release(counter, outcome);
+        true
+    }
+
+    /// The breaker as the mirror's view of this instance's own breaker
+    /// sees it, with a quorum (`Mirror::set_own`): clear, in a run of
+    /// failures, or holding the instance off.
+    pub(crate) fn own(&self) -> u8 {
+        match Snapshot::decode::<W64>(self.word()) {
+            Ok(Snapshot {
+                state: State::Closed { failures: 0 },
+                ..
+            }) => CLEAR,
+            Ok(Snapshot {
+                state: State::Closed { .. },
+                ..
+            }) => RUN,
+            _ => HELD,
+        }
     }
 }

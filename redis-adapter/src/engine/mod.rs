@@ -26,24 +26,21 @@ pub(crate) mod words;
 
 use crate::observer::{FleetObserver, Mode, Scope};
 use crate::transport::Member;
-#[cfg(feature = "tokio")]
-use crate::transport::aio::AsyncOp;
 use crate::transport::hub::Hub;
 use crate::transport::remote::RemoteCell;
-use config::{CONFIG_CHECK_EVERY, fingerprint, fleet_holds, published_fingerprint};
+use config::{ConfigCheck, Judged, fleet_holds, follower_status, published_fingerprint};
 use local::Local;
-use mirror::{CLEAR, HELD, Mirror, NONE, RUN};
-use quorum::{Follow, Quorum, trip, voter_id, votes_key};
+use mirror::{Mirror, NONE};
+use quorum::{Follow, Quorum, Votes};
 use redis::RedisError;
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use ticket::{AtomicStats, Release, Stats, Ticket};
 use tripword::cell::{self, Swap};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::word::{Snapshot, State};
-use tripword::{Cause, Outcome, Rejected, Status, ValidConfig, W64, Word};
-use words::{before_stamp, closed, mirror_ahead, noted, resumed};
+use tripword::{Outcome, Rejected, Status, ValidConfig, W64, Word};
+use words::{Stored, closed, intern, mirror_ahead, shared_status};
 
 /// One key's breaker in one instance, shared by its handles and (weakly)
 /// its hub's watcher.
@@ -53,36 +50,20 @@ pub(crate) struct Inner {
     pub(crate) channel: String,
     /// The shared word as last seen, and what the fast paths read.
     mirror: Mirror,
-    /// The newest word found stored in Redis (`None` until one is): what a
-    /// missing key reads as is derived from it (`missing_word`), never from
-    /// a missing key's stand-in, so that it stays put while the key is
-    /// missing. It only moves forward (see [`Inner::stored`]). Taken only
-    /// with a round trip or a published message, never on a fast path.
-    stored: Mutex<Option<u64>>,
+    /// The newest word found stored in Redis: what a lost key resumes
+    /// from.
+    stored: Stored,
     /// The local breaker: used while Redis does not answer.
     local: Local,
     observer: Arc<dyn FleetObserver>,
     stats: AtomicStats,
     pub(crate) hub: Arc<Hub>,
-    /// This instance's config fingerprint, and the key it is kept under.
-    fingerprint: String,
-    fingerprint_key: String,
-    /// The fleet's fingerprint, when it is not ours.
-    mismatch: Mutex<Option<String>>,
-    /// Whether this instance follows the shared word (the fleet's
-    /// fingerprint is known and is not ours): it admits only while the
-    /// word is `Closed`, and never writes it (see [`fleet_holds`]).
-    following: AtomicBool,
-    /// Refreshes by the watcher since the fingerprint was last read while
-    /// attached (see [`CONFIG_CHECK_EVERY`]).
-    unchecked: AtomicU32,
-    /// How many instances' votes trip the shared word.
-    pub(crate) quorum: Quorum,
-    /// Where the votes are kept, and this instance's id among them.
-    votes_key: String,
-    voter: String,
-    /// Whether this instance's vote may be in the set.
-    voted: AtomicBool,
+    /// The fleet's config check: this instance's fingerprint, the
+    /// fleet's, and whether this instance follows the word.
+    check: ConfigCheck,
+    /// The quorum: how many instances' votes trip the shared word, and
+    /// this instance's vote.
+    votes: Votes,
     /// The key, interned when a name is first asked for.
     name: OnceLock<&'static str>,
 }
@@ -91,22 +72,6 @@ impl Drop for Inner {
     fn drop(&mut self) {
         self.hub.prune(&self.channel);
     }
-}
-
-/// `key` for the life of the process: copied once per distinct key, the
-/// same copy for every later call with an equal key.
-fn intern(key: &str) -> &'static str {
-    static KEYS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut keys = KEYS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(&kept) = keys.get(key) {
-        return kept;
-    }
-    let kept: &'static str = Box::leak(key.into());
-    keys.insert(kept);
-    kept
 }
 
 impl Inner {
@@ -119,30 +84,17 @@ impl Inner {
         observer: Arc<dyn FleetObserver>,
         quorum: Quorum,
     ) -> Arc<Inner> {
-        let fingerprint = fingerprint(&config, &quorum);
-        // Keys spread over the watcher's refreshes: a fleet of many keys
-        // reads a share of their fingerprints at each.
-        let spread = key
-            .bytes()
-            .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
         let inner = Arc::new(Inner {
             config,
             channel: hub.channel(&key),
-            fingerprint_key: format!("{key}:config"),
-            votes_key: votes_key(hub.is_cluster(), &hub.channel(&key), &key),
-            voter: quorum.voter.as_deref().map_or_else(voter_id, str::to_owned),
-            voted: AtomicBool::new(false),
-            quorum,
+            check: ConfigCheck::new(&key, &config, &quorum),
+            votes: Votes::new(quorum, hub.is_cluster(), &hub.channel(&key), &key),
             key,
             mirror: Mirror::new(),
-            stored: Mutex::new(None),
-            local: Local::new(),
+            stored: Stored::default(),
+            local: Local::new(config, hub.clock.clone(), observer.clone()),
             observer,
             stats: AtomicStats::default(),
-            fingerprint,
-            mismatch: Mutex::new(None),
-            following: AtomicBool::new(false),
-            unchecked: AtomicU32::new(spread),
             hub: hub.clone(),
             name: OnceLock::new(),
         });
@@ -183,22 +135,7 @@ impl Inner {
     /// and the admission applied by the kit's compare-and-swap loop.
     #[inline(never)]
     pub(crate) fn acquire_remote(&self, base: u64) -> Result<Ticket, Rejected> {
-        let done = self.remote(true, |cell| {
-            let (seen, at) = cell.fetch()?;
-            let applied = cell::update(
-                cell,
-                &self.config,
-                seen,
-                Event::Admit,
-                Some(at),
-                || cell.now(),
-                |swap| self.report(swap),
-            )?;
-            // The server time the deciding attempt read: that of the last
-            // reply.
-            Ok((applied, cell.latest().map_or(at, |(t, _)| t)))
-        });
-        match done {
+        match self.apply(None, Event::Admit, |_| Ok(())) {
             Ok((applied, at)) => self.admission(base, applied, at),
             Err(_) => {
                 self.detach();
@@ -231,19 +168,8 @@ impl Inner {
     pub(crate) fn release_remote(&self, word: u64, counter: u32, outcome: Outcome) -> Release {
         let event = Event::Release { counter, outcome };
         let base = self.mirror.base();
-        let done = self.remote(true, |cell| {
-            cell::update(
-                cell,
-                &self.config,
-                word,
-                event,
-                None,
-                || cell.now(),
-                |swap| self.report(swap),
-            )
-        });
-        match done {
-            Ok(applied) => self.recorded(base, &applied),
+        match self.apply(Some(word), event, |_| Ok(())) {
+            Ok((applied, _)) => self.recorded(base, &applied),
             Err(_) => {
                 self.detach();
                 self.unreported(outcome)
@@ -256,38 +182,19 @@ impl Inner {
     /// fleet is closed), or the local breaker's.
     pub(crate) fn status(&self) -> Status {
         if self.mirror.attached() {
-            let word = self.mirror.word();
-            let held = Snapshot::decode::<W64>(word);
-            let mut void = false;
-            let status = transition::status_at(&self.config, word, || match self.estimate() {
-                Some(now) if !before_stamp(&self.config, held, now) => now,
-                _ => {
-                    void = true;
-                    0
-                }
-            });
-            let status = match held {
-                Ok(held) if void => held.state.status(),
-                _ => status,
-            };
-            if status == Status::Closed && self.quorum.on() {
+            let status = shared_status(&self.config, self.mirror.word(), self.estimate());
+            if status == Status::Closed && self.votes.quorum.on() {
                 // The instance's own view, while the fleet is closed.
-                return self.local_status();
+                return self.local.status();
             }
-            status
-        } else {
-            if self.following.load(Ordering::Acquire)
-                && let Some(why) = fleet_holds(&self.config, self.mirror.word(), None)
-            {
-                // A follower held off by the fleet's word.
-                return if why.cause() == Cause::Probing {
-                    Status::Probing
-                } else {
-                    Status::Open
-                };
-            }
-            self.local_status()
+            return status;
         }
+        if self.check.following()
+            && let Some(held) = follower_status(&self.config, self.mirror.word())
+        {
+            return held;
+        }
+        self.local.status()
     }
 
     /// Whether the instance is on the shared word.
@@ -311,7 +218,7 @@ impl Inner {
 
     /// This instance's config fingerprint.
     pub(crate) fn fingerprint(&self) -> &str {
-        &self.fingerprint
+        self.check.fingerprint()
     }
 
     /// Reads the word now (see [`refresh`](Self::refresh)); on an error the
@@ -333,26 +240,16 @@ impl Inner {
             return Err(Ok(fleet));
         }
         let base = self.mirror.base();
-        let done = self.remote(true, |cell| {
-            let (seen, at) = cell.fetch()?;
-            let applied = cell::update(
-                cell,
-                &self.config,
-                seen,
-                event,
-                Some(at),
-                || cell.now(),
-                |swap| self.report(swap),
-            )?;
-            if self.quorum.on() && event == Event::ForceClose {
+        let done = self.apply(None, event, |cell| {
+            if self.votes.quorum.on() && event == Event::ForceClose {
                 // An operator's close resets the fleet's policy: the votes
                 // too.
-                cell.clear_votes(&self.votes_key)?;
+                self.votes.clear(cell)?;
             }
-            Ok(applied)
+            Ok(())
         });
         match done {
-            Ok(applied) => {
+            Ok((applied, _)) => {
                 self.mirror.offer(&self.config, Some(base), applied.word);
                 Ok(())
             }
@@ -402,7 +299,7 @@ impl Inner {
     /// Redis must decide.
     pub(crate) fn acquire_prepare(&self) -> Result<Result<Ticket, Rejected>, u64> {
         if !self.mirror.attached() {
-            if self.following.load(Ordering::Acquire)
+            if self.check.following()
                 && let Some(why) = fleet_holds(&self.config, self.mirror.word(), self.estimate())
             {
                 // The fleet's word rejects: a follower never calls past it.
@@ -412,7 +309,7 @@ impl Inner {
         }
         let base = self.mirror.base();
         let word = self.mirror.word();
-        if self.quorum.on() && closed(word) && self.local_status() != Status::Closed {
+        if self.votes.quorum.on() && closed(word) && self.local.status() != Status::Closed {
             // The fleet is closed, this instance is held off by its own
             // failures: its local breaker decides (and probes) for it.
             return Ok(self.acquire_local());
@@ -434,7 +331,7 @@ impl Inner {
     }
 
     pub(crate) fn acquire_local(&self) -> Result<Ticket, Rejected> {
-        let (counter, probe) = self.local_acquire()?;
+        let (counter, probe) = self.local.acquire()?;
         Ok(Ticket::new(self.local.address(), counter, probe, true))
     }
 
@@ -507,11 +404,11 @@ impl Inner {
     ) -> (Result<Release, u64>, Follow) {
         let counter = ticket.counter;
         if ticket.issuer() == self.local.address() {
-            if self.quorum.on() {
+            if self.votes.quorum.on() {
                 let (release, follow) = self.own_release(counter, outcome);
                 return (Ok(release), follow);
             }
-            let release = if self.local_release(counter, outcome) {
+            let release = if self.local.release(counter, outcome) {
                 Release::Recorded
             } else {
                 Release::Stale
@@ -522,7 +419,7 @@ impl Inner {
             return (Ok(Release::Stale), Follow::Nothing);
         }
         let word = self.mirror.word();
-        if self.quorum.on()
+        if self.votes.quorum.on()
             && self.mirror.attached()
             && closed(word)
             && Snapshot::counter_bits::<W64>(word) == counter
@@ -557,56 +454,8 @@ impl Inner {
         }
     }
 
-    fn local_acquire(&self) -> Result<(u32, bool), Rejected> {
-        self.local
-            .acquire(&self.config, &*self.hub.clock, &*self.observer)
-    }
-
-    fn local_release(&self, counter: u32, outcome: Outcome) -> bool {
-        self.local.release(
-            &self.config,
-            counter,
-            outcome,
-            &*self.hub.clock,
-            &*self.observer,
-        )
-    }
-
-    fn local_status(&self) -> Status {
-        self.local.status(&self.config, &*self.hub.clock)
-    }
-
     fn estimate(&self) -> Option<u64> {
         self.hub.estimate()
-    }
-
-    pub(crate) fn mirror_base(&self) -> u64 {
-        self.mirror.base()
-    }
-
-    /// The word a missing key reads as for this instance. The initial word
-    /// (`Closed`, counter 0) while the mirror holds it: a new fleet. Once
-    /// the mirror has seen a state change, the key can only be missing
-    /// because it was lost (Redis restarted empty, a failover lost it,
-    /// someone deleted it): then it reads as `Closed` with the mirror's
-    /// counter moved on by [`RESUME`], so that no ticket issued before the
-    /// loss matches a word after it (spec I2), as long as the fleet made
-    /// fewer than [`RESUME`] changes this instance's mirror had not seen.
-    /// The first compare-and-set from it stores it.
-    pub(crate) fn missing_word(&self) -> u64 {
-        resumed(*self.stored.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-
-    /// Notes a word found stored in Redis under the key (read, swapped in,
-    /// or published): what a lost key resumes from. Only forward: a word
-    /// whose counter is behind the one noted (a published message
-    /// delivered late, a read after a failover lost writes) is not taken,
-    /// else a message delayed across two losses of the key would move the
-    /// resume point back, and the second stand-in would repeat counters the
-    /// fleet used after the first (found by the fleet model).
-    pub(crate) fn stored(&self, word: u64) {
-        let mut seen = self.stored.lock().unwrap_or_else(PoisonError::into_inner);
-        *seen = noted(*seen, word);
     }
 
     /// Runs `op` on the key with one of the hub's connections, every round
@@ -628,72 +477,28 @@ impl Inner {
         out
     }
 
-    /// [`remote`](Self::remote) for the async form, on the hub's
-    /// multiplexed connection; always a call's.
-    #[cfg(feature = "tokio")]
-    async fn remote_async<T>(
+    /// Applies `event` to the word in Redis with the kit's
+    /// compare-and-swap loop, in one operation of a call: from `from` (the
+    /// mirror's word, a `TIME` round trip reading its time) or from a
+    /// fresh read, then `then` on the same connection. Returns what it
+    /// applied and the server time of the last reply (the time the
+    /// deciding attempt read).
+    fn apply(
         &self,
-        body: impl AsyncFnOnce(&mut AsyncOp<'_>) -> Result<T, RedisError>,
-    ) -> Result<T, RedisError> {
-        let (out, trips, stored) = self
-            .hub
-            .remote_async(&self.key, &self.channel, self.missing_word(), body)
-            .await;
-        if let Some(word) = stored {
-            self.stored(word);
-        }
-        self.count_call(trips);
-        out
-    }
-
-    /// [`acquire_remote`](Self::acquire_remote) awaited.
-    #[cfg(feature = "tokio")]
-    pub(crate) async fn acquire_remote_async(&self, base: u64) -> Result<Ticket, Rejected> {
-        let done = self
-            .remote_async(async |op| {
-                let (seen, at) = op.fetch().await?;
-                let applied = op
-                    .apply(&self.config, seen, Some(at), Event::Admit, |swap| {
-                        self.report(swap);
-                    })
-                    .await?;
-                Ok((applied, op.latest.map_or(at, |(t, _)| t)))
-            })
-            .await;
-        match done {
-            Ok((applied, at)) => self.admission(base, applied, at),
-            Err(_) => {
-                self.detach();
-                self.acquire_local()
-            }
-        }
-    }
-
-    /// [`release_remote`](Self::release_remote) awaited.
-    #[cfg(feature = "tokio")]
-    pub(crate) async fn release_remote_async(
-        &self,
-        word: u64,
-        counter: u32,
-        outcome: Outcome,
-    ) -> Release {
-        let event = Event::Release { counter, outcome };
-        let base = self.mirror_base();
-        let done = self
-            .remote_async(async |op| {
-                op.apply(&self.config, word, None, event, |swap| {
-                    self.report(swap);
-                })
-                .await
-            })
-            .await;
-        match done {
-            Ok(applied) => self.recorded(base, &applied),
-            Err(_) => {
-                self.detach();
-                self.unreported(outcome)
-            }
-        }
+        from: Option<u64>,
+        event: Event,
+        then: impl FnOnce(&RemoteCell<'_>) -> Result<(), RedisError>,
+    ) -> Result<(cell::Applied<W64>, u64), RedisError> {
+        self.remote(true, |cell| {
+            let (seen, at) = match from {
+                Some(word) => (word, None),
+                None => cell.fetch().map(|(word, at)| (word, Some(at)))?,
+            };
+            let report = |swap| self.report(swap);
+            let applied = cell::update(cell, &self.config, seen, event, at, || cell.now(), report)?;
+            then(cell)?;
+            Ok((applied, cell.latest().map_or(0, |(t, _)| t)))
+        })
     }
 
     /// Counts an operation of a call that went to Redis.
@@ -704,20 +509,6 @@ impl Inner {
         self.stats.remote_calls.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The word the watcher read for this breaker (in a batch begun at the
-    /// mirror's [`base`](Mirror::base) `base`): taken if it is a state, repaired with a
-    /// round trip of its own if it is corrupt.
-    pub(crate) fn refreshed(&self, base: u64, word: u64) -> Result<(), RedisError> {
-        if Snapshot::decode::<W64>(word).is_err() {
-            return self.refresh(false).map(drop);
-        }
-        self.mirror.offer(&self.config, Some(base), word);
-        self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
-        let turn = self.unchecked.fetch_add(1, Ordering::Relaxed);
-        self.attach(turn % CONFIG_CHECK_EVERY == CONFIG_CHECK_EVERY - 1);
-        Ok(())
-    }
-
     /// Reads the word into the mirror, repairing it first if it is corrupt
     /// (spec I8: one admission through the kit replaces it by `Closed` with
     /// the next counter; not by a follower, which never writes the word),
@@ -726,7 +517,7 @@ impl Inner {
         let base = self.mirror.base();
         let word = self.remote(call, |cell| {
             let (seen, at) = cell.fetch()?;
-            if Snapshot::decode::<W64>(seen).is_ok() || self.following.load(Ordering::Acquire) {
+            if Snapshot::decode::<W64>(seen).is_ok() || self.check.following() {
                 // A follower repairs nothing: the fleet's config does.
                 return Ok(seen);
             }
@@ -747,16 +538,6 @@ impl Inner {
         }
         self.attach(true);
         Ok(word)
-    }
-
-    /// A change published by some instance's compare-and-set.
-    pub(crate) fn published(&self, word: u64, server_time: u64) {
-        self.stored(word);
-        self.mirror.offer(&self.config, None, word);
-        self.hub
-            .estimate
-            .sample(server_time, self.hub.clock.micros());
-        self.stats.published.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Reports a change this instance's compare-and-set made.
@@ -780,7 +561,7 @@ impl Inner {
             return;
         }
         let (claimed, _, _) = self.hub.remote("", "", 0, |cell| {
-            cell.claim(&self.fingerprint_key, &self.fingerprint)
+            cell.claim(self.check.key(), self.check.fingerprint())
         });
         if let Ok(stored) = claimed {
             self.judge(&stored);
@@ -794,27 +575,11 @@ impl Inner {
     /// instance whose config the fleet left (another was published) stops
     /// writing the word here.
     fn judge(&self, stored: &str) {
-        let (fleet, _) = published_fingerprint(stored);
-        let mut mismatch = self.mismatch.lock().unwrap_or_else(PoisonError::into_inner);
-        if fleet != self.fingerprint {
-            // Following before leaving the shared word: no admission finds
-            // the instance off the word and not following it.
-            self.following.store(true, Ordering::Release);
-            if mismatch.as_deref() != Some(fleet) {
-                self.warn_mismatch(fleet);
-                self.observer.on_config_mismatch(&self.fingerprint, fleet);
-                *mismatch = Some(fleet.to_owned());
-            }
-            drop(mismatch);
+        if self.check.judge(stored, &self.key, &*self.observer) == Judged::Follows {
             if self.mirror.set_attached(&self.config, false) {
                 self.observer.on_mode(Mode::Local);
             }
             return;
-        }
-        let was = mismatch.take();
-        drop(mismatch);
-        if was.is_some() {
-            self.agreed();
         }
         if self.mirror.attached() {
             return;
@@ -823,56 +588,14 @@ impl Inner {
         if self.mirror.set_attached(&self.config, true) {
             self.observer.on_mode(Mode::Shared);
         }
-        self.following.store(false, Ordering::Release);
-    }
-
-    /// The engine's own report of a config mismatch, whatever observer is
-    /// set: a `tracing` warning (feature `tracing`) and the
-    /// `metric_names::FOLLOWING` gauge at 1 (feature
-    /// `metrics`).
-    fn warn_mismatch(&self, fleet: &str) {
-        #[cfg(feature = "tracing")]
-        tracing::warn!(
-            target: "tripword",
-            breaker = self.key.as_str(),
-            ours = self.fingerprint.as_str(),
-            fleet,
-            "fleet config is not this instance's: it follows the fleet's word \
-             (admits only while the word is Closed) and never writes it, until \
-             the configs agree (see RedisBreaker::publish_config)"
-        );
-        #[cfg(feature = "metrics")]
-        metrics::gauge!(
-            crate::metric_names::FOLLOWING,
-            tripword_std::observe::names::BREAKER => self.key.clone()
-        )
-        .set(1.0);
-        let _ = fleet;
-    }
-
-    /// The engine's own report of a mismatch that ended: the configs
-    /// agree again.
-    fn agreed(&self) {
-        #[cfg(feature = "tracing")]
-        tracing::info!(
-            target: "tripword",
-            breaker = self.key.as_str(),
-            config = self.fingerprint.as_str(),
-            "fleet config is this instance's again"
-        );
-        #[cfg(feature = "metrics")]
-        metrics::gauge!(
-            crate::metric_names::FOLLOWING,
-            tripword_std::observe::names::BREAKER => self.key.clone()
-        )
-        .set(0.0);
+        self.check.stop_following();
     }
 
     /// Publishes this instance's config as the fleet's (see
     /// [`RedisBreaker::publish_config`]).
     pub(crate) fn publish_config(&self) -> Result<u64, RedisError> {
         let (stored, _, _) = self.hub.remote("", "", 0, |cell| {
-            cell.publish_config(&self.fingerprint_key, &self.fingerprint)
+            cell.publish_config(self.check.key(), self.check.fingerprint())
         });
         let stored = stored?;
         // Joined from a fresh read of the word, never from a mirror a
@@ -883,50 +606,12 @@ impl Inner {
     }
 
     pub(crate) fn config_mismatch(&self) -> Option<String> {
-        self.mismatch
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// Falls back to the local breaker. If the shared word said the
-    /// dependency is down (anything but `Closed`) and the local breaker is
-    /// closed, the local breaker is tripped (with `failure_threshold`
-    /// failures recorded through its API), so an instance that loses Redis
-    /// while the fleet is open stays open for an open time and then probes
-    /// on its own. The trip comes before the switch: no call may find the
-    /// instance local with its breaker still closed.
-    /// A follower (see [`fleet_holds`]) that loses Redis falls back the
-    /// same way: its word is as stale as anyone's.
-    pub(crate) fn detach(&self) {
-        let following = self.following.swap(false, Ordering::AcqRel);
-        if !self.mirror.attached() && !following {
-            return;
-        }
-        let shared = Snapshot::decode::<W64>(self.mirror.word());
-        let shared_down = matches!(shared, Ok(s) if s.state.status() != Status::Closed);
-        if matches!(shared, Ok(s) if s.state == State::ForcedOpen) {
-            // An operator's hold outlives the fallback: no open time ends
-            // it, only a force_close. (A local breaker held already stays
-            // as it is: forcing open a forced word changes nothing.)
-            self.force_local(Event::ForceOpen);
-        } else if shared_down && self.local_status() == Status::Closed {
-            for _ in 0..self.config.failure_threshold() {
-                if let Ok((counter, _)) = self.local_acquire() {
-                    self.local_release(counter, Outcome::Failure);
-                }
-            }
-        }
-        self.sync_own();
-        if self.mirror.set_attached(&self.config, false) {
-            self.observer.on_mode(Mode::Local);
-        }
+        self.check.mismatch()
     }
 
     /// An operator's force applied to the local breaker.
     fn force_local(&self, event: Event) {
-        self.local
-            .force(&self.config, event, &*self.hub.clock, &*self.observer);
+        self.local.force(event);
         self.sync_own();
     }
 
@@ -934,11 +619,7 @@ impl Inner {
     /// while that is closed (an outcome of a call it did not admit must not
     /// settle its probe).
     pub(crate) fn unreported(&self, outcome: Outcome) -> Release {
-        if self.local_status() == Status::Closed
-            && let Ok((counter, probe)) = self.local_acquire()
-        {
-            let outcome = if probe { Outcome::Ignored } else { outcome };
-            self.local_release(counter, outcome);
+        if self.local.record(outcome) {
             self.sync_own();
         }
         Release::Unreported
@@ -947,32 +628,20 @@ impl Inner {
     /// With a quorum: sets the mirror's view of this instance's own
     /// breaker (see `Mirror::set_own`). Nothing without a quorum.
     fn sync_own(&self) {
-        if !self.quorum.on() {
+        if !self.votes.quorum.on() {
             return;
         }
-        self.mirror.set_own(&self.config, || {
-            match Snapshot::decode::<W64>(self.local.word()) {
-                Ok(Snapshot {
-                    state: State::Closed { failures: 0 },
-                    ..
-                }) => CLEAR,
-                Ok(Snapshot {
-                    state: State::Closed { .. },
-                    ..
-                }) => RUN,
-                _ => HELD,
-            }
-        });
+        self.mirror.set_own(&self.config, || self.local.own());
     }
 
     /// With a quorum, the outcome of a call the fleet admitted while
     /// closed: recorded in the local breaker while that is closed (an
     /// outcome of a call it did not admit must not settle its probe).
     fn own_outcome(&self, outcome: Outcome) -> (Release, Follow) {
-        if outcome == Outcome::Ignored || self.local_status() != Status::Closed {
+        if outcome == Outcome::Ignored || self.local.status() != Status::Closed {
             return (Release::Recorded, Follow::Nothing);
         }
-        match self.local_acquire() {
+        match self.local.acquire() {
             Ok((counter, false)) => self.own_release(counter, outcome),
             Ok((counter, true)) => (
                 self.own_release(counter, Outcome::Ignored).0,
@@ -985,13 +654,7 @@ impl Inner {
     /// With a quorum, a release to the local breaker: a trip (or a failed
     /// local probe) votes, a local probe's success withdraws the vote.
     fn own_release(&self, counter: u32, outcome: Outcome) -> (Release, Follow) {
-        let (recorded, moved) = self.local.release_traced(
-            &self.config,
-            counter,
-            outcome,
-            &*self.hub.clock,
-            &*self.observer,
-        );
+        let (recorded, moved) = self.local.release_traced(counter, outcome);
         self.sync_own();
         let follow = match moved {
             _ if !self.mirror.attached() => Follow::Nothing,
@@ -1024,25 +687,10 @@ impl Inner {
     /// instance to its local breaker, which already holds it off.
     fn vote(&self) {
         let base = self.mirror.base();
-        let window = self.quorum.window(&self.config);
-        let quorum = self.quorum.instances;
         let done = self.remote(true, |cell| {
-            let mut ballot = cell.vote(&self.votes_key, &self.voter, window)?;
-            self.voted.store(true, Ordering::Release);
-            while ballot.votes >= u64::from(quorum) && closed(ballot.read.word) {
-                let Some(step) = trip(&self.config, ballot.read.word, ballot.read.now) else {
-                    break;
-                };
-                ballot =
-                    cell.quorum_trip(&self.votes_key, ballot.read.word, step.word, window, quorum)?;
-                if ballot.stored {
-                    for t in step.transitions {
-                        self.observer.on_scoped_transition(t, Scope::Shared);
-                    }
-                    break;
-                }
-            }
-            Ok(ballot.read.word)
+            self.votes.cast(cell, &self.config, |t| {
+                self.observer.on_scoped_transition(t, Scope::Shared);
+            })
         });
         match done {
             Ok(word) => self.mirror.offer(&self.config, Some(base), word),
@@ -1053,20 +701,18 @@ impl Inner {
     /// Withdraws this instance's vote (a success of its own ended its
     /// failures), if it may have one.
     fn withdraw(&self) {
-        if !self.voted.swap(false, Ordering::AcqRel) {
+        if !self.votes.take_voted() {
             return;
         }
-        if self
-            .remote(true, |cell| cell.withdraw(&self.votes_key, &self.voter))
-            .is_err()
-        {
+        if self.remote(true, |cell| self.votes.withdraw(cell)).is_err() {
             // Not withdrawn: the vote ages out of the window.
             self.detach();
         }
     }
 }
 
-/// The hub and the watcher reach a breaker through [`Member`].
+/// The hub and the watcher reach a breaker through [`Member`]; the
+/// engine's own paths call the same methods.
 impl Member for Inner {
     fn key(&self) -> &str {
         &self.key
@@ -1077,26 +723,71 @@ impl Member for Inner {
     }
 
     fn mirror_base(&self) -> u64 {
-        Inner::mirror_base(self)
+        self.mirror.base()
     }
 
+    /// The word a missing key reads as for this instance (see
+    /// [`Stored::missing_word`]).
     fn missing_word(&self) -> u64 {
-        Inner::missing_word(self)
+        self.stored.missing_word()
     }
 
+    /// Notes a word found stored in Redis under the key (see
+    /// [`Stored::note`]).
     fn stored(&self, word: u64) {
-        Inner::stored(self, word);
+        self.stored.note(word);
     }
 
+    /// The word the watcher read for this breaker (in a batch begun at the
+    /// mirror's [`base`](Mirror::base) `base`): taken if it is a state, repaired with a
+    /// round trip of its own if it is corrupt.
     fn refreshed(&self, base: u64, word: u64) -> Result<(), RedisError> {
-        Inner::refreshed(self, base, word)
+        if Snapshot::decode::<W64>(word).is_err() {
+            return self.refresh(false).map(drop);
+        }
+        self.mirror.offer(&self.config, Some(base), word);
+        self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
+        self.attach(self.check.due());
+        Ok(())
     }
 
+    /// A change published by some instance's compare-and-set.
     fn published(&self, word: u64, server_time: u64) {
-        Inner::published(self, word, server_time);
+        self.stored(word);
+        self.mirror.offer(&self.config, None, word);
+        self.hub
+            .estimate
+            .sample(server_time, self.hub.clock.micros());
+        self.stats.published.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Falls back to the local breaker. If the shared word said the
+    /// dependency is down (anything but `Closed`) and the local breaker is
+    /// closed, the local breaker is tripped (with `failure_threshold`
+    /// failures recorded through its API), so an instance that loses Redis
+    /// while the fleet is open stays open for an open time and then probes
+    /// on its own. The trip comes before the switch: no call may find the
+    /// instance local with its breaker still closed.
+    /// A follower (see [`fleet_holds`]) that loses Redis falls back the
+    /// same way: its word is as stale as anyone's.
     fn detach(&self) {
-        Inner::detach(self);
+        let following = self.check.stop_following();
+        if !self.mirror.attached() && !following {
+            return;
+        }
+        let shared = Snapshot::decode::<W64>(self.mirror.word());
+        let shared_down = matches!(shared, Ok(s) if s.state.status() != Status::Closed);
+        if matches!(shared, Ok(s) if s.state == State::ForcedOpen) {
+            // An operator's hold outlives the fallback: no open time ends
+            // it, only a force_close. (A local breaker held already stays
+            // as it is: forcing open a forced word changes nothing.)
+            self.force_local(Event::ForceOpen);
+        } else if shared_down {
+            self.local.trip();
+        }
+        self.sync_own();
+        if self.mirror.set_attached(&self.config, false) {
+            self.observer.on_mode(Mode::Local);
+        }
     }
 }

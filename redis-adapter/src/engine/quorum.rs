@@ -2,8 +2,12 @@
 //! shared word, where the votes are kept, and the trip a quorum makes.
 
 use super::words::closed;
+use crate::transport::remote::RemoteCell;
+use redis::RedisError;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use tripword::transition::Transition;
 use tripword::transition::{self, Event};
 use tripword::word::Snapshot;
 use tripword::{Outcome, ValidConfig, W64};
@@ -136,4 +140,70 @@ pub(crate) fn trip(
         w = step.word;
     }
     None
+}
+
+/// One breaker's votes: its quorum, where the votes are kept, the id it
+/// votes under, and whether its vote may be in the set.
+pub(crate) struct Votes {
+    pub(crate) quorum: Quorum,
+    key: String,
+    voter: String,
+    voted: AtomicBool,
+}
+
+impl Votes {
+    /// The votes of the breaker under `key` (its changes published on
+    /// `channel`, on a cluster when `cluster`).
+    pub(crate) fn new(quorum: Quorum, cluster: bool, channel: &str, key: &str) -> Votes {
+        Votes {
+            key: votes_key(cluster, channel, key),
+            voter: quorum.voter.as_deref().map_or_else(voter_id, str::to_owned),
+            voted: AtomicBool::new(false),
+            quorum,
+        }
+    }
+
+    /// Votes for tripping the shared word, and trips it when the quorum
+    /// is reached (one round trip; one more for each attempt of the
+    /// trip). The trip is the kit's (see [`trip`]), at the server time
+    /// read after the word; `tripped` gets its transitions once it is
+    /// stored. Returns the word the key holds after.
+    pub(crate) fn cast(
+        &self,
+        cell: &RemoteCell<'_>,
+        config: &ValidConfig<W64>,
+        mut tripped: impl FnMut(Transition),
+    ) -> Result<u64, RedisError> {
+        let window = self.quorum.window(config);
+        let quorum = self.quorum.instances;
+        let mut ballot = cell.vote(&self.key, &self.voter, window)?;
+        self.voted.store(true, Ordering::Release);
+        while ballot.votes >= u64::from(quorum) && closed(ballot.read.word) {
+            let Some(step) = trip(config, ballot.read.word, ballot.read.now) else {
+                break;
+            };
+            ballot = cell.quorum_trip(&self.key, ballot.read.word, step.word, window, quorum)?;
+            if ballot.stored {
+                step.transitions.into_iter().for_each(&mut tripped);
+                break;
+            }
+        }
+        Ok(ballot.read.word)
+    }
+
+    /// Whether this breaker's vote may be in the set; from now on it is
+    /// taken as not (the caller withdraws it).
+    pub(crate) fn take_voted(&self) -> bool {
+        self.voted.swap(false, Ordering::AcqRel)
+    }
+
+    /// Withdraws this breaker's vote.
+    pub(crate) fn withdraw(&self, cell: &RemoteCell<'_>) -> Result<(), RedisError> {
+        cell.withdraw(&self.key, &self.voter)
+    }
+
+    /// Drops every vote (an operator's close).
+    pub(crate) fn clear(&self, cell: &RemoteCell<'_>) -> Result<(), RedisError> {
+        cell.clear_votes(&self.key)
+    }
 }

@@ -2,11 +2,12 @@
 
 use super::*;
 use crate::RedisBreaker;
-use crate::engine::quorum::MAX_WINDOW;
-use crate::engine::words::RESUME;
+use crate::engine::config::fingerprint;
+use crate::engine::quorum::{MAX_WINDOW, trip};
+use crate::engine::words::{RESUME, before_stamp, noted, resumed};
 use crate::error::Error;
 use std::time::Duration;
-use tripword::Config;
+use tripword::{Cause, Config};
 #[test]
 fn a_ticket_is_two_words() {
     assert_eq!(size_of::<Ticket>(), 2 * size_of::<usize>());

@@ -1,9 +1,13 @@
 //! The pure rules on the shared word an instance applies with no
 //! network: the word a lost key resumes from, which counters are stale,
-//! and which server-time estimates a stamped word cannot be read with.
+//! and which server-time estimates a stamped word cannot be read with;
+//! and the key as the name a rejection carries, interned.
 
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use tripword::transition;
 use tripword::word::{Snapshot, State};
-use tripword::{ValidConfig, W64, Word};
+use tripword::{Status, ValidConfig, W64, Word};
 
 /// How far the counter moves on when a key that held a word is found
 /// missing (see `Inner::missing_word`): more changes than one instance's
@@ -81,4 +85,74 @@ pub(crate) fn mirror_ahead(word: u64, counter: u32) -> bool {
     let max = W64::LAYOUT.max_counter();
     let d = Snapshot::counter_bits::<W64>(word).wrapping_sub(counter) & max;
     d != 0 && d <= max / 2
+}
+
+/// The newest word found stored in Redis under a breaker's key (`None`
+/// until one is): what a missing key reads as is derived from it
+/// ([`missing_word`](Self::missing_word)), never from a missing key's
+/// stand-in, so that it stays put while the key is missing. It only moves
+/// forward (see [`note`](Self::note)). Taken only with a round trip or a
+/// published message, never on a fast path.
+#[derive(Default)]
+pub(crate) struct Stored(Mutex<Option<u64>>);
+
+impl Stored {
+    /// The word a missing key reads as for this instance. The initial word
+    /// (`Closed`, counter 0) while none was found: a new fleet. Once one
+    /// was, the key can only be missing because it was lost (Redis
+    /// restarted empty, a failover lost it, someone deleted it): then it
+    /// reads as `Closed` with the counter moved on by [`RESUME`], so that
+    /// no ticket issued before the loss matches a word after it (spec I2),
+    /// as long as the fleet made fewer than [`RESUME`] changes this
+    /// instance had not seen. The first compare-and-set from it stores it.
+    pub(crate) fn missing_word(&self) -> u64 {
+        resumed(*self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Notes a word found stored in Redis under the key (read, swapped in,
+    /// or published): what a lost key resumes from. Only forward: a word
+    /// whose counter is behind the one noted (a published message
+    /// delivered late, a read after a failover lost writes) is not taken,
+    /// else a message delayed across two losses of the key would move the
+    /// resume point back, and the second stand-in would repeat counters the
+    /// fleet used after the first (found by the fleet model).
+    pub(crate) fn note(&self, word: u64) {
+        let mut seen = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        *seen = noted(*seen, word);
+    }
+}
+
+/// `key` for the life of the process: copied once per distinct key, the
+/// same copy for every later call with an equal key.
+pub(crate) fn intern(key: &str) -> &'static str {
+    static KEYS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut keys = KEYS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(&kept) = keys.get(key) {
+        return kept;
+    }
+    let kept: &'static str = Box::leak(key.into());
+    keys.insert(kept);
+    kept
+}
+
+/// The status of the shared `word` at the estimate `now` of the server's
+/// time. With no estimate, or one before the word's stamp (see
+/// [`before_stamp`]), the state the word holds, as it is.
+pub(crate) fn shared_status(config: &ValidConfig<W64>, word: u64, now: Option<u64>) -> Status {
+    let held = Snapshot::decode::<W64>(word);
+    let mut void = false;
+    let status = transition::status_at(config, word, || match now {
+        Some(now) if !before_stamp(config, held, now) => now,
+        _ => {
+            void = true;
+            0
+        }
+    });
+    match held {
+        Ok(held) if void => held.state.status(),
+        _ => status,
+    }
 }
