@@ -208,7 +208,7 @@ impl<'a> AsyncOp<'a> {
                     let _: String = trip.load().query_async(&mut self.con).await?;
                     loaded = true;
                 }
-                Answer::Load => return Err(super::remote::script_lost()),
+                Answer::Load => return Err(script::script_lost()),
             }
         }
     }

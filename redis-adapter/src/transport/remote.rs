@@ -113,7 +113,7 @@ impl<'a> RemoteCell<'a> {
                     let _: String = trip.load().query(con)?;
                     loaded = true;
                 }
-                Answer::Load => return Err(script_lost()),
+                Answer::Load => return Err(script::script_lost()),
             }
         }
     }
@@ -353,15 +353,6 @@ impl<'a> RemoteCell<'a> {
     pub(crate) fn round_trips(&self) -> u32 {
         self.round_trips.get()
     }
-}
-
-/// The error of a trip whose script the server still lacks after loading
-/// it.
-pub(crate) fn script_lost() -> RedisError {
-    RedisError::from(io::Error::new(
-        io::ErrorKind::InvalidData,
-        "tripword-redis: the server lost the script again as it was loaded",
-    ))
 }
 
 impl Cell<W64> for RemoteCell<'_> {

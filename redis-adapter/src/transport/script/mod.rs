@@ -84,6 +84,15 @@ fn malformed() -> RedisError {
     ))
 }
 
+/// The error of a trip whose script the server still lacks after loading
+/// it.
+pub(crate) fn script_lost() -> RedisError {
+    RedisError::from(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "tripword-redis: the server lost the script again as it was loaded",
+    ))
+}
+
 /// Whether a pipeline's first reply says the script is not in the server's
 /// cache (a restarted or promoted server).
 fn no_script(replies: &[Value]) -> bool {
