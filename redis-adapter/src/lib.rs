@@ -89,7 +89,7 @@
 #![deny(missing_docs)]
 
 // The layers, top down; each file imports only from the layers below it
-// (the map: `docs/distributed-design.md`, "Map of tripword-redis").
+// (the map: `docs/distributed-proofs.md`, "Map of tripword-redis").
 // The handles and their options.
 mod breaker;
 mod error;
