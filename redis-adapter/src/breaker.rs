@@ -37,7 +37,7 @@ use tripword::{Outcome, Rejected, Status, ValidConfig, W64};
 ///
 /// Times are given as durations: [`settings`](Self::settings) takes
 /// `tripword-std`'s [`Settings`](tripword_std::Settings) for the breaker's
-/// config, and every other time is a [`Duration`].
+/// config, and every other time is a [`Duration`](std::time::Duration).
 /// [`config`](Self::config) takes the raw form, a core config in the
 /// server clock's microseconds.
 ///
@@ -80,8 +80,8 @@ impl Builder {
     /// alone has a connection pool and a watcher of its own; the breakers
     /// of a [`Fleet`](crate::Fleet) share them). Reads the word once
     /// (within the operation timeout): if Redis answers the instance starts
-    /// in [`Mode::Shared`](crate::Mode::Shared), otherwise in
-    /// [`Mode::Local`](crate::Mode::Local), and joins the shared word when
+    /// in [`Mode::Shared`], otherwise in
+    /// [`Mode::Local`], and joins the shared word when
     /// Redis answers. Fails only for a bad URL or when the thread cannot
     /// start: an unreachable Redis is not an error.
     ///

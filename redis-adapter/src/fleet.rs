@@ -85,7 +85,7 @@ type MadeWith = (ValidConfig<W64>, Option<Arc<dyn FleetObserver>>);
 ///
 /// Times are given as durations: [`settings`](Self::settings) takes
 /// `tripword-std`'s [`Settings`](tripword_std::Settings) for the breakers'
-/// config, and every other time is a [`Duration`].
+/// config, and every other time is a [`Duration`](std::time::Duration).
 /// [`config`](Self::config) takes the raw form, a core config in the
 /// server clock's microseconds.
 ///

@@ -292,7 +292,7 @@ pub mod metric_names {
 }
 
 /// Counters and a gauge for the fleet's reports, beside the observer's own
-/// metrics, labelled with its name (the names: [`metric_names`](crate::metric_names)). Transitions are
+/// metrics, labelled with its name (the names: [`metric_names`]). Transitions are
 /// the observer's own metrics, for both scopes.
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]

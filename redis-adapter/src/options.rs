@@ -23,7 +23,7 @@ use tripword::{Config, ValidConfig, W64};
 /// microsecond more than it spans (the clock's rounding, see
 /// `tripword_std::RealClock::ticks`), so `settings(&Settings::new())` is
 /// open for 1 000 001 µs: another config, with another fingerprint (see
-/// [`RedisBreaker::config_mismatch`]). Every instance of a fleet must set
+/// [`RedisBreaker::config_mismatch`](crate::RedisBreaker::config_mismatch)). Every instance of a fleet must set
 /// its config the same way: all by the default, or all by the same
 /// settings.
 ///
@@ -63,7 +63,7 @@ impl Following {
 
 /// The deployment a builder's hub is for, beyond its URL: the sentinels to
 /// follow, or (feature `cluster`) the cluster's nodes. Shared by
-/// [`Builder`] and [`FleetBuilder`](crate::FleetBuilder).
+/// [`Builder`](crate::Builder) and [`FleetBuilder`](crate::FleetBuilder).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Deployment {
     pub(crate) following: Option<Following>,

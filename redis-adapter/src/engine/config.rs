@@ -11,7 +11,7 @@ use tripword::word::{Snapshot, State};
 use tripword::{Cause, Rejected, Status, ValidConfig, W64};
 
 /// The fields of `config` that change how a word reads, as stored beside
-/// the word (see [`RedisBreaker::config_mismatch`]).
+/// the word (see [`RedisBreaker::config_mismatch`](crate::RedisBreaker::config_mismatch)).
 pub(crate) fn fingerprint(config: &ValidConfig<W64>, quorum: &Quorum) -> String {
     let backoff = match config.backoff_cap() {
         Some(cap) => cap.to_string(),
@@ -39,7 +39,7 @@ pub(crate) fn fingerprint(config: &ValidConfig<W64>, quorum: &Quorum) -> String 
 
 /// The fingerprint part of what is stored under `<key>:config`, and its
 /// generation: `<fingerprint> generation=<n>` as
-/// [`RedisBreaker::publish_config`] stores it, a plain fingerprint (as the
+/// [`RedisBreaker::publish_config`](crate::RedisBreaker::publish_config) stores it, a plain fingerprint (as the
 /// first instance to join claims it) being generation 0.
 pub(crate) fn published_fingerprint(stored: &str) -> (&str, u64) {
     if let Some((print, generation)) = stored.rsplit_once(" generation=")
@@ -88,7 +88,7 @@ pub(crate) fn fleet_holds(
 
 /// How many of the watcher's refreshes an attached instance makes between
 /// two reads of the fleet's fingerprint (a published config is seen within
-/// as many refresh periods; [`RedisBreaker::sync`] reads it every time).
+/// as many refresh periods; [`RedisBreaker::sync`](crate::RedisBreaker::sync) reads it every time).
 pub(crate) const CONFIG_CHECK_EVERY: u32 = 4;
 
 /// One breaker's config check: its fingerprint and the key it is kept

@@ -592,7 +592,7 @@ impl Inner {
     }
 
     /// Publishes this instance's config as the fleet's (see
-    /// [`RedisBreaker::publish_config`]).
+    /// [`RedisBreaker::publish_config`](crate::RedisBreaker::publish_config)).
     pub(crate) fn publish_config(&self) -> Result<u64, RedisError> {
         let (stored, _, _) = self.hub.remote("", "", 0, |cell| {
             cell.publish_config(self.check.key(), self.check.fingerprint())

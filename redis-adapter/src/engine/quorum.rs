@@ -17,7 +17,7 @@ use tripword::{Outcome, ValidConfig, W64};
 pub(crate) const MAX_WINDOW: u64 = 1 << 52;
 
 /// How many instances must see failures before the shared word trips (see
-/// [`Builder::quorum`]).
+/// [`Builder::quorum`](crate::Builder::quorum)).
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Quorum {
     /// Distinct instances whose votes trip the shared word; 1: every

@@ -16,12 +16,13 @@ pub enum Release {
     Stale,
     /// Redis did not answer: the outcome could not reach the shared word. It
     /// was recorded in the local breaker instead (when that is closed), and
-    /// the instance switched to [`Mode::Local`].
+    /// the instance switched to [`Mode::Local`](crate::Mode::Local).
     Unreported,
 }
 
 /// Proof of admission: release it exactly once with
-/// [`RedisBreaker::release`] (or use a [`Permit`]).
+/// [`RedisBreaker::release`](crate::RedisBreaker::release) (or use a
+/// [`Permit`](crate::Permit)).
 #[must_use = "a ticket must be released; a lost probe ticket blocks the fleet until the probe timeout"]
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Ticket {

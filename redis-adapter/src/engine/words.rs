@@ -36,7 +36,7 @@ pub(crate) fn resumed(seen: Option<u64>) -> u64 {
 
 /// The word noted as found stored after `word` is found, `seen` noted
 /// before: `word`, unless `seen`'s counter is past it (see
-/// [`Inner::stored`]).
+/// [`Stored::note`]).
 pub(crate) fn noted(seen: Option<u64>, word: u64) -> Option<u64> {
     match seen {
         Some(old) if mirror_ahead(old, Snapshot::counter_bits::<W64>(word)) => Some(old),
