@@ -36,7 +36,7 @@ impl Lua {
 
 /// Shared by the scripts: the word under a key as a canonical decimal
 /// string (`missing` for a missing key, the word the caller reads a lost
-/// key as: see `Inner::missing_word`; `CORRUPT` for anything that is not
+/// key as: see `Member::missing_word`; `CORRUPT` for anything that is not
 /// a canonical `u64`), and the server's time in microseconds, read after
 /// the `GET`.
 const PRELUDE: &str = r"
