@@ -181,3 +181,138 @@ impl Local {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tripword::{Cause, Config};
+
+    /// A clock the test sets.
+    #[derive(Default)]
+    struct Manual(AtomicU64);
+
+    impl LocalClock for Manual {
+        fn micros(&self) -> u64 {
+            self.0.load(Ordering::Relaxed)
+        }
+    }
+
+    /// Records each transition with its scope.
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<(Status, Status, Scope)>>);
+
+    impl tripword::Observer for Seen {
+        fn on_transition(&self, _: Transition) {}
+    }
+
+    impl FleetObserver for Seen {
+        fn on_scoped_transition(&self, t: Transition, scope: Scope) {
+            self.0.lock().unwrap().push((t.from, t.to, scope));
+        }
+    }
+
+    fn local() -> (Local, Arc<Manual>, Arc<Seen>) {
+        let config = ValidConfig::new(
+            Config::new()
+                .failure_threshold(3)
+                .open_for(1_000)
+                .probe_timeout(500),
+        );
+        let clock = Arc::new(Manual::default());
+        let seen = Arc::new(Seen::default());
+        let local = Local::new(config, clock.clone(), seen.clone());
+        (local, clock, seen)
+    }
+
+    #[test]
+    fn the_local_breaker_trips_probes_and_closes_on_its_own_clock() {
+        let (b, clock, seen) = local();
+        assert_eq!(b.status(), Status::Closed);
+        assert_eq!(b.own(), CLEAR);
+        assert_eq!(b.acquire(), Ok((0, false)));
+        assert_eq!(b.release_traced(0, Outcome::Failure), (true, None));
+        assert_eq!(b.own(), RUN, "in a run of failures");
+        assert_ne!(b.word(), 0);
+        assert!(b.release(0, Outcome::Failure));
+        assert_eq!(
+            b.release_traced(0, Outcome::Failure),
+            (true, Some(Status::Open))
+        );
+        assert_eq!(b.own(), HELD);
+        assert_eq!(b.status(), Status::Open);
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            [(Status::Closed, Status::Open, Scope::Local)]
+        );
+        // Open: rejected, with the wait on its own clock.
+        clock.0.store(400, Ordering::Relaxed);
+        let why = b.acquire().unwrap_err();
+        assert_eq!(why.cause(), Cause::Open);
+        assert_eq!(why.retry_after(), Some(600));
+        // A stale ticket (the counter moved on) changes nothing.
+        assert!(!b.release(0, Outcome::Success));
+        // The open time over: the probe, whose success closes it.
+        clock.0.store(1_000, Ordering::Relaxed);
+        let (counter, probe) = b.acquire().unwrap();
+        assert!(probe);
+        assert_eq!(b.acquire().unwrap_err().cause(), Cause::Probing);
+        assert_eq!(
+            b.release_traced(counter, Outcome::Success),
+            (true, Some(Status::Closed))
+        );
+        assert_eq!(b.status(), Status::Closed);
+        assert_eq!(b.own(), CLEAR);
+    }
+
+    #[test]
+    fn a_trip_and_a_force_hold_the_local_breaker() {
+        let (b, _clock, seen) = local();
+        b.trip();
+        assert_eq!(b.status(), Status::Open);
+        let trips = seen.0.lock().unwrap().len();
+        b.trip();
+        assert_eq!(
+            seen.0.lock().unwrap().len(),
+            trips,
+            "an open breaker is not tripped again"
+        );
+        let (b, _clock, _seen) = local();
+        b.force(Event::ForceOpen);
+        assert_eq!(b.acquire().unwrap_err().cause(), Cause::ForcedOpen);
+        b.trip();
+        assert_eq!(
+            b.acquire().unwrap_err().cause(),
+            Cause::ForcedOpen,
+            "held, not tripped"
+        );
+        b.force(Event::ForceClose);
+        assert_eq!(b.status(), Status::Closed);
+        assert!(b.acquire().is_ok());
+    }
+
+    #[test]
+    fn an_unreported_outcome_counts_only_while_closed() {
+        let (b, _clock, _seen) = local();
+        assert!(b.record(Outcome::Failure));
+        assert!(b.record(Outcome::Failure));
+        assert_eq!(b.own(), RUN);
+        assert!(b.record(Outcome::Failure), "the third trips it");
+        assert_eq!(b.status(), Status::Open);
+        assert!(!b.record(Outcome::Failure), "not while open");
+        assert!(
+            !b.record(Outcome::Success),
+            "nor a success: it would settle nothing"
+        );
+    }
+
+    #[test]
+    fn each_local_breaker_has_its_own_address() {
+        let (a, _, _) = local();
+        let (b, _, _) = local();
+        assert_ne!(a.address(), b.address());
+        assert_eq!(a.address(), core::ptr::from_ref(&a.word).addr());
+        assert_eq!(a.address() % 8, 0, "tickets keep two flags in the low bits");
+    }
+}

@@ -336,3 +336,86 @@ fn a_key_is_interned_once() {
     assert_eq!(a, "intern-test-key");
     assert!(!core::ptr::eq(a, intern("intern-test-other")));
 }
+
+/// Records the config mismatches reported to it.
+#[derive(Default)]
+struct Mismatches(std::sync::Mutex<Vec<(String, String)>>);
+
+impl tripword::Observer for Mismatches {
+    fn on_transition(&self, _: tripword::Transition) {}
+}
+
+impl FleetObserver for Mismatches {
+    fn on_config_mismatch(&self, ours: &str, fleet: &str) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((ours.to_owned(), fleet.to_owned()));
+    }
+}
+
+#[test]
+fn the_config_check_follows_another_fingerprint_and_reports_it_once() {
+    let config = ValidConfig::new(crate::DEFAULT_CONFIG);
+    let check = ConfigCheck::new("payments", &config, &Quorum::ONE);
+    assert_eq!(check.key(), "payments:config");
+    assert_eq!(check.fingerprint(), fingerprint(&config, &Quorum::ONE));
+    assert!(!check.following());
+    assert_eq!(check.mismatch(), None);
+    let seen = Mismatches::default();
+    let reported = || seen.0.lock().unwrap().len();
+    // Ours, plain (a first claim) or with a generation: it joins.
+    assert_eq!(
+        check.judge(check.fingerprint(), "payments", &seen),
+        Judged::Agrees
+    );
+    let ours = format!("{} generation=2", check.fingerprint());
+    assert_eq!(check.judge(&ours, "payments", &seen), Judged::Agrees);
+    assert!(!check.following());
+    assert_eq!(reported(), 0);
+    // Another: it follows, and reports the fleet's fingerprint once.
+    let theirs = "v1 failure_threshold=9 open_for=1 backoff_cap=none probe_timeout=1 horizon=1";
+    let stored = format!("{theirs} generation=3");
+    for _ in 0..3 {
+        assert_eq!(check.judge(&stored, "payments", &seen), Judged::Follows);
+    }
+    assert!(check.following());
+    assert_eq!(check.mismatch().as_deref(), Some(theirs));
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        [(check.fingerprint().to_owned(), theirs.to_owned())]
+    );
+    // A third fingerprint is reported too.
+    assert_eq!(check.judge("v2 other", "payments", &seen), Judged::Follows);
+    assert_eq!(reported(), 2);
+    assert_eq!(check.mismatch().as_deref(), Some("v2 other"));
+    // Ours again: the mismatch ends; the engine stops following once it
+    // joined.
+    let ours = format!("{} generation=4", check.fingerprint());
+    assert_eq!(check.judge(&ours, "payments", &seen), Judged::Agrees);
+    assert_eq!(check.mismatch(), None);
+    assert!(check.following(), "until the engine joins the word");
+    assert!(check.stop_following());
+    assert!(!check.following());
+    assert!(!check.stop_following(), "it was not following any more");
+}
+
+#[test]
+fn an_attached_breaker_reads_the_fingerprint_every_fourth_refresh() {
+    let config = ValidConfig::new(crate::DEFAULT_CONFIG);
+    for key in ["k", "payments", "search", ""] {
+        let check = ConfigCheck::new(key, &config, &Quorum::ONE);
+        let due: Vec<usize> = (0..16).filter(|_| check.due()).collect();
+        assert_eq!(due.len(), 4, "{key}: {due:?}");
+        assert!(due.windows(2).all(|w| w[1] - w[0] == 4), "{key}: {due:?}");
+    }
+    // Keys start at other turns: a fleet of many keys reads a share of
+    // their fingerprints at each refresh.
+    let first = |key: &str| {
+        let check = ConfigCheck::new(key, &config, &Quorum::ONE);
+        (0..4).find(|_| check.due())
+    };
+    let firsts: std::collections::HashSet<_> =
+        ["a", "b", "c", "d"].into_iter().map(first).collect();
+    assert_eq!(firsts.len(), 4, "{firsts:?}");
+}
