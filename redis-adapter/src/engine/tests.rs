@@ -3,7 +3,7 @@
 use super::*;
 use crate::RedisBreaker;
 use crate::engine::config::fingerprint;
-use crate::engine::quorum::{MAX_WINDOW, trip};
+use crate::engine::quorum::{MAX_WINDOW, trip, voter_id, votes_key};
 use crate::engine::words::{RESUME, before_stamp, noted, resumed};
 use crate::error::Error;
 use std::time::Duration;
@@ -219,9 +219,11 @@ fn an_estimate_before_the_words_stamp_is_before_it_across_the_wrap() {
         .failure_threshold(1)
         .open_for(1)
         .probe_timeout(3_600_000_000)
+        .horizon(1 << 60)
         .check::<W64>()
         .unwrap();
     let s = config.time_shift();
+    assert!(s > 0, "the server's microseconds are read in coarser units");
     let probing = |since| {
         Ok(Snapshot {
             state: State::Probing { since, trips: 1 },
@@ -418,4 +420,26 @@ fn an_attached_breaker_reads_the_fingerprint_every_fourth_refresh() {
     let firsts: std::collections::HashSet<_> =
         ["a", "b", "c", "d"].into_iter().map(first).collect();
     assert_eq!(firsts.len(), 4, "{firsts:?}");
+}
+
+#[test]
+fn votes_are_kept_beside_the_word_and_cast_under_an_id_of_their_own() {
+    assert_eq!(
+        votes_key(false, "tripword:payments", "payments"),
+        "payments:votes"
+    );
+    // On a cluster, in the key's slot: the channel's name is.
+    assert_eq!(
+        votes_key(true, "tripword:{payments}", "payments"),
+        "tripword:{payments}:votes"
+    );
+    let (a, b) = (voter_id(), voter_id());
+    assert_ne!(a, b, "drawn for each breaker");
+    let (pid, random) = a.split_once('-').unwrap();
+    assert_eq!(pid, std::process::id().to_string());
+    assert_eq!(random.len(), 16);
+    assert!(random.chars().all(|c| c.is_ascii_hexdigit()));
+    let named = Quorum::ONE.with_instances(2).with_voter("pod-7".into());
+    let votes = Votes::new(named, false, "tripword:k", "k");
+    assert!(!votes.take_voted(), "no vote cast yet");
 }
