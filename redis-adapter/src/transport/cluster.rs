@@ -335,6 +335,28 @@ pub(crate) fn slot_map(reply: Value) -> RedisResult<SlotMap> {
     Ok(SlotMap(map))
 }
 
+/// A `CLUSTER SLOTS` reply giving each range of `ranges` (first slot, last
+/// slot, host, port) to its primary, with one replica each, for tests.
+#[cfg(test)]
+pub(crate) fn slots_reply(ranges: &[(u16, u16, &str, u16)]) -> Value {
+    let node = |host: &str, port: u16, id: &str| {
+        Value::Array(vec![
+            Value::BulkString(host.as_bytes().to_vec()),
+            Value::Int(port.into()),
+            Value::BulkString(id.as_bytes().to_vec()),
+        ])
+    };
+    let ranges = ranges.iter().map(|&(first, last, host, port)| {
+        Value::Array(vec![
+            Value::Int(first.into()),
+            Value::Int(last.into()),
+            node(host, port, "primary"),
+            node("10.9.9.9", port, "replica"),
+        ])
+    });
+    Value::Array(ranges.collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,6 +422,83 @@ mod tests {
         for pair in rounds.windows(2) {
             let keys: usize = pair[0].iter().map(Vec::len).sum();
             assert!(pair[0].len() == ROUND || keys + pair[1][0].len() > ROUND_KEYS);
+        }
+    }
+
+    #[test]
+    fn the_slot_map_names_each_slots_primary() {
+        let map = slot_map(slots_reply(&[
+            (0, 5_460, "10.0.0.1", 7000),
+            (5_461, 10_922, "10.0.0.2", 7001),
+            (10_923, 16_383, "10.0.0.3", 7002),
+        ]))
+        .unwrap();
+        let owner = |slot| map.owner(slot).map(|(host, port)| (host.as_str(), *port));
+        assert_eq!(owner(0), Some(("10.0.0.1", 7000)));
+        assert_eq!(owner(5_460), Some(("10.0.0.1", 7000)));
+        assert_eq!(owner(5_461), Some(("10.0.0.2", 7001)));
+        assert_eq!(owner(10_922), Some(("10.0.0.2", 7001)));
+        assert_eq!(owner(16_383), Some(("10.0.0.3", 7002)));
+        // A slot no range covers (during a failure, or past the last).
+        let gap = slot_map(slots_reply(&[(100, 200, "h", 1)])).unwrap();
+        assert_eq!(gap.owner(99), None);
+        assert_eq!(gap.owner(201), None);
+        assert!(
+            slot_map(Value::Array(Vec::new()))
+                .unwrap()
+                .owner(0)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_host_may_come_as_a_simple_string() {
+        let range = Value::Array(vec![
+            Value::Int(0),
+            Value::Int(16_383),
+            Value::Array(vec![
+                Value::SimpleString("node-a".into()),
+                Value::Int(6_379),
+            ]),
+        ]);
+        let map = slot_map(Value::Array(vec![range])).unwrap();
+        assert_eq!(map.owner(42), Some(&("node-a".to_owned(), 6_379)));
+    }
+
+    #[test]
+    fn an_unreadable_slot_map_is_an_error() {
+        let range = |items: Vec<Value>| Value::Array(vec![Value::Array(items)]);
+        let primary = || Value::Array(vec![Value::BulkString(b"h".to_vec()), Value::Int(1)]);
+        for reply in [
+            Value::Nil,
+            Value::Okay,
+            Value::Array(vec![Value::Int(0)]),
+            range(vec![Value::Int(0), Value::Int(1)]),
+            range(vec![Value::Int(0), Value::Int(1), Value::Int(2)]),
+            range(vec![Value::Int(0), Value::Nil, primary()]),
+            range(vec![Value::Nil, Value::Int(1), primary()]),
+            range(vec![Value::Int(-1), Value::Int(1), primary()]),
+            range(vec![Value::Int(0), Value::Int(70_000), primary()]),
+            range(vec![
+                Value::Int(0),
+                Value::Int(1),
+                Value::Array(vec![Value::Int(1)]),
+            ]),
+            range(vec![
+                Value::Int(0),
+                Value::Int(1),
+                Value::Array(vec![Value::BulkString(b"h".to_vec())]),
+            ]),
+            range(vec![
+                Value::Int(0),
+                Value::Int(1),
+                Value::Array(vec![Value::BulkString(b"h".to_vec()), Value::Int(65_536)]),
+            ]),
+        ] {
+            let Err(e) = slot_map(reply.clone()) else {
+                panic!("read {reply:?}");
+            };
+            assert!(e.to_string().contains("CLUSTER SLOTS"), "{e}");
         }
     }
 
