@@ -178,12 +178,17 @@ pub(crate) fn slot(key: &[u8]) -> u16 {
     crc16(hash_tag(key).unwrap_or(key)) % SLOTS
 }
 
+/// Every slot has a decimal tag below this (the largest slot's smallest
+/// tag is 109 757): the search for one ends, a panic and not a hang, even
+/// if the slots were computed wrong.
+const TAGS: u32 = 110_000;
+
 /// A hash tag (decimal digits) whose slot is `slot`.
 fn tag_of_slot(slot: u16) -> String {
-    (0u32..)
+    (0..TAGS)
         .map(|n| n.to_string())
         .find(|tag| self::slot(tag.as_bytes()) == slot)
-        .expect("every slot has a decimal tag")
+        .expect("every slot has a decimal tag below `TAGS`")
 }
 
 /// The channel of the breaker under `key` in a cluster: in the key's slot,
@@ -507,5 +512,8 @@ mod tests {
         for s in [0, 1, 5_061, 12_182, SLOTS - 1] {
             assert_eq!(slot(tag_of_slot(s).as_bytes()), s);
         }
+        let slots: std::collections::HashSet<u16> =
+            (0..TAGS).map(|n| slot(n.to_string().as_bytes())).collect();
+        assert_eq!(slots.len(), usize::from(SLOTS), "each below `TAGS`");
     }
 }
