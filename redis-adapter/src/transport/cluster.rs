@@ -365,6 +365,7 @@ pub(crate) fn slots_reply(ranges: &[(u16, u16, &str, u16)]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     #[test]
     fn slots_are_redis_clusters() {
@@ -399,7 +400,6 @@ mod tests {
 
     #[test]
     fn a_refresh_reads_a_slot_a_batch_in_bounded_rounds() {
-        use std::collections::HashSet;
         // 700 keys in as many slots or so, 600 in one slot (a tag), and
         // five full batches of 256 (1 280 keys: the key bound splits them).
         let keys: Vec<String> = (0..700)
@@ -428,6 +428,22 @@ mod tests {
             let keys: usize = pair[0].iter().map(Vec::len).sum();
             assert!(pair[0].len() == ROUND || keys + pair[1][0].len() > ROUND_KEYS);
         }
+    }
+
+    #[test]
+    fn a_full_slot_is_one_batch_and_a_full_round_one_round() {
+        // Four slots of exactly one batch each: 1 024 keys, a round's bound.
+        let tags = ["a", "b", "c", "d"];
+        let slots: HashSet<u16> = tags.iter().map(|t| slot(t.as_bytes())).collect();
+        assert_eq!(slots.len(), 4);
+        let keys: Vec<String> = tags
+            .iter()
+            .flat_map(|t| (0..256).map(move |i| format!("{{{t}}}{i}")))
+            .collect();
+        let rounds = rounds(keys, String::as_str, 256);
+        assert_eq!(rounds.len(), 1, "1 024 keys: one round");
+        assert_eq!(rounds[0].len(), 4, "no empty batch");
+        assert!(rounds[0].iter().all(|batch| batch.len() == 256));
     }
 
     #[test]
@@ -512,8 +528,7 @@ mod tests {
         for s in [0, 1, 5_061, 12_182, SLOTS - 1] {
             assert_eq!(slot(tag_of_slot(s).as_bytes()), s);
         }
-        let slots: std::collections::HashSet<u16> =
-            (0..TAGS).map(|n| slot(n.to_string().as_bytes())).collect();
+        let slots: HashSet<u16> = (0..TAGS).map(|n| slot(n.to_string().as_bytes())).collect();
         assert_eq!(slots.len(), usize::from(SLOTS), "each below `TAGS`");
     }
 }
