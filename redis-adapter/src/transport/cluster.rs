@@ -178,12 +178,17 @@ pub(crate) fn slot(key: &[u8]) -> u16 {
     crc16(hash_tag(key).unwrap_or(key)) % SLOTS
 }
 
+/// Every slot has a decimal tag below this (the largest slot's smallest
+/// tag is 109 757): the search for one ends, a panic and not a hang, even
+/// if the slots were computed wrong.
+const TAGS: u32 = 110_000;
+
 /// A hash tag (decimal digits) whose slot is `slot`.
 fn tag_of_slot(slot: u16) -> String {
-    (0u32..)
+    (0..TAGS)
         .map(|n| n.to_string())
         .find(|tag| self::slot(tag.as_bytes()) == slot)
-        .expect("every slot has a decimal tag")
+        .expect("every slot has a decimal tag below `TAGS`")
 }
 
 /// The channel of the breaker under `key` in a cluster: in the key's slot,
@@ -335,9 +340,32 @@ pub(crate) fn slot_map(reply: Value) -> RedisResult<SlotMap> {
     Ok(SlotMap(map))
 }
 
+/// A `CLUSTER SLOTS` reply giving each range of `ranges` (first slot, last
+/// slot, host, port) to its primary, with one replica each, for tests.
+#[cfg(test)]
+pub(crate) fn slots_reply(ranges: &[(u16, u16, &str, u16)]) -> Value {
+    let node = |host: &str, port: u16, id: &str| {
+        Value::Array(vec![
+            Value::BulkString(host.as_bytes().to_vec()),
+            Value::Int(port.into()),
+            Value::BulkString(id.as_bytes().to_vec()),
+        ])
+    };
+    let ranges = ranges.iter().map(|&(first, last, host, port)| {
+        Value::Array(vec![
+            Value::Int(first.into()),
+            Value::Int(last.into()),
+            node(host, port, "primary"),
+            node("10.9.9.9", port, "replica"),
+        ])
+    });
+    Value::Array(ranges.collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     #[test]
     fn slots_are_redis_clusters() {
@@ -372,7 +400,6 @@ mod tests {
 
     #[test]
     fn a_refresh_reads_a_slot_a_batch_in_bounded_rounds() {
-        use std::collections::HashSet;
         // 700 keys in as many slots or so, 600 in one slot (a tag), and
         // five full batches of 256 (1 280 keys: the key bound splits them).
         let keys: Vec<String> = (0..700)
@@ -404,9 +431,104 @@ mod tests {
     }
 
     #[test]
+    fn a_full_slot_is_one_batch_and_a_full_round_one_round() {
+        // Four slots of exactly one batch each: 1 024 keys, a round's bound.
+        let tags = ["a", "b", "c", "d"];
+        let slots: HashSet<u16> = tags.iter().map(|t| slot(t.as_bytes())).collect();
+        assert_eq!(slots.len(), 4);
+        let keys: Vec<String> = tags
+            .iter()
+            .flat_map(|t| (0..256).map(move |i| format!("{{{t}}}{i}")))
+            .collect();
+        let rounds = rounds(keys, String::as_str, 256);
+        assert_eq!(rounds.len(), 1, "1 024 keys: one round");
+        assert_eq!(rounds[0].len(), 4, "no empty batch");
+        assert!(rounds[0].iter().all(|batch| batch.len() == 256));
+    }
+
+    #[test]
+    fn the_slot_map_names_each_slots_primary() {
+        let map = slot_map(slots_reply(&[
+            (0, 5_460, "10.0.0.1", 7000),
+            (5_461, 10_922, "10.0.0.2", 7001),
+            (10_923, 16_383, "10.0.0.3", 7002),
+        ]))
+        .unwrap();
+        let owner = |slot| map.owner(slot).map(|(host, port)| (host.as_str(), *port));
+        assert_eq!(owner(0), Some(("10.0.0.1", 7000)));
+        assert_eq!(owner(5_460), Some(("10.0.0.1", 7000)));
+        assert_eq!(owner(5_461), Some(("10.0.0.2", 7001)));
+        assert_eq!(owner(10_922), Some(("10.0.0.2", 7001)));
+        assert_eq!(owner(16_383), Some(("10.0.0.3", 7002)));
+        // A slot no range covers (during a failure, or past the last).
+        let gap = slot_map(slots_reply(&[(100, 200, "h", 1)])).unwrap();
+        assert_eq!(gap.owner(99), None);
+        assert_eq!(gap.owner(201), None);
+        assert!(
+            slot_map(Value::Array(Vec::new()))
+                .unwrap()
+                .owner(0)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_host_may_come_as_a_simple_string() {
+        let range = Value::Array(vec![
+            Value::Int(0),
+            Value::Int(16_383),
+            Value::Array(vec![
+                Value::SimpleString("node-a".into()),
+                Value::Int(6_379),
+            ]),
+        ]);
+        let map = slot_map(Value::Array(vec![range])).unwrap();
+        assert_eq!(map.owner(42), Some(&("node-a".to_owned(), 6_379)));
+    }
+
+    #[test]
+    fn an_unreadable_slot_map_is_an_error() {
+        let range = |items: Vec<Value>| Value::Array(vec![Value::Array(items)]);
+        let primary = || Value::Array(vec![Value::BulkString(b"h".to_vec()), Value::Int(1)]);
+        for reply in [
+            Value::Nil,
+            Value::Okay,
+            Value::Array(vec![Value::Int(0)]),
+            range(vec![Value::Int(0), Value::Int(1)]),
+            range(vec![Value::Int(0), Value::Int(1), Value::Int(2)]),
+            range(vec![Value::Int(0), Value::Nil, primary()]),
+            range(vec![Value::Nil, Value::Int(1), primary()]),
+            range(vec![Value::Int(-1), Value::Int(1), primary()]),
+            range(vec![Value::Int(0), Value::Int(70_000), primary()]),
+            range(vec![
+                Value::Int(0),
+                Value::Int(1),
+                Value::Array(vec![Value::Int(1)]),
+            ]),
+            range(vec![
+                Value::Int(0),
+                Value::Int(1),
+                Value::Array(vec![Value::BulkString(b"h".to_vec())]),
+            ]),
+            range(vec![
+                Value::Int(0),
+                Value::Int(1),
+                Value::Array(vec![Value::BulkString(b"h".to_vec()), Value::Int(65_536)]),
+            ]),
+        ] {
+            let Err(e) = slot_map(reply.clone()) else {
+                panic!("read {reply:?}");
+            };
+            assert!(e.to_string().contains("CLUSTER SLOTS"), "{e}");
+        }
+    }
+
+    #[test]
     fn every_slot_has_a_tag() {
         for s in [0, 1, 5_061, 12_182, SLOTS - 1] {
             assert_eq!(slot(tag_of_slot(s).as_bytes()), s);
         }
+        let slots: HashSet<u16> = (0..TAGS).map(|n| slot(n.to_string().as_bytes())).collect();
+        assert_eq!(slots.len(), usize::from(SLOTS), "each below `TAGS`");
     }
 }
