@@ -4,7 +4,7 @@ use super::*;
 use crate::RedisBreaker;
 use crate::engine::config::fingerprint;
 use crate::engine::quorum::{MAX_WINDOW, trip, voter_id, votes_key};
-use crate::engine::words::{RESUME, before_stamp, noted, resumed};
+use crate::engine::words::{RESUME, Stored, before_stamp, noted, resumed, shared_status};
 use crate::error::Error;
 use std::time::Duration;
 use tripword::{Cause, Config};
@@ -442,4 +442,66 @@ fn votes_are_kept_beside_the_word_and_cast_under_an_id_of_their_own() {
     let named = Quorum::ONE.with_instances(2).with_voter("pod-7".into());
     let votes = Votes::new(named, false, "tripword:k", "k");
     assert!(!votes.take_voted(), "no vote cast yet");
+}
+
+#[test]
+fn a_lost_key_resumes_from_the_newest_word_found_stored() {
+    let stored = Stored::default();
+    assert_eq!(stored.missing_word(), 0, "none found: a new fleet");
+    let at = |counter| {
+        Snapshot {
+            state: State::Closed { failures: 0 },
+            counter,
+        }
+        .encode::<W64>()
+    };
+    stored.note(at(5));
+    assert_eq!(stored.missing_word(), resumed(Some(at(5))));
+    assert_eq!(
+        Snapshot::counter_bits::<W64>(stored.missing_word()),
+        5 + RESUME
+    );
+    stored.note(at(3));
+    assert_eq!(stored.missing_word(), resumed(Some(at(5))), "never back");
+    stored.note(at(9));
+    assert_eq!(stored.missing_word(), resumed(Some(at(9))));
+}
+
+#[test]
+fn the_shared_status_is_read_at_an_estimate_not_before_the_stamp() {
+    let config = Config::new()
+        .failure_threshold(1)
+        .open_for(1_000)
+        .check::<W64>()
+        .unwrap();
+    let s = config.time_shift();
+    let open = Snapshot {
+        state: State::Open {
+            since: 5_000 >> s,
+            trips: 1,
+        },
+        counter: 1,
+    }
+    .encode::<W64>();
+    assert_eq!(shared_status(&config, open, Some(5_500)), Status::Open);
+    assert_eq!(
+        shared_status(&config, open, Some(6_500)),
+        Status::HalfOpen,
+        "its open time over at the estimate"
+    );
+    // No estimate, or one before the stamp (the server's clock read the
+    // stamp later): the state the word holds.
+    assert_eq!(shared_status(&config, open, None), Status::Open);
+    assert!(before_stamp(
+        &config,
+        Ok(Snapshot::decode::<W64>(open).unwrap()),
+        4_000
+    ));
+    assert_eq!(shared_status(&config, open, Some(4_000)), Status::Open);
+    let closed = Snapshot {
+        state: State::Closed { failures: 0 },
+        counter: 1,
+    }
+    .encode::<W64>();
+    assert_eq!(shared_status(&config, closed, None), Status::Closed);
 }
