@@ -79,7 +79,11 @@ pub(crate) fn fleet_holds(
     let wait =
         now.and_then(
             |now| match transition::apply(config, word, Event::Admit, || now).verdict {
-                Verdict::Rejected(why) if why.cause() == cause => why.retry_after(),
+                // A rejection the word makes is of the cause above: `Open`,
+                // `OpenUntil` and `HalfOpen` reject as `Open` (or admit),
+                // a running probe as `Probing`, a forced word as
+                // `ForcedOpen`.
+                Verdict::Rejected(why) => why.retry_after(),
                 _ => None,
             },
         );

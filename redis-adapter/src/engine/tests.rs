@@ -505,3 +505,60 @@ fn the_shared_status_is_read_at_an_estimate_not_before_the_stamp() {
     .encode::<W64>();
     assert_eq!(shared_status(&config, closed, None), Status::Closed);
 }
+
+/// A follower's rejection takes its wait from the kit's own rejection of
+/// the word: the kit rejects each state with the cause the follower gives
+/// it, whatever the time.
+#[test]
+fn the_kit_rejects_each_held_state_with_the_followers_cause() {
+    let config = Config::new()
+        .failure_threshold(2)
+        .open_for(1_000)
+        .exponential_backoff(8_000)
+        .probe_timeout(500)
+        .check::<W64>()
+        .unwrap();
+    let s = config.time_shift();
+    let states = [
+        (
+            State::Open {
+                since: 100 >> s,
+                trips: 2,
+            },
+            Cause::Open,
+        ),
+        (
+            State::OpenUntil {
+                until: 3_000 >> s,
+                trips: 1,
+            },
+            Cause::Open,
+        ),
+        (State::HalfOpen { trips: 1 }, Cause::Open),
+        (
+            State::Probing {
+                since: 100 >> s,
+                trips: 1,
+            },
+            Cause::Probing,
+        ),
+        (State::ForcedOpen, Cause::ForcedOpen),
+    ];
+    let mut rejected = 0;
+    for (state, cause) in states {
+        let word = Snapshot { state, counter: 4 }.encode::<W64>();
+        for now in (0..20_000).step_by(50) {
+            let step = transition::apply(&config, word, Event::Admit, || now);
+            if let Verdict::Rejected(why) = step.verdict {
+                assert_eq!(why.cause(), cause, "{state:?} at {now}");
+                rejected += 1;
+            }
+            let held = fleet_holds(&config, word, Some(now)).unwrap();
+            assert_eq!(held.cause(), cause, "{state:?} at {now}");
+        }
+    }
+    assert!(
+        rejected > 400,
+        "the held states reject for most of the range"
+    );
+}
