@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::RedisBreaker;
-use crate::engine::config::fingerprint;
+use crate::engine::config::{fingerprint, follower_status};
 use crate::engine::quorum::{MAX_WINDOW, trip, voter_id, votes_key};
 use crate::engine::words::{RESUME, Stored, before_stamp, noted, resumed, shared_status};
 use crate::error::Error;
@@ -560,5 +560,35 @@ fn the_kit_rejects_each_held_state_with_the_followers_cause() {
     assert!(
         rejected > 400,
         "the held states reject for most of the range"
+    );
+}
+
+#[test]
+fn a_follower_reports_the_fleets_hold_as_its_status() {
+    let config = ValidConfig::new(crate::DEFAULT_CONFIG);
+    let word = |state| Snapshot { state, counter: 2 }.encode::<W64>();
+    assert_eq!(
+        follower_status(&config, word(State::Closed { failures: 1 })),
+        None
+    );
+    assert_eq!(
+        follower_status(&config, word(State::Probing { since: 1, trips: 1 })),
+        Some(Status::Probing)
+    );
+    for held in [
+        State::Open { since: 1, trips: 1 },
+        State::HalfOpen { trips: 1 },
+        State::ForcedOpen,
+    ] {
+        assert_eq!(
+            follower_status(&config, word(held)),
+            Some(Status::Open),
+            "{held:?}"
+        );
+    }
+    assert_eq!(
+        follower_status(&config, u64::MAX),
+        None,
+        "an unreadable word"
     );
 }
