@@ -511,3 +511,47 @@ fn an_instance_gone_local_does_not_vote() {
     assert!(voters(&server, key).is_empty(), "no vote while local");
     assert_eq!(b.mode(), Mode::Local);
 }
+
+/// The voter whose vote trips the fleet takes the trip into its mirror
+/// from its own script's reply, not from the watcher: with no pub/sub and
+/// an hour between refreshes, its mirror holds the `Open` word as soon as
+/// its call returns.
+#[test]
+fn the_vote_that_trips_the_fleet_is_in_the_voters_mirror_at_once() {
+    let Some(server) = server() else { return };
+    let key = "quorum:voters-mirror";
+    let b: Vec<RedisBreaker> = (0..2)
+        .map(|_| {
+            quorum(&server, key, 3, 60_000_000, 2)
+                .pubsub(false)
+                .refresh(Duration::from_secs(3_600))
+                .build()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(calls(&b[0], 3, failing), [Ok(false); 3]);
+    let closed = |b: &RedisBreaker| {
+        matches!(
+            Snapshot::decode::<W64>(b.word()),
+            Ok(Snapshot {
+                state: State::Closed { .. },
+                ..
+            })
+        )
+    };
+    assert!(closed(&b[0]) && closed(&b[1]), "one vote trips nothing");
+    assert_eq!(calls(&b[1], 3, failing), [Ok(false); 3]);
+    assert!(matches!(shared(&server, key), Some(State::Open { .. })));
+    assert!(
+        matches!(
+            Snapshot::decode::<W64>(b[1].word()),
+            Ok(Snapshot {
+                state: State::Open { .. },
+                ..
+            })
+        ),
+        "{:#x}",
+        b[1].word()
+    );
+    assert!(closed(&b[0]), "the other learns it at its next read");
+}
