@@ -58,7 +58,7 @@ use crate::observer::Observer;
 use crate::outcome::Outcome;
 use crate::rate::RateBreaker;
 use crate::rejected::Rejected;
-use crate::status::Status;
+use crate::status::{Health, Status};
 use crate::ticket::{Release, Ticket};
 use crate::word::Word;
 
@@ -244,6 +244,23 @@ pub trait CircuitBreaker {
     /// The current status: a read that stores nothing and reports nothing.
     fn status(&self) -> Status;
 
+    /// The state as one value (status, counter, failures, window counts,
+    /// wait): a read, for dashboards, health endpoints, and the registries
+    /// that forget only [blank](Health::is_blank) breakers. By default
+    /// [`Health::of_status`]: a breaker that counts failures overrides it,
+    /// or a registry may evict it while `Closed` with failures counted.
+    #[inline]
+    fn health(&self) -> Health {
+        Health::of_status(self.status())
+    }
+
+    /// Whether the breaker is [`Status::Open`] now (forced or timed):
+    /// calls are rejected without a probe. A read.
+    #[inline]
+    fn is_open(&self) -> bool {
+        self.status() == Status::Open
+    }
+
     /// The breaker's clock.
     fn clock(&self) -> &Self::Clock;
 
@@ -328,6 +345,10 @@ macro_rules! handle_impl {
             #[inline(always)]
             fn status(&self) -> Status {
                 (**self).status()
+            }
+            #[inline(always)]
+            fn health(&self) -> Health {
+                (**self).health()
             }
             #[inline(always)]
             fn clock(&self) -> &B::Clock {
@@ -472,6 +493,13 @@ pub trait LocalBreaker {
     /// The current status: a read that stores nothing and reports nothing.
     fn status(&self) -> Status;
 
+    /// The state as one value, as [`CircuitBreaker::health`] (by default
+    /// [`Health::of_status`]).
+    #[inline]
+    fn health(&self) -> Health {
+        Health::of_status(self.status())
+    }
+
     /// The breaker's clock.
     fn clock(&self) -> &Self::Clock;
 
@@ -512,6 +540,10 @@ macro_rules! local_handle_impl {
             #[inline(always)]
             fn status(&self) -> Status {
                 (**self).status()
+            }
+            #[inline(always)]
+            fn health(&self) -> Health {
+                (**self).health()
             }
             #[inline(always)]
             fn clock(&self) -> &B::Clock {
@@ -599,6 +631,10 @@ impl<B: LocalBreaker> CircuitBreaker for Local<B> {
         self.0.status()
     }
     #[inline(always)]
+    fn health(&self) -> Health {
+        self.0.health()
+    }
+    #[inline(always)]
     fn clock(&self) -> &B::Clock {
         self.0.clock()
     }
@@ -635,6 +671,10 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> CircuitBreaker for Brea
         Breaker::status(self)
     }
     #[inline(always)]
+    fn health(&self) -> Health {
+        Breaker::health(self)
+    }
+    #[inline(always)]
     fn clock(&self) -> &C {
         Breaker::clock(self)
     }
@@ -661,6 +701,10 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> CircuitBreaker for RateBrea
     #[inline(always)]
     fn status(&self) -> Status {
         RateBreaker::status(self)
+    }
+    #[inline(always)]
+    fn health(&self) -> Health {
+        RateBreaker::health(self)
     }
     #[inline(always)]
     fn clock(&self) -> &C {

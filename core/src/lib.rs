@@ -94,7 +94,7 @@ pub use kit::CircuitBreaker;
 pub use observer::{Observer, OnTransition};
 pub use outcome::Outcome;
 pub use rejected::{Cause, Rejected};
-pub use status::Status;
+pub use status::{Health, Status};
 pub use ticket::{Release, Ticket};
 pub use transition::Transition;
 pub use word::{W32, W64, Word};

@@ -76,7 +76,7 @@ use crate::config::{Config, ConfigError, Field, ValidConfig};
 use crate::observer::Observer;
 use crate::outcome::Outcome;
 use crate::rejected::Rejected;
-use crate::status::Status;
+use crate::status::{Health, Status};
 use crate::ticket::{Release, Ticket};
 use crate::word::{W64, Word};
 use core::marker::PhantomData;
@@ -397,6 +397,18 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
     /// The state, as [`Breaker::status`] (a read).
     pub fn status(&self) -> Status {
         self.breaker.status()
+    }
+
+    /// The state as one value, as [`Breaker::health`], with the window's
+    /// calls and failures under the current `Closed` state at the clock's
+    /// reading (a read: stores nothing).
+    pub fn health(&self) -> Health {
+        let mut health = self.breaker.health();
+        if let (Status::Closed, Some(counter)) = (health.status, health.counter) {
+            let epoch = self.breaker.clock().now() >> self.rate.shift;
+            (health.window_calls, health.window_failures) = self.window_counts(epoch, counter);
+        }
+        health
     }
 
     /// Reports how an admitted call went.

@@ -511,3 +511,76 @@ fn local_breaker_defaults() {
     assert_eq!(done, Release::Recorded);
     assert_eq!(b.0.0.released.take(), Some(Outcome::Failure));
 }
+
+/// `health` through the trait, state by state: the counts the word keeps,
+/// the wait a rejection would give, and blank only for a `Closed` breaker
+/// with nothing counted.
+#[test]
+fn health_reads_each_state() {
+    let clock = ManualClock::new(1_000);
+    let b = breaker(&clock, 2);
+    let h = CircuitBreaker::health(&b);
+    assert_eq!(
+        (h.status, h.counter, h.failures, h.retry_after),
+        (Status::Closed, Some(0), 0, None)
+    );
+    assert!(h.is_blank() && !CircuitBreaker::is_open(&b));
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    let h = CircuitBreaker::health(&b);
+    assert_eq!((h.failures, h.is_blank()), (1, false));
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    clock.advance(30);
+    let h = CircuitBreaker::health(&b);
+    assert_eq!(
+        (h.status, h.trips, h.retry_after, h.forced),
+        (Status::Open, 1, Some(70), false)
+    );
+    assert!(!h.is_blank() && CircuitBreaker::is_open(&b));
+    clock.advance(70);
+    let h = CircuitBreaker::health(&b);
+    assert_eq!((h.status, h.retry_after), (Status::HalfOpen, None));
+    let probe = b.acquire().unwrap();
+    clock.advance(10);
+    let h = CircuitBreaker::health(&b);
+    assert_eq!((h.status, h.retry_after), (Status::Probing, Some(40)));
+    assert!(!CircuitBreaker::is_open(&b));
+    b.release(probe, Outcome::Success);
+    assert!(CircuitBreaker::health(&b).is_blank());
+    b.force_open();
+    let h = CircuitBreaker::health(&b);
+    assert_eq!(
+        (h.status, h.forced, h.retry_after),
+        (Status::Open, true, None)
+    );
+    assert!(!h.is_blank());
+    // Stores nothing: the word is as it was.
+    assert_eq!(b.snapshot(), b.snapshot());
+    assert_eq!(CircuitBreaker::health(&&b), CircuitBreaker::health(&b));
+}
+
+/// A rate breaker's health carries its window's counts, so a registry keeps
+/// a closed rate breaker that has seen calls; a breaker of another crate
+/// gets the default from its status.
+#[test]
+fn health_of_a_rate_breaker_and_the_default() {
+    let clock = ManualClock::new(0);
+    let rate = Rate::new().window(80).minimum_calls(10).failure_rate(50);
+    let b: RateBreaker<&ManualClock> = RateBreaker::new(Config::new(), rate, &clock).unwrap();
+    assert!(CircuitBreaker::health(&b).is_blank());
+    b.release(b.acquire().unwrap(), Outcome::Success);
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    let h = CircuitBreaker::health(&b);
+    assert_eq!(
+        (h.status, h.window_calls, h.window_failures),
+        (Status::Closed, 2, 1)
+    );
+    assert!(!h.is_blank());
+    clock.advance(1_000); // the window has passed: nothing counted now
+    assert!(CircuitBreaker::health(&b).is_blank());
+
+    let other = Counting {
+        clock: ManualClock::new(0),
+        released: StdCell::new(None),
+    };
+    assert_eq!(other.health(), Health::of_status(other.status()));
+}
