@@ -91,7 +91,7 @@ pub use clock::Clock;
 pub use config::Jitter;
 pub use config::{Config, ConfigError, ConfigSource, Const, ConstConfig, Field, ValidConfig};
 pub use kit::CircuitBreaker;
-pub use observer::{Observer, OnTransition};
+pub use observer::{CallEvent, Observer, OnCall, OnTransition};
 pub use outcome::Outcome;
 pub use rejected::{Cause, Rejected};
 pub use status::{Health, Status};

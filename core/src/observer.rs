@@ -228,3 +228,75 @@ impl<F: Fn(Transition)> Observer for OnTransition<F> {
         (self.0)(transition)
     }
 }
+
+/// One call as an [`OnCall`] observer sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallEvent {
+    /// Admitted with this ticket's counter; `probe` when it is the probe.
+    Admitted {
+        /// The state counter the call releases with.
+        counter: u32,
+        /// Whether the call is the breaker's probe.
+        probe: bool,
+    },
+    /// Not admitted: why and for how long.
+    Rejected(Rejected),
+    /// A release counted this outcome.
+    Recorded(Outcome),
+    /// A release was stale: this outcome changed nothing.
+    Stale(Outcome),
+}
+
+/// Adapts a closure into an [`Observer`] of calls (admissions, rejections,
+/// releases), as [`OnTransition`] does for transitions; pair the two in a
+/// tuple for both. The closure runs on the caller's thread, on the fast
+/// path: keep it cheap (a counter, not a log line).
+///
+/// ```
+/// use core::sync::atomic::{AtomicU32, Ordering};
+/// use tripword::{Breaker, CallEvent, Config, OnCall, OnTransition, Outcome, W64};
+/// use tripword::clock::ManualClock;
+///
+/// let (rejected, failed) = (AtomicU32::new(0), AtomicU32::new(0));
+/// let clock = ManualClock::new(0);
+/// let calls = OnCall(|e: CallEvent| match e {
+///     CallEvent::Rejected(_) => { rejected.fetch_add(1, Ordering::Relaxed); }
+///     CallEvent::Recorded(Outcome::Failure) => { failed.fetch_add(1, Ordering::Relaxed); }
+///     _ => {}
+/// });
+/// let b = Breaker::from_parts(
+///     Config::new().failure_threshold(1).check::<W64>()?,
+///     &clock,
+///     (calls, OnTransition(|t| println!("{t}"))),
+/// );
+/// b.release(b.acquire().unwrap(), Outcome::Failure);
+/// assert!(b.acquire().is_err());
+/// assert_eq!((rejected.load(Ordering::Relaxed), failed.load(Ordering::Relaxed)), (1, 1));
+/// # Ok::<(), tripword::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OnCall<F>(pub F);
+
+impl<F: Fn(CallEvent)> Observer for OnCall<F> {
+    #[inline]
+    fn on_transition(&self, _: Transition) {}
+    #[inline]
+    fn on_admitted(&self, ticket: &Ticket) {
+        (self.0)(CallEvent::Admitted {
+            counter: ticket.counter(),
+            probe: ticket.is_probe(),
+        })
+    }
+    #[inline]
+    fn on_rejected(&self, rejected: Rejected) {
+        (self.0)(CallEvent::Rejected(rejected))
+    }
+    #[inline]
+    fn on_recorded(&self, outcome: Outcome) {
+        (self.0)(CallEvent::Recorded(outcome))
+    }
+    #[inline]
+    fn on_stale(&self, outcome: Outcome) {
+        (self.0)(CallEvent::Stale(outcome))
+    }
+}

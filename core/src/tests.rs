@@ -3181,3 +3181,48 @@ fn tick_periods_round_to_the_nearest_nanosecond() {
         Duration::from_secs(u64::MAX / 1_000_000_000)
     );
 }
+
+/// `OnCall` sees every call once, in order: admissions (the probe marked),
+/// rejections with their cause, recorded and stale releases.
+#[test]
+fn on_call_sees_each_call_once() {
+    let events = RefCell::new(Vec::new());
+    let clock = ManualClock::new(0);
+    let b = Breaker::from_parts(
+        Config::new()
+            .failure_threshold(1)
+            .open_for(10)
+            .check::<W64>()
+            .unwrap(),
+        &clock,
+        OnCall(|e: CallEvent| events.borrow_mut().push(e)),
+    );
+    let slow = b.acquire().unwrap();
+    b.release(b.acquire().unwrap(), Outcome::Failure);
+    b.release(slow, Outcome::Success);
+    let rejected = b.acquire().unwrap_err();
+    clock.advance(10);
+    let probe = b.acquire().unwrap();
+    b.release(probe, Outcome::Success);
+    assert_eq!(
+        *events.borrow(),
+        [
+            CallEvent::Admitted {
+                counter: 0,
+                probe: false
+            },
+            CallEvent::Admitted {
+                counter: 0,
+                probe: false
+            },
+            CallEvent::Recorded(Outcome::Failure),
+            CallEvent::Stale(Outcome::Success),
+            CallEvent::Rejected(rejected),
+            CallEvent::Admitted {
+                counter: 2,
+                probe: true
+            },
+            CallEvent::Recorded(Outcome::Success),
+        ]
+    );
+}
