@@ -3219,7 +3219,7 @@ fn on_call_sees_each_call_once() {
             CallEvent::Stale(Outcome::Success),
             CallEvent::Rejected(rejected),
             CallEvent::Admitted {
-                counter: 2,
+                counter: 3,
                 probe: true
             },
             CallEvent::Recorded(Outcome::Success),
