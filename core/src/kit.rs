@@ -18,6 +18,10 @@
 //! its rejections with [`Rejected::new`], and is a [`CircuitBreaker`] as
 //! [`Local`]`(breaker)`.
 //!
+//! [`Shadow`]`::new(breaker)` runs any breaker in shadow mode: it decides
+//! and reports as it would, and every call is admitted; a switch turns
+//! that on and off at run time, the breaker's state kept.
+//!
 //! ```
 //! use tripword::clock::ManualClock;
 //! use tripword::kit::{CircuitBreaker, Reply};
@@ -61,6 +65,10 @@ use crate::rejected::Rejected;
 use crate::status::{Health, Status};
 use crate::ticket::{Release, Ticket};
 use crate::word::Word;
+
+mod shadow;
+
+pub use shadow::{OnShadow, Shadow, ShadowAcquiring, ShadowObserver, ShadowTicket};
 
 /// How an admitted call counts, in the breaker's clock ticks: an
 /// [`Outcome`], or a failure that says how long to stay open (a
@@ -174,8 +182,8 @@ impl<T> core::fmt::Debug for Never<T> {
 /// implements to get them (`docs/spec.md`, "Kit").
 ///
 /// Implemented by every [`Breaker`] form, [`RateBreaker`], [`Local`] (a
-/// [`LocalBreaker`]), references to them, and the fleet's breakers in
-/// `tripword-redis`.
+/// [`LocalBreaker`]), [`Shadow`] (any of them in shadow mode), references
+/// to them, and the fleet's breakers in `tripword-redis`.
 ///
 /// **What an implementor must keep** (each of `tripword`'s own breakers
 /// does, and `tripword-std` relies on it):
@@ -349,6 +357,10 @@ macro_rules! handle_impl {
             #[inline(always)]
             fn health(&self) -> Health {
                 (**self).health()
+            }
+            #[inline(always)]
+            fn is_open(&self) -> bool {
+                (**self).is_open()
             }
             #[inline(always)]
             fn clock(&self) -> &B::Clock {

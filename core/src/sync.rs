@@ -5,6 +5,6 @@
 //! compare-and-swap the final binary picks a backend).
 
 #[cfg(tripword_loom)]
-pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 #[cfg(not(tripword_loom))]
-pub(crate) use portable_atomic::{AtomicU32, AtomicU64, Ordering};
+pub(crate) use portable_atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
