@@ -28,6 +28,13 @@ pub mod names {
     /// for the other three (OpenTelemetry's pattern for states, as
     /// `hw.status` with `hw.state`).
     pub const STATUS: &str = "tripword.breaker.status";
+    /// Counter (unit `{call}`), written by a
+    /// [`WouldReject`](crate::observe::WouldReject) hook, not by the
+    /// observer: calls a breaker in shadow mode
+    /// ([`Shadow`](tripword::kit::Shadow)) rejected, and shadow mode
+    /// admitted, by [`CAUSE`]. They are counted in [`REJECTIONS`] too: the
+    /// breaker reports as it would.
+    pub const WOULD_REJECT: &str = "tripword.breaker.would_reject";
 
     /// Label on every metric: the breaker's name.
     pub const BREAKER: &str = "tripword.breaker.name";
