@@ -9,7 +9,6 @@ mod common;
 
 use common::*;
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Barrier;
@@ -52,27 +51,20 @@ impl Drop for LocalCluster {
     }
 }
 
-/// A fresh cluster, or `None` (skipped, with the reason printed) when
-/// `redis-server` or `redis-cli` is missing and `TRIPWORD_REDIS_REQUIRE` is
-/// not set.
-fn cluster(name: &str) -> Option<LocalCluster> {
+/// A fresh cluster. Its tests are ignored unless the build found
+/// `redis-server` and `redis-cli` (`build.rs`); one that runs without them
+/// fails.
+fn cluster(name: &str) -> LocalCluster {
     cluster_of(name, 0)
 }
 
 /// A fresh cluster of three primaries with `replicas` replicas each.
-fn cluster_of(name: &str, replicas: usize) -> Option<LocalCluster> {
+fn cluster_of(name: &str, replicas: usize) -> LocalCluster {
     for binary in [server::binary(), cli()] {
-        if !runs(&binary) {
-            assert!(
-                std::env::var_os("TRIPWORD_REDIS_REQUIRE").is_none(),
-                "`{binary}` is not runnable and TRIPWORD_REDIS_REQUIRE is set"
-            );
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED: `{binary}` is not on PATH (apt-get install redis-server redis-tools): this test needs a real Redis Cluster",
-            );
-            return None;
-        }
+        assert!(
+            runs(&binary),
+            "`{binary}` is not runnable: this test needs a real Redis Cluster (apt-get install redis-server redis-tools)"
+        );
     }
     // `tripword-redis-<pid>-...`, as `RedisServer`'s: verification/reap-redis.sh
     // stops the servers of a test process that is gone, by that pid.
@@ -161,7 +153,7 @@ fn cluster_of(name: &str, replicas: usize) -> Option<LocalCluster> {
         })),
         "the cluster is up"
     );
-    Some(cluster)
+    cluster
 }
 
 impl LocalCluster {
@@ -321,10 +313,12 @@ fn trim(range: redis::Value, n: usize) -> redis::Value {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 fn keys_spread_over_the_nodes_and_two_fleets_share_each_breaker() {
-    let Some(cluster) = cluster("share") else {
-        return;
-    };
+    let cluster = cluster("share");
     let cfg = config(1, 300_000, 10_000_000);
     let a = cluster.fleet(cfg, Duration::from_millis(200));
     // Pub/sub alone: the other fleet's watcher reads the words only when
@@ -432,10 +426,12 @@ fn keys_spread_over_the_nodes_and_two_fleets_share_each_breaker() {
 /// the target. Two fleets keep tripping, probing and closing the breaker
 /// all along.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 fn a_slot_migrating_under_running_fleets_loses_no_transition() {
-    let Some(cluster) = cluster("migrate") else {
-        return;
-    };
+    let cluster = cluster("migrate");
     let key = "migrating";
     under_churn(&cluster, key, |progress, transitions| {
         progress(12);
@@ -518,10 +514,12 @@ fn a_slot_migrating_under_running_fleets_loses_no_transition() {
 /// NODE` on every node, as the tool does it), and no transition is lost or
 /// reported twice, no instance falls back to its local breaker.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 fn redis_cli_reshard_under_running_fleets_loses_no_transition() {
-    let Some(cluster) = cluster("reshard") else {
-        return;
-    };
+    let cluster = cluster("reshard");
     let source = cluster.ports[1];
     let first = cluster.first_slot_of(source);
     // A key within the first 32 slots of its node, so that the reshard
@@ -683,10 +681,12 @@ fn under_churn(
 /// then the replica takes its slots over) under running fleets loses no
 /// transition, and the watchers follow the slot to the new primary.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 fn a_manual_failover_under_running_fleets_loses_no_transition() {
-    let Some(cluster) = cluster_of("failover", 1) else {
-        return;
-    };
+    let cluster = cluster_of("failover", 1);
     let key = "failing-over";
     under_churn(&cluster, key, |progress, _| {
         progress(12);
@@ -730,10 +730,12 @@ fn a_manual_failover_under_running_fleets_loses_no_transition() {
 /// replication cannot lose it) still holds the breaker open, and the breaker goes on through
 /// the new primary: its probe is elected there and closes it.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 fn a_primary_killed_is_replaced_by_its_replica_and_the_fleet_follows() {
-    let Some(cluster) = cluster_of("death", 1) else {
-        return;
-    };
+    let cluster = cluster_of("death", 1);
     let key = "dying";
     let open_for = 2_000_000;
     let fleet = Fleet::builder(url(cluster.ports[0]))
@@ -822,10 +824,12 @@ fn a_primary_killed_is_replaced_by_its_replica_and_the_fleet_follows() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 fn a_node_that_stops_answering_sends_the_fleet_local_until_it_answers() {
-    let Some(cluster) = cluster("pause") else {
-        return;
-    };
+    let cluster = cluster("pause");
     let cfg = config(1, 60_000_000, 5_000_000);
     let fleet = Fleet::builder(url(cluster.ports[0]))
         .cluster(cluster.ports[1..].iter().map(|&p| url(p)))
@@ -889,10 +893,12 @@ fn a_node_that_stops_answering_sends_the_fleet_local_until_it_answers() {
 /// 300 keys in about as many slots, read a slot a script, the scripts
 /// pipelined by node (two rounds), every word taken.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 fn the_refresh_reads_every_slots_words() {
-    let Some(cluster) = cluster("refresh") else {
-        return;
-    };
+    let cluster = cluster("refresh");
     let cfg = config(1, 60_000_000, 5_000_000);
     let polled = Fleet::builder(url(cluster.ports[0]))
         .cluster(cluster.ports[1..].iter().map(|&p| url(p)))
@@ -939,10 +945,12 @@ fn the_refresh_reads_every_slots_words() {
 /// and after the open time a probe is elected and closes the breaker, all
 /// awaited.
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 async fn the_async_form_on_a_cluster_awaits_its_round_trips() {
-    let Some(cluster) = cluster("async") else {
-        return;
-    };
+    let cluster = cluster("async");
     let cfg = config(2, 200_000, 5_000_000);
     let fleet = cluster.fleet(cfg, Duration::from_millis(200));
     let other = cluster.fleet(cfg, Duration::from_secs(3_600));
@@ -1013,10 +1021,8 @@ async fn the_async_form_on_a_cluster_awaits_its_round_trips() {
 #[test]
 #[ignore = "a measurement"]
 fn refresh_of_many_keys_measured() {
-    let Some(cluster) = cluster("measure") else {
-        return;
-    };
-    let Some(single) = server() else { return };
+    let cluster = cluster("measure");
+    let single = server();
     let cfg = config(5, 1_000_000, 5_000_000);
     let period = Duration::from_millis(500);
     let on_cluster = cluster.fleet(cfg, period);
@@ -1056,10 +1062,12 @@ fn refresh_of_many_keys_measured() {
 /// every call does not trip the breaker, a second one's votes do, and the
 /// trip reaches the other fleet by sharded pub/sub.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 fn a_quorum_on_a_cluster_keeps_its_votes_in_the_keys_slot() {
-    let Some(cluster) = cluster("quorum") else {
-        return;
-    };
+    let cluster = cluster("quorum");
     let cfg = config(2, 300_000, 10_000_000);
     let fleet = |id: &str| {
         Fleet::builder(url(cluster.ports[0]))
@@ -1119,10 +1127,12 @@ fn a_quorum_on_a_cluster_keeps_its_votes_in_the_keys_slot() {
 /// its own, the script runs on its node; the other fleet's breaker of the
 /// old config follows (rejects while the fleet is open, never writes).
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_redis_cli)),
+    ignore = "needs redis-server and redis-cli on PATH (apt-get install redis-server redis-tools)"
+)]
 fn a_config_published_on_a_cluster_rules() {
-    let Some(cluster) = cluster("publish") else {
-        return;
-    };
+    let cluster = cluster("publish");
     let old = cluster.fleet(
         config(2, 60_000_000, 10_000_000),
         Duration::from_millis(100),

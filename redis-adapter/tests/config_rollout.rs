@@ -51,11 +51,15 @@ fn passes_open_fleet(now: State, probe: bool) -> bool {
 /// time long over), never writes the word, and admits once the word is
 /// `Closed` again.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_follower_never_admits_what_the_fleet_word_rejects() {
     if std::env::var_os(CHILD).is_some() {
         return;
     }
-    let Some(server) = server() else { return };
+    let server = server();
     let mut con = raw(&server);
     // The fleet: 2 failures, open 60 s, probe timeout 60 s.
     let fleet = builder(&server, "held", config(2, 60_000_000, 60_000_000))
@@ -162,11 +166,15 @@ fn a_follower_never_admits_what_the_fleet_word_rejects() {
 /// fleet's word it last saw was open, so its local breaker is tripped, and
 /// it keeps rejecting.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_follower_that_loses_redis_falls_back_tripped() {
     if std::env::var_os(CHILD).is_some() {
         return;
     }
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     let fleet = builder(&server, "lost", config(2, 60_000_000, 60_000_000))
         .build()
         .unwrap();
@@ -192,11 +200,15 @@ fn a_follower_that_loses_redis_falls_back_tripped() {
 /// that published joins, the instances of the old config follow from their
 /// next read of the fingerprint, the fleet's open word is kept.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_published_config_rules_and_the_old_one_follows() {
     if std::env::var_os(CHILD).is_some() {
         return;
     }
-    let Some(server) = server() else { return };
+    let server = server();
     let old = builder(&server, "k", config(3, 60_000_000, 60_000_000))
         .build()
         .unwrap();
@@ -258,6 +270,7 @@ fn a_published_config_rules_and_the_old_one_follows() {
 /// - `state`: the instance's mode and fingerprint, and the fleet's if
 ///   another.
 #[test]
+#[ignore = "a role: the children of a_rolling_config_change_never_calls_past_an_open_fleet run it"]
 fn rollout_child_role() {
     let Ok(id) = std::env::var(CHILD) else {
         return; // an ordinary run: this test is the children's entry point
@@ -394,11 +407,15 @@ fn ask(kids: &mut Processes, i: usize, msg: &str, answer: &str) -> String {
 /// shared word with the new config, which closes once the dependency is
 /// back.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_rolling_config_change_never_calls_past_an_open_fleet() {
     if std::env::var_os(CHILD).is_some() {
         return;
     }
-    let Some(server) = server() else { return };
+    let server = server();
     let mut kids = Processes::spawn(4, "rollout_child_role", CHILD, &server.url());
     for _ in 0..4 {
         let (_, line) = kids.next(Duration::from_secs(60));

@@ -199,9 +199,9 @@ struct Deployment {
 }
 
 impl Deployment {
-    fn start() -> Option<Deployment> {
-        let primary = server()?;
-        let replica = server()?;
+    fn start() -> Deployment {
+        let primary = server();
+        let replica = server();
         quick_sync(&primary);
         quick_sync(&replica);
         replicate(&replica, primary.port());
@@ -213,11 +213,11 @@ impl Deployment {
                 .all(|s| s.count("REPLICAS") == 1 && s.count("SENTINELS") == 2)),
             "the sentinels never found each other"
         );
-        Some(Deployment {
+        Deployment {
             primary: Some(primary),
             replica,
             sentinels,
-        })
+        }
     }
 
     fn sentinel_urls(&self) -> Vec<String> {
@@ -258,11 +258,19 @@ fn shared(b: &RedisBreaker) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_fleet_follows_the_new_primary() {
     follow_the_new_primary(0);
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn with_replicas_the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_trip() {
     follow_the_new_primary(1);
 }
@@ -274,9 +282,7 @@ fn with_replicas_the_fleet_follows_the_new_primary_and_keeps_every_acknowledged_
 /// replica before the kill (else it may be lost: see
 /// `acknowledged_trips_lost_to_a_primary_kill`).
 fn follow_the_new_primary(replicas: u32) {
-    let Some(mut d) = Deployment::start() else {
-        return;
-    };
+    let mut d = Deployment::start();
     let (fa, fb) = (fleet(&d, replicas), fleet(&d, replicas));
     let (a, b) = (fa.breaker("failover"), fb.breaker("failover"));
     assert!(eventually(LONG, || shared(&a) && shared(&b)));
@@ -318,7 +324,7 @@ fn follow_the_new_primary(replicas: u32) {
     let promoted = killed.elapsed();
     // When replicas are asked for, a new one joins the new primary.
     let spare = (replicas > 0).then(|| {
-        let spare = server().expect("a redis-server");
+        let spare = server();
         quick_sync(&d.replica);
         replicate(&spare, d.replica.port());
         spare
@@ -373,8 +379,12 @@ fn follow_the_new_primary(replicas: u32) {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn an_instance_asking_for_more_replicas_than_answer_stays_local() {
-    let Some(primary) = server() else { return };
+    let primary = server();
     quick_sync(&primary);
     let b = RedisBreaker::builder(primary.url(), "lonely")
         .config(config(1, 60_000_000, 60_000_000))
@@ -391,7 +401,7 @@ fn an_instance_asking_for_more_replicas_than_answer_stays_local() {
     assert_eq!(ticket.scope(), Scope::Local);
     assert_eq!(b.release(ticket, Outcome::Success), Release::Recorded);
     // A replica comes: the instance joins, and its changes are acknowledged.
-    let replica = server().expect("a redis-server");
+    let replica = server();
     replicate(&replica, primary.port());
     assert!(eventually(LONG, || shared(&b)));
     let ticket = b.acquire().unwrap();
@@ -413,10 +423,12 @@ fn an_instance_asking_for_more_replicas_than_answer_stays_local() {
 /// promoted replica. Instance `a` votes, the primary is killed, and `b`'s
 /// vote on the new primary meets `a`'s there: the fleet trips, once.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn with_replicas_a_quorums_votes_survive_a_failover() {
-    let Some(mut d) = Deployment::start() else {
-        return;
-    };
+    let mut d = Deployment::start();
     let voter = |id: &str| {
         // Only the settings of this URL are used: the sentinels name the host.
         RedisBreaker::builder("redis://127.0.0.1:1/", "quorum-failover")
@@ -445,7 +457,7 @@ fn with_replicas_a_quorums_votes_survive_a_failover() {
     d.fail_over();
     // A new replica joins the new primary (with none, no claim is
     // acknowledged and the instances stay local).
-    let spare = server().expect("a redis-server");
+    let spare = server();
     quick_sync(&d.replica);
     replicate(&spare, d.replica.port());
     assert!(
@@ -470,9 +482,13 @@ fn with_replicas_a_quorums_votes_survive_a_failover() {
 /// a vote no replica acknowledged is an error that sends the instance
 /// local. A quorum of 3, so that neither vote here is enough to trip.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn with_replicas_a_vote_counts_only_once_acknowledged() {
-    let Some(primary) = server() else { return };
-    let replica = server().expect("a redis-server");
+    let primary = server();
+    let replica = server();
     quick_sync(&primary);
     replicate(&replica, primary.port());
     let voter = |id: &str| {
@@ -578,9 +594,9 @@ struct Tally {
 /// before the trip when `stall`), a breaker asking for `replicas`; a trip,
 /// then at once `SIGKILL` to the primary, and a look at the replica (the
 /// server a failover would promote): was the acknowledged trip lost?
-fn trial(replicas: u32, stall: bool, tally: &mut Tally) -> Option<()> {
-    let mut primary = server()?;
-    let replica = server()?;
+fn trial(replicas: u32, stall: bool, tally: &mut Tally) {
+    let mut primary = server();
+    let replica = server();
     quick_sync(&primary);
     let link = Link::start(primary.port());
     replicate(&replica, link.port);
@@ -607,7 +623,6 @@ fn trial(replicas: u32, stall: bool, tally: &mut Tally) -> Option<()> {
             tally.lost += 1;
         }
     }
-    Some(())
 }
 
 fn trials() -> u32 {
@@ -618,15 +633,17 @@ fn trials() -> u32 {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn acknowledged_trips_lost_to_a_primary_kill() {
     let n = trials();
     let mut report = String::new();
     for (replicas, stall) in [(0, false), (0, true), (1, false), (1, true)] {
         let mut tally = Tally::default();
         for _ in 0..n {
-            if trial(replicas, stall, &mut tally).is_none() {
-                return;
-            }
+            trial(replicas, stall, &mut tally);
         }
         let link = if stall { "stalled" } else { "live" };
         report += &format!(
@@ -656,8 +673,8 @@ fn acknowledged_trips_lost_to_a_primary_kill() {
 #[test]
 #[ignore = "a measurement: run with --ignored --nocapture"]
 fn the_cost_of_replicas() {
-    let Some(primary) = server() else { return };
-    let replica = server().expect("a redis-server");
+    let primary = server();
+    let replica = server();
     quick_sync(&primary);
     replicate(&replica, primary.port());
     let mut report = String::new();
@@ -698,10 +715,12 @@ fn the_cost_of_replicas() {
 /// found the instance fallen back to its local breaker meanwhile (the
 /// watcher's subscription on the old primary failing).
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_switch_is_followed_before_the_next_error() {
-    let Some(d) = Deployment::start() else {
-        return;
-    };
+    let d = Deployment::start();
     let old = d.primary.as_ref().expect("a primary");
     let fa = fleet(&d, 0);
     let a = fa.breaker("switch");
@@ -801,10 +820,12 @@ fn sentinel_subscriptions(d: &Deployment) -> usize {
 /// A fleet that follows sentinels holds one subscription to their
 /// announcements, on one of them; it ends with the fleet.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_announcements_are_listened_to_while_the_fleet_lives() {
-    let Some(d) = Deployment::start() else {
-        return;
-    };
+    let d = Deployment::start();
     let f = fleet(&d, 0);
     let b = f.breaker("listen");
     assert!(eventually(LONG, || shared(&b)));

@@ -26,8 +26,12 @@ fn fleet(server: &tripword_redis::server::RedisServer) -> tripword_redis::FleetB
 /// Idle keys are evicted as tripword-std's Registry evicts them: not asked
 /// for in a whole period, and only when closed.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn idle_closed_keys_are_evicted() {
-    let Some(server) = server() else { return };
+    let server = server();
     let f = fleet(&server)
         .config(config(1, 60_000_000, 1_000_000))
         .build()
@@ -74,8 +78,12 @@ fn idle_closed_keys_are_evicted() {
 /// Dropping the fleet and its breakers ends the watcher: the subscription
 /// goes.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn dropping_the_fleet_ends_its_watcher() {
-    let Some(server) = server() else { return };
+    let server = server();
     let f = fleet(&server).build().unwrap();
     let b = f.breaker("k");
     assert!(eventually(LONG, || numpat(&server) == 1));
@@ -93,8 +101,12 @@ fn dropping_the_fleet_ends_its_watcher() {
 /// anything blocked it on the round trip's reply... it does not, since the
 /// reply is read by the runtime's own connection task).
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 async fn the_async_path_awaits_redis_and_trips_the_fleet() {
-    let Some(server) = server() else { return };
+    let server = server();
     let f = fleet(&server)
         .config(config(2, 60_000_000, 1_000_000))
         .pubsub(false)
@@ -142,8 +154,12 @@ async fn the_async_path_awaits_redis_and_trips_the_fleet() {
 /// An admission cancelled while Redis elects it the probe hands the probe
 /// back: the next caller is elected at once, not after the probe timeout.
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 async fn a_cancelled_probe_election_hands_the_probe_back() {
-    let Some(server) = server() else { return };
+    let server = server();
     // Open for 50 ms, probe timeout an hour: a leaked probe would block.
     let f = fleet(&server)
         .config(config(1, 50_000, 3_600_000_000))
@@ -183,8 +199,12 @@ async fn a_cancelled_probe_election_hands_the_probe_back() {
 /// Settings in durations, and a tripword-std observer through
 /// `Transitions`.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn settings_and_std_observers() {
-    let Some(server) = server() else { return };
+    let server = server();
     #[derive(Clone, Default)]
     struct Count(Arc<AtomicUsize>, Arc<AtomicUsize>);
     impl tripword::Observer for Count {
@@ -226,8 +246,12 @@ fn settings_and_std_observers() {
 /// The whole fleet's config in durations: `FleetBuilder::settings`, the
 /// config of every breaker `breaker` makes; the raw form beside it.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_fleet_takes_settings() {
-    let Some(server) = server() else { return };
+    let server = server();
     let settings = tripword_std::Settings::new()
         .failure_threshold(2)
         .open_for(Duration::from_secs(30))
@@ -266,11 +290,15 @@ fn a_fleet_takes_settings() {
 /// The per-key tower layer takes a fleet: each request's key picks its
 /// breaker, shared through Redis.
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 async fn the_per_key_tower_layer_takes_a_fleet() {
     use tower::{Layer, Service, ServiceExt, service_fn};
     use tripword_std::classify::OkOrFailure;
     use tripword_std::tower::RegistryLayer;
-    let Some(server) = server() else { return };
+    let server = server();
     let f = Arc::new(
         fleet(&server)
             .config(config(1, 60_000_000, 1_000_000))
@@ -298,8 +326,12 @@ async fn the_per_key_tower_layer_takes_a_fleet() {
 /// the error, and the instance obeys it while local. A fleet held open
 /// stays open on an instance that loses Redis, past the open time.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn forces_during_an_outage_and_a_hold_that_outlives_the_fallback() {
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     let f = fleet(&server)
         .config(config(5, 50_000, 1_000_000))
         .op_timeout(Duration::from_millis(200))
@@ -330,6 +362,10 @@ fn forces_during_an_outage_and_a_hold_that_outlives_the_fallback() {
 /// local and never writes the word, so the fleet's failure run is not
 /// reset; once the fingerprints agree it joins.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_config_mismatch_is_reported_and_never_writes_the_shared_word() {
     use std::sync::Mutex;
     #[derive(Clone, Default)]
@@ -345,7 +381,7 @@ fn a_config_mismatch_is_reported_and_never_writes_the_shared_word() {
                 .push((ours.to_owned(), fleet.to_owned()));
         }
     }
-    let Some(server) = server() else { return };
+    let server = server();
     let five = builder(&server, "k", config(5, 60_000_000, 1_000_000))
         .build()
         .unwrap();
@@ -407,9 +443,13 @@ fn a_config_mismatch_is_reported_and_never_writes_the_shared_word() {
 /// dropped without a report records the config's abandon outcome, a
 /// failure, as tripword-std's `Permit` does.
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 async fn a_cancelled_call_is_ignored_and_a_dropped_permit_is_a_failure() {
     use tripword_std::BreakerExt;
-    let Some(server) = server() else { return };
+    let server = server();
     let f = fleet(&server)
         .config(config(1, 60_000_000, 1_000_000))
         .build()
@@ -441,8 +481,12 @@ async fn a_cancelled_call_is_ignored_and_a_dropped_permit_is_a_failure() {
 /// sync form: the report that trips the new fleet is stored with the
 /// counter moved on by 4 096.
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 async fn the_async_form_reconnects_after_a_restart_and_resumes_the_counter() {
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     let f = fleet(&server)
         .config(config(1, 60_000_000, 60_000_000))
         .op_timeout(Duration::from_millis(500))
@@ -492,9 +536,13 @@ async fn the_async_form_reconnects_after_a_restart_and_resumes_the_counter() {
 /// admission's channel (the admission's own drop): the next caller is
 /// elected at once, not after the probe timeout.
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 async fn a_cancelled_probe_call_gives_the_probe_back() {
     use tripword_std::BreakerExt;
-    let Some(server) = server() else { return };
+    let server = server();
     let f = fleet(&server)
         .config(config(1, 50_000, 3_600_000_000))
         .pubsub(false)

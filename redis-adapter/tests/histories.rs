@@ -410,6 +410,7 @@ fn run_worker(
 
 /// The worker's side: runs only when started by the parent test.
 #[test]
+#[ignore = "a role: the workers of histories_across_processes_are_linearizable run it"]
 fn history_worker() {
     let Ok(proc) = std::env::var(WORKER) else {
         return; // an ordinary run: this test is the workers' entry point
@@ -746,11 +747,15 @@ struct Totals {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn histories_across_processes_are_linearizable() {
     if std::env::var_os(WORKER).is_some() {
         return;
     }
-    let Some(server) = server() else { return };
+    let server = server();
     let start = std::time::Instant::now();
     let mut workers = Processes::spawn(PROCS, "history_worker", WORKER, &server.url());
     let mut rng = XorShift::new(0x7219_5EED);

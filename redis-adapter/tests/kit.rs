@@ -14,8 +14,12 @@ use tripword_std::classify::OkOrFailure;
 use tripword_std::tower::BreakerLayer;
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn call_through_the_trait_trips_the_fleet() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(2, 60_000_000, 1_000_000);
     let a = builder(&server, "kit", cfg).build().unwrap();
     let b = builder(&server, "kit", cfg).build().unwrap();
@@ -47,8 +51,12 @@ fn call_through_the_trait_trips_the_fleet() {
 /// A fleet breaker's name is its key, interned once per distinct key:
 /// breakers made again for a key share its copy.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_name_is_the_key_interned_once() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(2, 60_000_000, 1_000_000);
     let a = builder(&server, "kit-name", cfg).build().unwrap();
     let b = builder(&server, "kit-name", cfg).build().unwrap();
@@ -71,8 +79,12 @@ fn the_name_is_the_key_interned_once() {
 }
 
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 async fn call_async_and_the_tower_layer_take_the_fleet_breaker() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(1, 60_000_000, 1_000_000);
     let shared = Arc::new(builder(&server, "kit-tower", cfg).build().unwrap());
     assert_eq!(shared.call_async(async { Ok::<_, ()>(7) }).await, Ok(7));
@@ -114,8 +126,12 @@ impl tripword_redis::LocalClock for SetClock {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_trait_names_the_instance_clock_and_the_abandon_outcome() {
-    let Some(server) = server() else { return };
+    let server = server();
     let clock = SetClock::default();
     clock.0.store(1_234, std::sync::atomic::Ordering::Relaxed);
     let cfg = tripword::Config::new()

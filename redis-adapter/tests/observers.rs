@@ -148,9 +148,13 @@ fn value(name: &str, breaker: &str, label: Option<(&str, &str)>) -> Option<f64> 
 /// observer's own events, and its mode changes and a config mismatch come
 /// as events of the fleet, all named.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn tracing_reports_the_fleets_events() {
     let _ = events();
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     let b = builder(&server, "traced", config(1, 60_000_000, 1_000_000))
         .observer(TracingObserver::new("traced"))
         .build()
@@ -196,9 +200,13 @@ fn tracing_reports_the_fleets_events() {
 /// A fleet on a metrics observer: its series, and the fleet's mode
 /// counter, gauge and mismatch counter, labelled with the name.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn metrics_count_the_fleets_events() {
     let _ = recording();
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     use tripword_redis::metric_names as fleet;
     use tripword_std::observe::names;
     let b = builder(&server, "metered", config(1, 60_000_000, 1_000_000))
@@ -240,9 +248,13 @@ fn metrics_count_the_fleets_events() {
 /// One observer per key, made by the fleet: each breaker's events carry
 /// its key; a pair reaches both observers.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_fleet_makes_an_observer_per_key() {
     let _ = (events(), recording());
-    let Some(server) = server() else { return };
+    let server = server();
     let f = Fleet::builder(server.url())
         .config(config(1, 60_000_000, 1_000_000))
         .op_timeout(Duration::from_secs(5))
@@ -274,6 +286,10 @@ fn a_fleet_makes_an_observer_per_key() {
 /// the mode changes through `FleetObserver`'s methods; the core's
 /// `on_transition` is their default.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_core_observer_gets_the_fleets_reports() {
     #[derive(Clone, Default)]
     struct Plain(Arc<Mutex<Vec<Transition>>>);
@@ -296,7 +312,7 @@ fn a_core_observer_gets_the_fleets_reports() {
             self.1.lock().unwrap().push(mode);
         }
     }
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     let (plain, scoped) = (Plain::default(), Scoped::default());
     let b = builder(&server, "core", config(1, 60_000_000, 1_000_000))
         .observer((plain.clone(), scoped.clone()))
@@ -327,11 +343,15 @@ fn a_core_observer_gets_the_fleets_reports() {
 /// closed path), in the sync and the async form; admissions and quiet
 /// releases do not (the closed path makes no observer call).
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 async fn rejections_and_stale_releases_are_reported() {
     use tripword::{CircuitBreaker, Outcome};
     use tripword_std::observe::names;
     let _ = (events(), recording());
-    let Some(server) = server() else { return };
+    let server = server();
     let b = builder(&server, "rejecting", config(1, 60_000_000, 1_000_000))
         .observer((
             TracingObserver::new("rejecting"),
@@ -384,10 +404,14 @@ async fn rejections_and_stale_releases_are_reported() {
 /// warning naming both configs and the following gauge at 1, once per key
 /// however many refreshes see it; the gauge is 0 once the configs agree.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_config_mismatch_warns_and_meters_with_no_observer() {
     events();
     recording();
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "mismatch-warns";
     let warnings = || -> Vec<Seen> {
         events()

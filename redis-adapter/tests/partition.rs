@@ -229,8 +229,12 @@ fn word_when(server: &RedisServer, pred: impl Fn(&Snapshot) -> bool) -> Snapshot
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_cut_instance_goes_local_and_the_rest_keep_the_shared_word() {
-    let Some(server) = server() else { return };
+    let server = server();
     // Open for 200 ms, probe timeout 60 s: no probe lapses in the test.
     let cfg = config(2, 200_000, 60_000_000);
     let proxy = CutProxy::start(&server);
@@ -430,8 +434,12 @@ fn quiet_behind(proxy: &CutProxy, cfg: tripword::ValidConfig<W64>, log: &Recorde
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_request_held_when_the_cut_comes_never_reaches_redis() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(1, 60_000_000, 60_000_000);
     let proxy = CutProxy::start(&server);
     let log = Recorder::default();
@@ -464,8 +472,12 @@ fn a_request_held_when_the_cut_comes_never_reaches_redis() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_trip_whose_reply_is_lost_reaches_the_fleet_and_is_reported_by_none() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(1, 60_000_000, 60_000_000);
     let proxy = CutProxy::start(&server);
     let log = Recorder::default();
@@ -507,8 +519,12 @@ fn a_trip_whose_reply_is_lost_reaches_the_fleet_and_is_reported_by_none() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_probe_elected_for_a_lost_reply_holds_the_fleet_until_the_probe_timeout() {
-    let Some(server) = server() else { return };
+    let server = server();
     // Open for 1 µs (over at once), probe timeout 1 s.
     let cfg = config(1, 1, 1_000_000);
     let proxy = CutProxy::start(&server);
@@ -600,8 +616,12 @@ fn a_probe_elected_for_a_lost_reply_holds_the_fleet_until_the_probe_timeout() {
 /// that for the probe's time being up (the probe timeout is an hour): the
 /// server's time is at least the stamp of any word it stored.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_late_reply_does_not_read_a_running_probe_as_timed_out() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(1, 1, 3_600_000_000);
     let proxy = CutProxy::start(&server);
     // A frozen local clock: the estimate is the last sample, for as long as
@@ -651,8 +671,12 @@ fn a_late_reply_does_not_read_a_running_probe_as_timed_out() {
 /// longer, then elects one of its own; after the heal the instance reads
 /// the closed word.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_probe_cut_off_with_its_ticket_holds_the_fleet_until_the_probe_timeout() {
-    let Some(server) = server() else { return };
+    let server = server();
     // Open for 1 µs (over at once), probe timeout 1 s.
     let cfg = config(1, 1, 1_000_000);
     let proxy = CutProxy::start(&server);

@@ -80,8 +80,12 @@ fn counted<T>(b: &RedisBreaker, op: impl FnOnce() -> T) -> (T, u64) {
 /// valid (and behind the deadline) for the whole test; the watcher neither refreshes nor
 /// writes; nothing else writes the key: every count is exact.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn round_trips_per_operation() {
-    let Some(server) = server() else { return };
+    let server = server();
     let clock = ManualLocal::new(1 << 40);
     let b = quiet(&server, "k", config(2, 60_000_000, 60_000_000), &clock);
 
@@ -209,8 +213,12 @@ fn void_estimate_on_open(
 /// past the sample's age limit, or went back), a mirror that says `Open` is
 /// not trusted to reject: Redis decides, on its own clock.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_void_estimate_sends_the_decision_to_redis() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(1, 1_000, 60_000_000);
     let clock = ManualLocal::new(1 << 40);
     let b = quiet(&server, "k", cfg, &clock);
@@ -243,8 +251,12 @@ fn a_void_estimate_sends_the_decision_to_redis() {
 /// is not made on a made-up time, the outcome is unreported and the instance
 /// falls back to its local breaker.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_failed_clock_read_stores_nothing() {
-    let Some(server) = server() else { return };
+    let server = server();
     let proxy = FaultProxy::start(&server);
     let b = RedisBreaker::builder(proxy.url(), "k")
         .config(config(1, 60_000_000, 60_000_000))
@@ -273,8 +285,12 @@ fn a_failed_clock_read_stores_nothing() {
 /// Outcomes that cannot reach Redis count in the local breaker (while it is
 /// closed), so an instance cut off mid-call still trips on its own.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn unreported_outcomes_count_locally() {
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     let b = builder(&server, "k", config(2, 60_000_000, 60_000_000))
         .refresh(HOUR)
         .retry(HOUR)
@@ -294,8 +310,12 @@ fn unreported_outcomes_count_locally() {
 
 /// Calls reuse pooled connections: a run of failure reports opens none.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn calls_reuse_pooled_connections() {
-    let Some(server) = server() else { return };
+    let server = server();
     let b = builder(&server, "k", config(1000, 60_000_000, 60_000_000))
         .refresh(HOUR)
         .pubsub(false)
@@ -315,8 +335,12 @@ fn calls_reuse_pooled_connections() {
 /// The pool keeps at most 16 idle connections: calls that needed more at
 /// once (Redis paused while 24 of them wait) close theirs after.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_pool_keeps_at_most_16_connections() {
-    let Some(server) = server() else { return };
+    let server = server();
     let b = Arc::new(
         builder(&server, "k", config(1000, 60_000_000, 60_000_000))
             .op_timeout(Duration::from_secs(20))
@@ -356,8 +380,12 @@ fn the_pool_keeps_at_most_16_connections() {
 /// Without pub/sub the watcher reads the word once per refresh period: a
 /// period of an hour means one read in the test's lifetime.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_watcher_polls_once_per_period() {
-    let Some(server) = server() else { return };
+    let server = server();
     let b = builder(&server, "k", config(5, 1_000_000, 1_000_000))
         .refresh(HOUR)
         .pubsub(false)
@@ -372,8 +400,12 @@ fn the_watcher_polls_once_per_period() {
 /// With pub/sub the watcher reads the word when it subscribes and then once
 /// per refresh period, however long it waits for messages.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_subscribed_watcher_refreshes_once_per_period() {
-    let Some(server) = server() else { return };
+    let server = server();
     let b = builder(&server, "k", config(5, 1_000_000, 1_000_000))
         .refresh(HOUR)
         .build()
@@ -407,8 +439,12 @@ fn the_subscribed_watcher_refreshes_once_per_period() {
 /// A watcher whose connection dies switches the instance to its local
 /// breaker by itself, with no call made.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_watcher_detaches_when_its_connection_dies() {
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     let log = Recorder::default();
     let b = builder(&server, "k", config(5, 1_000_000, 1_000_000))
         .refresh(HOUR)
@@ -427,13 +463,17 @@ fn the_watcher_detaches_when_its_connection_dies() {
 /// Dropping the instance stops its watcher, which releases everything the
 /// instance held (its observer included).
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn dropping_the_breaker_stops_its_watcher() {
     struct Held(#[allow(dead_code)] Arc<()>);
     impl tripword::Observer for Held {
         fn on_transition(&self, _: Transition) {}
     }
     impl FleetObserver for Held {}
-    let Some(server) = server() else { return };
+    let server = server();
     for pubsub in [true, false] {
         let token = Arc::new(());
         let b = builder(&server, "k", config(5, 1_000_000, 1_000_000))
@@ -457,8 +497,12 @@ fn dropping_the_breaker_stops_its_watcher() {
 /// A permit dropped without a report records the config's abandon outcome
 /// (a failure by default).
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_dropped_permit_is_a_failure() {
-    let Some(server) = server() else { return };
+    let server = server();
     let b = builder(&server, "k", config(2, 60_000_000, 60_000_000))
         .build()
         .unwrap();
@@ -473,8 +517,12 @@ fn a_dropped_permit_is_a_failure() {
 /// finds it stale, whether it came from the shared word or from a local
 /// breaker (both local breakers start at the same counter).
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn tickets_of_another_instance_are_stale() {
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     let cfg = config(1, 60_000_000, 60_000_000);
     let quiet = |key| {
         builder(&server, key, cfg)
@@ -507,8 +555,12 @@ fn tickets_of_another_instance_are_stale() {
 /// failure (whatever the config's abandon outcome: here `Ignored`), and does
 /// not run the closure when not admitted.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn call_records_errors_and_panics_as_failures() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = tripword::Config::new()
         .failure_threshold(2)
         .open_for(60_000_000)
@@ -555,8 +607,12 @@ fn call_records_errors_and_panics_as_failures() {
 
 /// What a service reads off an instance, and the closure observer.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn accessors_and_the_closure_observer() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(1, 60_000_000, 60_000_000);
     struct Sink(Arc<Mutex<Vec<(Transition, Scope)>>>);
     impl tripword::Observer for Sink {

@@ -71,8 +71,12 @@ fn shared_transitions(log: &Recorder) -> Vec<Transition> {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn one_bad_instance_is_held_off_and_the_fleet_stays_closed() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:one-bad";
     let log = Recorder::default();
     let bad = quorum(&server, key, 3, 60_000_000, 2)
@@ -134,8 +138,12 @@ fn one_bad_instance_is_held_off_and_the_fleet_stays_closed() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_quorum_of_instances_trips_the_fleet_and_one_probe_closes_it() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:two-bad";
     let logs: Vec<Recorder> = (0..3).map(|_| Recorder::default()).collect();
     let b: Vec<RedisBreaker> = logs
@@ -234,8 +242,12 @@ fn a_quorum_of_instances_trips_the_fleet_and_one_probe_closes_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn votes_out_of_the_window_do_not_count() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:window";
     let window = Duration::from_secs(60);
     let b: Vec<RedisBreaker> = (0..3)
@@ -273,8 +285,12 @@ fn votes_out_of_the_window_do_not_count() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_success_of_its_own_withdraws_the_instances_vote() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:withdraw";
     let clock = ManualLocal::new(1_000_000);
     let a = quorum(&server, key, 2, 1_000_000, 2)
@@ -304,8 +320,12 @@ fn a_success_of_its_own_withdraws_the_instances_vote() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_success_ends_the_instances_own_run() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:run";
     let a = quorum(&server, key, 3, 60_000_000, 2).build().unwrap();
     for _ in 0..5 {
@@ -325,8 +345,12 @@ fn a_success_ends_the_instances_own_run() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn quorum_one_is_the_fleets_single_run() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:one";
     let cfg = config(3, 60_000_000, 5_000_000);
     let plain = builder(&server, key, cfg).build().unwrap();
@@ -351,8 +375,12 @@ fn quorum_one_is_the_fleets_single_run() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_fleet_of_quorum_breakers_shares_one_word_per_key() {
-    let Some(server) = server() else { return };
+    let server = server();
     let fleets: Vec<tripword_redis::Fleet> = (0..3)
         .map(|_| {
             tripword_redis::Fleet::builder(server.url())
@@ -377,8 +405,12 @@ fn a_fleet_of_quorum_breakers_shares_one_word_per_key() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn an_operators_close_drops_the_votes() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:force";
     let a = quorum(&server, key, 2, 60_000_000, 2).build().unwrap();
     assert_eq!(calls(&a, 2, failing), [Ok(false); 2]);
@@ -398,9 +430,13 @@ fn an_operators_close_drops_the_votes() {
 }
 
 #[tokio::test(flavor = "current_thread")]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 async fn the_async_path_counts_its_own_failures_and_votes_off_the_polling_thread() {
     use tripword_std::BreakerExt;
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:async";
     let bad = quorum(&server, key, 2, 60_000_000, 2).build().unwrap();
     let other = quorum(&server, key, 2, 60_000_000, 2).build().unwrap();
@@ -416,8 +452,12 @@ async fn the_async_path_counts_its_own_failures_and_votes_off_the_polling_thread
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn concurrent_runs_on_many_instances_trip_the_fleet_once() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:concurrent";
     let logs: Vec<Recorder> = (0..4).map(|_| Recorder::default()).collect();
     let b: Vec<RedisBreaker> = logs
@@ -461,8 +501,12 @@ fn concurrent_runs_on_many_instances_trip_the_fleet_once() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_stable_id_makes_a_restarted_instances_vote_replace_its_earlier_one() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:restart";
     let first = quorum(&server, key, 2, 60_000_000, 2)
         .quorum_id("host-a")
@@ -490,8 +534,12 @@ fn a_stable_id_makes_a_restarted_instances_vote_replace_its_earlier_one() {
 /// it is local stays its own, even with Redis answering again before the
 /// instance's next refresh.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn an_instance_gone_local_does_not_vote() {
-    let Some(mut server) = server() else { return };
+    let mut server = server();
     let key = "quorum:gone-local";
     let b = quorum(&server, key, 1, 60_000_000, 2)
         .pubsub(false)
@@ -517,8 +565,12 @@ fn an_instance_gone_local_does_not_vote() {
 /// an hour between refreshes, its mirror holds the `Open` word as soon as
 /// its call returns.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_vote_that_trips_the_fleet_is_in_the_voters_mirror_at_once() {
-    let Some(server) = server() else { return };
+    let server = server();
     let key = "quorum:voters-mirror";
     let b: Vec<RedisBreaker> = (0..2)
         .map(|_| {

@@ -12,8 +12,12 @@ use tripword::{Cause, Outcome, Status, W64};
 use tripword_redis::{Mode, Release};
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn closed_calls_never_touch_the_network() {
-    let Some(server) = server() else { return };
+    let server = server();
     let b = builder(&server, "k", config(5, 1_000_000, 1_000_000))
         .build()
         .unwrap();
@@ -34,8 +38,12 @@ fn closed_calls_never_touch_the_network() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn one_trip_reaches_every_instance_by_pubsub() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(3, 60_000_000, 1_000_000);
     let logs: Vec<Recorder> = (0..3).map(|_| Recorder::default()).collect();
     let fleet: Vec<_> = logs
@@ -84,8 +92,12 @@ fn one_trip_reaches_every_instance_by_pubsub() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn without_pubsub_the_refresh_period_bounds_staleness() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(1, 60_000_000, 1_000_000);
     let a = builder(&server, "k", cfg).pubsub(false).build().unwrap();
     let b = builder(&server, "k", cfg)
@@ -107,8 +119,12 @@ fn without_pubsub_the_refresh_period_bounds_staleness() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn a_stale_mirror_learns_the_word_from_its_failure_report() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(1, 60_000_000, 1_000_000);
     let a = builder(&server, "k", cfg).build().unwrap();
     // No pub/sub, no refresh within the test: b's mirror stays as it was.
@@ -139,8 +155,12 @@ fn a_stale_mirror_learns_the_word_from_its_failure_report() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn stale_results_from_any_instance_change_nothing() {
-    let Some(server) = server() else { return };
+    let server = server();
     // Open for 1 µs: the next admission probes. Probe timeout 300 ms.
     let cfg = config(1, 1, 300_000);
     let a = builder(&server, "k", cfg).build().unwrap();
@@ -176,8 +196,12 @@ fn stale_results_from_any_instance_change_nothing() {
 }
 
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn forcing_holds_the_whole_fleet() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(5, 1_000_000, 1_000_000);
     let a = builder(&server, "k", cfg).build().unwrap();
     let b = builder(&server, "k", cfg).build().unwrap();
@@ -194,8 +218,12 @@ fn forcing_holds_the_whole_fleet() {
 /// Spec I8: whatever is under the key (garbage, an invalid word, a value of
 /// another type) is replaced by `Closed` with the next counter, once.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn corrupt_values_are_repaired() {
-    let Some(server) = server() else { return };
+    let server = server();
     let cfg = config(2, 1_000_000, 1_000_000);
     let log = Recorder::default();
     let b = builder(&server, "k", cfg)
@@ -262,8 +290,12 @@ fn corrupt_values_are_repaired() {
 /// last writes leaves) is taken by the watcher's refresh when the mirror
 /// did not change during it: the mirror follows Redis, not its own past.
 #[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
 fn the_watcher_takes_an_older_word_when_nothing_changed_meanwhile() {
-    let Some(server) = server() else { return };
+    let server = server();
     let b = builder(&server, "k", config(1, 60_000_000, 1_000_000))
         .pubsub(false)
         .refresh(Duration::from_millis(50))

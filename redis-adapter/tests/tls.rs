@@ -8,9 +8,9 @@
 //! Every process is killed and reaped, and every folder removed, when the
 //! test ends, also when it fails.
 //!
-//! Skipped (with the reason printed) when redis-server or openssl is
-//! absent, or the server is built without TLS; failed instead when
-//! `TRIPWORD_REDIS_REQUIRE` is set.
+//! Ignored unless the build found `redis-server` and `openssl`
+//! (`build.rs`); a test that runs without them, or with a redis-server
+//! built without TLS, fails.
 
 mod common;
 mod life;
@@ -163,27 +163,17 @@ impl Certs {
     }
 }
 
-/// Skips the test (`None`), with the reason printed, or fails it when
-/// `TRIPWORD_REDIS_REQUIRE` is set.
-fn skip(why: &str) -> Option<Certs> {
+/// The certificates; fails the test when redis-server is not runnable or
+/// openssl makes none.
+fn setup() -> Certs {
     assert!(
-        std::env::var_os("TRIPWORD_REDIS_REQUIRE").is_none(),
-        "{why} and TRIPWORD_REDIS_REQUIRE is set"
+        tripword_redis::server::available(),
+        "`{}` is not runnable: this test needs a real Redis (apt-get install redis-server)",
+        binary()
     );
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}: this test needs it");
-    None
-}
-
-/// The certificates, or `None` (skipped) when redis-server or openssl is
-/// absent.
-fn setup() -> Option<Certs> {
-    if !tripword_redis::server::available() {
-        return skip(&format!("`{}` is not runnable", binary()));
-    }
-    match Certs::make() {
-        Ok(certs) => Some(certs),
-        Err(e) => skip(&format!("no certificates made ({e})")),
-    }
+    Certs::make().unwrap_or_else(|e| {
+        panic!("no certificates made ({e}): this test needs openssl (apt-get install openssl)")
+    })
 }
 
 /// A redis-server (or sentinel) on 127.0.0.1, TLS only, in a folder of its
@@ -314,19 +304,21 @@ impl Drop for Tls {
     }
 }
 
-/// A TLS-only redis-server with `extra` settings, or `None` (skipped)
-/// when the binary is built without TLS (Debian's is built with it; one
-/// without exits at once on `--tls-port`).
-fn tls_server(certs: &Certs, extra: &[&str]) -> Option<Tls> {
+/// A TLS-only redis-server with `extra` settings; fails the test when
+/// none starts, as when the binary is built without TLS (Debian's is
+/// built with it; one without exits at once on `--tls-port`).
+fn tls_server(certs: &Certs, extra: &[&str]) -> Tls {
     let mut last = None;
     for _ in 0..3 {
         match Tls::start_on(free_port(), certs, extra, None) {
-            Ok(s) => return Some(s),
+            Ok(s) => return s,
             Err(e) => last = Some(e),
         }
     }
-    skip(&format!("`{}` does not serve TLS ({last:?})", binary()));
-    None
+    panic!(
+        "`{}` does not serve TLS ({last:?}): these tests need a redis-server built with TLS",
+        binary()
+    )
 }
 
 /// Three instances (fleets of their own) on one Redis over TLS, trusting
@@ -334,11 +326,13 @@ fn tls_server(certs: &Certs, extra: &[&str]) -> Option<Tls> {
 /// the async path too. Without the CA, the server's certificate is not
 /// trusted: no instance joins.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_openssl)),
+    ignore = "needs redis-server and openssl on PATH (apt-get install redis-server openssl)"
+)]
 fn a_fleet_over_tls_trips_rejects_and_recovers() {
-    let Some(certs) = setup() else { return };
-    let Some(server) = tls_server(&certs, &[]) else {
-        return;
-    };
+    let certs = setup();
+    let server = tls_server(&certs, &[]);
     let fleets: Vec<Fleet> = (0..3)
         .map(|_| {
             Fleet::builder(server.url())
@@ -386,12 +380,14 @@ fn a_fleet_over_tls_trips_rejects_and_recovers() {
 /// The certificate shown by the server names 127.0.0.1 and localhost: a
 /// URL by either name is trusted; the same server by another name is not.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_openssl)),
+    ignore = "needs redis-server and openssl on PATH (apt-get install redis-server openssl)"
+)]
 fn the_servers_name_is_checked() {
-    let Some(certs) = setup() else { return };
+    let certs = setup();
     // Listening on 127.0.0.2 too, a name its certificate does not carry.
-    let Some(server) = tls_server(&certs, &["--bind", "127.0.0.1 127.0.0.2"]) else {
-        return;
-    };
+    let server = tls_server(&certs, &["--bind", "127.0.0.1 127.0.0.2"]);
     let breaker = |url: String| {
         RedisBreaker::builder(url, "name")
             .tls_roots(certs.ca())
@@ -418,11 +414,13 @@ fn the_servers_name_is_checked() {
 /// stays local; one that shows one (`tls_client_auth`) joins and trips
 /// the fleet.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_openssl)),
+    ignore = "needs redis-server and openssl on PATH (apt-get install redis-server openssl)"
+)]
 fn a_server_that_asks_for_client_certificates_gets_one() {
-    let Some(certs) = setup() else { return };
-    let Some(server) = tls_server(&certs, &["--tls-auth-clients", "yes"]) else {
-        return;
-    };
+    let certs = setup();
+    let server = tls_server(&certs, &["--tls-auth-clients", "yes"]);
     let builder = || {
         RedisBreaker::builder(server.url(), "mtls")
             .tls_roots(certs.ca())
@@ -524,11 +522,13 @@ fn named(certs: &Certs, sentinel: &Tls) -> Option<u16> {
 /// promoted, and both instances follow it with the trip kept; then the
 /// fleet's life goes on there.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_openssl)),
+    ignore = "needs redis-server and openssl on PATH (apt-get install redis-server openssl)"
+)]
 fn a_fleet_follows_a_failover_over_tls() {
-    let Some(certs) = setup() else { return };
-    let Some(primary) = tls_server(&certs, &["--tls-replication", "yes"]) else {
-        return;
-    };
+    let certs = setup();
+    let primary = tls_server(&certs, &["--tls-replication", "yes"]);
     let mut primary = Some(primary);
     let primary_port = primary.as_ref().unwrap().port.to_string();
     let replica = Tls::start(
@@ -703,12 +703,16 @@ const CLUSTER_RULE: &[&str] = &[
 /// fleet's life on keys in three slots, its changes published and
 /// subscribed per shard over TLS; the async form too.
 #[test]
+#[cfg_attr(
+    not(all(tripword_redis_server, tripword_openssl)),
+    ignore = "needs redis-server and openssl on PATH (apt-get install redis-server openssl)"
+)]
 fn a_fleet_on_a_cluster_over_tls() {
-    let Some(certs) = setup() else { return };
+    let certs = setup();
     let mut nodes = Vec::new();
     for _ in 0..3 {
         let bus = free_port().to_string();
-        let Some(node) = tls_server(
+        let node = tls_server(
             &certs,
             &[
                 "--cluster-enabled",
@@ -720,9 +724,7 @@ fn a_fleet_on_a_cluster_over_tls() {
                 "--cluster-node-timeout",
                 "60000",
             ],
-        ) else {
-            return;
-        };
+        );
         nodes.push((node, bus));
     }
     let ranges = [(0, 5460), (5461, 10922), (10923, 16383)];

@@ -105,15 +105,12 @@ mod tests {
     /// The connection enum forwards what the `redis` crate asks of a
     /// connection to the one it holds.
     #[test]
+    #[cfg_attr(
+        not(tripword_redis_server),
+        ignore = "needs redis-server on PATH (apt-get install redis-server)"
+    )]
     fn a_node_connection_forwards_to_its_connection() {
-        if !crate::server::available() {
-            assert!(
-                std::env::var_os("TRIPWORD_REDIS_REQUIRE").is_none(),
-                "redis-server is not runnable and TRIPWORD_REDIS_REQUIRE is set"
-            );
-            return;
-        }
-        let mut server = crate::server::RedisServer::start().unwrap();
+        let mut server = crate::server::tests::server();
         let url = format!("redis://127.0.0.1:{}/3", server.port());
         let client = redis::Client::open(url).unwrap();
         let mut con = Con::Node(client.get_connection().unwrap());
