@@ -13,7 +13,9 @@
 //! Two-thread models run unbounded; models with three or more threads set the
 //! preemption bound named in their doc. The models include a hinted failure
 //! racing a plain one on the last failure before the trip, and
-//! `force_open_for` racing a probe election (one caller, and two). `LOOM_MAX_PREEMPTIONS`, when set,
+//! `force_open_for` racing a probe election (one caller, and two), and the
+//! probe election of a breaker in shadow mode (`kit::Shadow`), its switch
+//! flipped meanwhile. `LOOM_MAX_PREEMPTIONS`, when set,
 //! bounds every model (the two-thread ones too); `TRIPWORD_LOOM_UNBOUNDED=1`
 //! lifts every bound (minutes, not seconds: see docs/verification-concurrency.md, "loom").
 //! Each model prints how many executions loom explored and how long it took.
@@ -41,12 +43,13 @@ use loom::thread::{self, JoinHandle};
 
 use tripword::cell::{AsyncCell, CasError, update_async};
 use tripword::clock::ManualClock;
+use tripword::kit::{CircuitBreaker, Shadow, ShadowTicket};
 use tripword::rate::{Rate, RateBreaker};
 use tripword::transition::{self, Event, Verdict};
 use tripword::word::{Snapshot, State};
 use tripword::{
-    Breaker, Config, Observer, Outcome, Release, Status, Ticket, Transition, ValidConfig, W32, W64,
-    Word,
+    Breaker, Cause, Config, Observer, Outcome, Release, Status, Ticket, Transition, ValidConfig,
+    W32, W64, Word,
 };
 
 loom::thread_local! {
@@ -398,6 +401,91 @@ fn i1_single_probe_3_callers_and_status() {
     check("i1_single_probe_3_callers_and_status", Some(2), || {
         single_probe::<W64>(3, 1)
     });
+}
+
+/// I1 in shadow mode: `callers` threads `acquire` on an elapsed open
+/// breaker wrapped in [`Shadow`] (shadow mode on), and with `toggle` one
+/// more thread turns shadow mode off meanwhile. Asserts: exactly one real
+/// admission, the probe; every other caller shadow-admitted on a
+/// `Probing` rejection (or, once the switch is off, rejected for it); the
+/// same three reported changes as without the wrapper (the lapse and the
+/// election, by the winner); a shadow ticket's release changes nothing;
+/// the probe's success closes the breaker.
+fn shadow_single_probe(callers: u64, toggle: bool) {
+    let inner = Breaker::from_parts(
+        config(1, 10, 100).check::<W64>().expect("in range"),
+        ManualClock::new(0),
+        Recorder::new(),
+    );
+    let b = Arc::new(Shadow::new(inner));
+    let t = b.inner().acquire().expect("closed admits");
+    assert_eq!(b.inner().release(t, Outcome::Failure), Release::Recorded);
+    b.inner().clock().advance(10);
+    let acquirers: Vec<_> = (1..=callers)
+        .map(|who| {
+            let b = b.clone();
+            spawn(who, move || b.acquire())
+        })
+        .collect();
+    let switch = toggle.then(|| {
+        let b = b.clone();
+        spawn(callers + 1, move || b.set_shadow(false))
+    });
+    let mut real: Vec<(u64, Ticket)> = Vec::new();
+    let mut shadowed = Vec::new();
+    for (who, h) in (1..).zip(acquirers) {
+        match join(h) {
+            Ok(ShadowTicket::Real(t)) => real.push((who, t)),
+            Ok(ShadowTicket::Shadow(r)) => {
+                assert_eq!(r.cause(), Cause::Probing);
+                shadowed.push(ShadowTicket::<Ticket>::Shadow(r));
+            }
+            Err(r) => {
+                assert!(toggle, "rejected while shadowing");
+                assert_eq!(r.cause(), Cause::Probing);
+            }
+        }
+    }
+    if let Some(h) = switch {
+        join(h);
+    }
+    assert_eq!(real.len(), 1, "I1: exactly one real admission");
+    let (winner, ticket) = real.pop().expect("one admitted");
+    assert!(ticket.is_probe(), "I1: the real admission is the probe");
+    let h = history(b.inner());
+    assert_eq!(
+        h.len(),
+        3,
+        "Closed->Open, Open->HalfOpen, HalfOpen->Probing: {h:?}"
+    );
+    assert_eq!((h[1].by, h[2].by), (winner, winner));
+    assert_eq!(h[2].counter, ticket.counter());
+    for t in shadowed {
+        assert_eq!(b.release(t, Outcome::Failure), Release::Stale);
+    }
+    assert!(matches!(state(b.inner()), State::Probing { .. }));
+    assert_eq!(
+        b.release(ShadowTicket::Real(ticket), Outcome::Success),
+        Release::Recorded
+    );
+    assert_eq!(b.status(), Status::Closed);
+}
+
+#[test]
+fn i1_shadow_single_probe_2_callers() {
+    check("i1_shadow_single_probe_2_callers", None, || {
+        shadow_single_probe(2, false)
+    });
+}
+
+/// Two callers and a thread turning shadow mode off; preemption bound 3.
+#[test]
+fn i1_shadow_single_probe_2_callers_and_switch() {
+    check(
+        "i1_shadow_single_probe_2_callers_and_switch",
+        Some(3),
+        || shadow_single_probe(2, true),
+    );
 }
 
 // ---------------------------------------------------------------------------
