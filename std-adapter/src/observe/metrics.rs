@@ -45,6 +45,17 @@ pub mod names {
     /// Label of [`TRANSITIONS`] and [`STATUS`]: `closed`, `open`,
     /// `half_open`, `probing`.
     pub const STATE: &str = "tripword.breaker.state";
+
+    /// Counter (unit `{lookup}`), written by a
+    /// [`Registry`](crate::Registry), not by the observer: lookups of a
+    /// new key that found every breaker kept holding state, and got a
+    /// breaker that is not kept
+    /// ([`Registry::overflowed`](crate::Registry::overflowed)), by
+    /// [`REGISTRY`].
+    pub const REGISTRY_OVERFLOWS: &str = "tripword.registry.overflows";
+    /// Label of [`REGISTRY_OVERFLOWS`]: the registry's name
+    /// ([`Registry::with_name`](crate::Registry::with_name)), empty if none.
+    pub const REGISTRY: &str = "tripword.registry.name";
 }
 
 const OUTCOMES: [Outcome; 3] = [Outcome::Success, Outcome::Failure, Outcome::Ignored];

@@ -4,7 +4,7 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tripword::kit::{CircuitBreaker, Reply, TickVerdict};
-use tripword::{Outcome, Rejected, Release, Status};
+use tripword::{Health, Outcome, Rejected, Release, Status};
 
 use crate::settings::StdBreaker;
 
@@ -89,6 +89,14 @@ impl<K, B: CircuitBreaker> CircuitBreaker for Entry<K, B> {
     #[inline(always)]
     fn status(&self) -> Status {
         CircuitBreaker::status(&self.breaker)
+    }
+    #[inline(always)]
+    fn health(&self) -> Health {
+        self.breaker.health()
+    }
+    #[inline(always)]
+    fn is_open(&self) -> bool {
+        self.breaker.is_open()
     }
     #[inline(always)]
     fn clock(&self) -> &B::Clock {

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use arc_swap::ArcSwap;
 use foldhash::fast::RandomState;
@@ -15,6 +15,8 @@ use tripword::Status;
 use tripword::kit::CircuitBreaker;
 
 use super::entry::Entry;
+use super::force::{Apply, Hold};
+use super::overflow;
 use crate::settings::StdBreaker;
 
 type Map<K, B> = HashMap<K, Arc<Entry<K, B>>, RandomState>;
@@ -45,6 +47,21 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 /// Makes a new key's breaker.
 type Factory<K, B> = Box<dyn Fn(&K) -> B + Send + Sync>;
 
+/// What the writers (inserts, sweeps, group calls) share, under the write
+/// lock.
+pub(super) struct Writer<B> {
+    /// The epoch the current sweep period started in: an entry last seen
+    /// before it was idle through the whole period when the sweep ends it.
+    /// Making room starts epochs too (for the least-recently-used order),
+    /// not periods.
+    period: u64,
+    /// Whether the last new key found the registry full (a warning once
+    /// per crossing).
+    overflowing: bool,
+    /// The group state each breaker made gets, and how to apply it.
+    pub(super) hold: Option<(Hold, Apply<B>)>,
+}
+
 /// One breaker per key, made on first use, found without a lock, at most
 /// [`capacity`](Registry::capacity) of them. See the [module docs](crate::registry).
 ///
@@ -56,7 +73,10 @@ type Factory<K, B> = Box<dyn Fn(&K) -> B + Send + Sync>;
 /// (`StdBreaker`s from a default and per-key overrides), or
 /// [`from_settings_on`](Registry::from_settings_on) (the same, on a chosen
 /// clock and word, each breaker with an observer made from its key). A
-/// breaker that is not `Closed` is never evicted as idle.
+/// breaker that is not `Closed` is never evicted as idle, and only a blank
+/// one ([`Health::is_blank`](tripword::Health::is_blank)) to make room:
+/// when every breaker kept knows something, a new key gets a breaker that
+/// is not kept (see the [module docs](crate::registry), "A flood of keys").
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU32, Ordering};
@@ -85,12 +105,16 @@ pub struct Registry<K, B = StdBreaker> {
     id: u64,
     // Dropped with the registry: threads drop their snapshots of it.
     alive: Arc<()>,
-    // Serializes writers (inserts, sweeps); readers never take it.
-    write: Mutex<()>,
+    // Serializes writers (inserts, sweeps, group calls); readers never
+    // take it.
+    write: Mutex<Writer<B>>,
     epoch: AtomicU64,
     make: Factory<K, B>,
     capacity: usize,
     hasher: RandomState,
+    // Lookups of new keys that found every breaker kept holding state.
+    overflowed: AtomicU64,
+    name: Option<Arc<str>>,
 }
 
 /// The default [`capacity`](Registry::capacity).
@@ -138,12 +162,41 @@ where
             generation: AtomicU64::new(0),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             alive: Arc::new(()),
-            write: Mutex::new(()),
+            write: Mutex::new(Writer {
+                period: 0,
+                overflowing: false,
+                hold: None,
+            }),
             epoch: AtomicU64::new(0),
             make: Box::new(make),
             capacity: DEFAULT_CAPACITY,
             hasher,
+            overflowed: AtomicU64::new(0),
+            name: None,
         }
+    }
+
+    /// Names the registry in what it reports of itself: the label
+    /// `tripword.registry.name` of its overflow counter (feature
+    /// `metrics`), the field `registry` of its overflow warning (feature
+    /// `tracing`). Unnamed, both are the empty string.
+    pub fn with_name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The name given with [`with_name`](Self::with_name).
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// How many lookups of a new key found every breaker kept holding
+    /// state (none [blank](tripword::Health::is_blank)), and so got a
+    /// breaker made for that lookup alone, not kept. Counted as long as
+    /// the registry lives; see the [module docs](crate::registry), "A flood
+    /// of keys".
+    pub fn overflowed(&self) -> u64 {
+        self.overflowed.load(Ordering::Relaxed)
     }
 
     /// At most `capacity` breakers (at least 1).
@@ -338,80 +391,99 @@ where
         }
     }
 
+    /// The write lock. A writer that panicked left the map as published.
+    fn lock(&self) -> MutexGuard<'_, Writer<B>> {
+        self.write.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The slow path of a miss: under the write lock, looks again, and
     /// publishes a copy of the map with a new entry for `key` (making room
-    /// first if the map is full).
+    /// first if the map is full). When no room can be made (every breaker
+    /// kept holds state), a transient entry: made for this lookup, not
+    /// kept.
     #[cold]
     fn insert<Q>(&self, key: &Q) -> Arc<Entry<K, B>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let _write = self.write.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut writer = self.lock();
         let current = self.map.load_full();
         let current = &current.entries;
         if let Some(entry) = current.get(key) {
             return entry.clone();
         }
-        let mut next: Map<K, B> = if current.len() >= self.capacity {
+        let room = if current.len() >= self.capacity {
             self.make_room(current)
         } else {
             let mut map = HashMap::with_capacity_and_hasher(current.len() + 1, self.hasher.clone());
             map.extend(current.values().map(|e| (owned_key(e), e.clone())));
-            map
+            Some(map)
         };
         let key: K = key.to_owned();
         let breaker = (self.make)(&key);
+        // The group state, applied before anyone can see the breaker: a
+        // group call cannot miss it (spec, "Registries under a flood of
+        // keys").
+        match writer.hold {
+            Some((hold, apply)) if hold.left().is_some() => {
+                apply(&breaker, hold);
+            }
+            Some(_) => writer.hold = None,
+            None => {}
+        }
         let entry = Arc::new(Entry::new(key, breaker, self.epoch.load(Ordering::Relaxed)));
+        let Some(mut next) = room else {
+            // Not kept, so not in any snapshot: no thread caches it.
+            let first = !writer.overflowing;
+            writer.overflowing = true;
+            self.overflowed.fetch_add(1, Ordering::Relaxed);
+            drop(writer);
+            overflow::report(self.name(), self.capacity, first);
+            return entry;
+        };
+        writer.overflowing = false;
         next.insert(owned_key(&entry), entry.clone());
         self.publish(next);
         entry
     }
 
-    /// A copy of `current` with room for one more: the idle sweep, then, if
-    /// it freed nothing, the least recently used entries, closed ones
-    /// first. Called with the write lock held.
-    fn make_room(&self, current: &Map<K, B>) -> Map<K, B> {
-        let mut next = self.swept(current);
-        if next.len() < self.capacity {
-            return next;
-        }
-        // Evict an eighth of the capacity at once (at least one), so a run
-        // of new keys does not copy the map at every one.
-        let excess = next.len() + 1 - self.capacity;
-        let batch = excess.max(self.capacity / 8).min(next.len());
-        let mut order: Vec<((bool, u64), K)> = next
+    /// A copy of `current` with room for one more, or `None` when every
+    /// entry holds state: only [blank](tripword::Health::is_blank) entries
+    /// go, the least recently used first, an eighth of the capacity at once
+    /// (at least one). Then starts a new epoch, for the order of the next
+    /// evictions, not a new sweep period. Called with the write lock held.
+    fn make_room(&self, current: &Map<K, B>) -> Option<Map<K, B>> {
+        let mut blank: Vec<(u64, &Arc<Entry<K, B>>)> = current
             .values()
-            .map(|e| {
-                let rank = (CircuitBreaker::status(&**e) != Status::Closed, e.seen());
-                (rank, owned_key(e))
-            })
+            .filter(|e| CircuitBreaker::health(&***e).is_blank())
+            .map(|e| (e.seen(), e))
             .collect();
-        order.sort_by_key(|(rank, _)| *rank);
-        for (_, key) in order.into_iter().take(batch) {
-            next.remove(&key);
+        if blank.is_empty() {
+            return None;
         }
-        next
+        self.epoch.fetch_add(1, Ordering::Relaxed);
+        // A run of new keys does not copy the map at every one.
+        let excess = current.len() + 1 - self.capacity;
+        let batch = excess.max(self.capacity / 8).min(blank.len());
+        blank.sort_unstable_by_key(|(seen, _)| *seen);
+        let mut next = HashMap::with_capacity_and_hasher(current.len(), self.hasher.clone());
+        next.extend(current.values().map(|e| (owned_key(e), e.clone())));
+        for (_, e) in &blank[..batch] {
+            next.remove(e.key());
+        }
+        Some(next)
     }
 
-    /// A copy of `current` without the idle entries, after starting a new
-    /// epoch. Write lock held.
-    fn swept(&self, current: &Map<K, B>) -> Map<K, B> {
-        let ended = self.epoch.fetch_add(1, Ordering::Relaxed);
-        let mut next = HashMap::with_capacity_and_hasher(current.len() + 1, self.hasher.clone());
-        next.extend(
-            current
-                .values()
-                .filter(|e| !is_idle(e, ended))
-                .map(|e| (owned_key(e), e.clone())),
-        );
-        next
-    }
-
-    /// Starts a new sweep epoch and evicts the entries no lookup marked in
-    /// the one that ended (idle for a whole period between two calls),
-    /// except those whose breaker is not `Closed`. Returns how many it
-    /// evicted. Call it on a timer.
+    /// Starts a new sweep period (and epoch) and evicts the entries no
+    /// lookup marked in the period that ended (idle for a whole period
+    /// between two calls), except those whose breaker is not `Closed`.
+    /// Returns how many it evicted. Call it on a timer.
+    ///
+    /// An idle `Closed` breaker with failures counted (or calls in a rate
+    /// window) is forgotten: a whole idle period is the operator's memory
+    /// horizon. Making room for a new key never forgets it
+    /// (`docs/registry.md`, "A flood of keys").
     ///
     /// ```
     /// use tripword::clock::ManualClock;
@@ -430,20 +502,50 @@ where
     /// # Ok::<(), tripword::ConfigError>(())
     /// ```
     pub fn evict_idle(&self) -> usize {
-        let _write = self.write.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut writer = self.lock();
+        let started = writer.period;
+        writer.period = self.epoch.fetch_add(1, Ordering::Relaxed) + 1;
         let current = self.map.load_full();
-        let next = self.swept(&current.entries);
+        let mut next =
+            HashMap::with_capacity_and_hasher(current.entries.len(), self.hasher.clone());
+        next.extend(
+            current
+                .entries
+                .values()
+                .filter(|e| !is_idle(e, started))
+                .map(|e| (owned_key(e), e.clone())),
+        );
         let evicted = current.entries.len() - next.len();
         if evicted > 0 {
             self.publish(next);
         }
         evicted
     }
+
+    /// Under the write lock: sets the group state (`None` clears it) and
+    /// runs `act` on every breaker kept, returning how many it acted on. A
+    /// breaker made after the lock is released gets the new state; one
+    /// made before is in the map `act` runs on.
+    pub(super) fn act_on_all(
+        &self,
+        hold: Option<(Hold, Apply<B>)>,
+        act: impl Fn(&B) -> bool,
+    ) -> usize {
+        let mut writer = self.lock();
+        writer.hold = hold;
+        let current = self.map.load_full();
+        current
+            .entries
+            .values()
+            .filter(|e| act(e.breaker()))
+            .count()
+    }
 }
 
-/// Idle through the epoch `ended`, and closed.
-fn is_idle<K, B: CircuitBreaker>(entry: &Arc<Entry<K, B>>, ended: u64) -> bool {
-    entry.seen() < ended && CircuitBreaker::status(&**entry) == Status::Closed
+/// Idle through the sweep period that started in epoch `started`, and
+/// closed.
+fn is_idle<K, B: CircuitBreaker>(entry: &Arc<Entry<K, B>>, started: u64) -> bool {
+    entry.seen() < started && CircuitBreaker::status(&**entry) == Status::Closed
 }
 
 /// The entry's key, for a map copy.

@@ -42,18 +42,45 @@
 //! those of dropped registries go at its next refresh of any registry.
 //!
 //! # Idle keys and the bound
-//! Each lookup marks its entry with the current *sweep epoch* (a load, and
-//! a store only the first time in an epoch). [`evict_idle`](Registry::evict_idle),
-//! which a service calls on a timer (every minute, say), starts a new epoch
-//! and evicts the entries no lookup marked in the previous one: idle for a
-//! whole period. It keeps an entry whose breaker is not `Closed`
-//! (forgetting an open breaker would send the next callers to a failing
-//! dependency). When a new key finds the registry full, the same sweep
-//! runs; if it frees nothing, the least recently used entries go, closed
-//! ones first, so the map never holds more than `capacity` entries. An
-//! evicted entry that a caller still holds (an [`Arc`] from
-//! [`get`](Registry::get)) goes on working for that caller, detached: the
-//! key's next lookup makes a new breaker.
+//! Each lookup marks its entry with the current *epoch* (a load, and a
+//! store only the first time in an epoch). [`evict_idle`](Registry::evict_idle),
+//! which a service calls on a timer (every minute, say), starts a new
+//! *sweep period* and evicts the entries no lookup marked in the previous
+//! one: idle for a whole period. It keeps an entry whose breaker is not
+//! `Closed` (forgetting an open breaker would send the next callers to a
+//! failing dependency). When a new key finds the registry full, the least
+//! recently used [blank](tripword::Health::is_blank) entries go (`Closed`,
+//! no failure counted, no call in a rate window: what a breaker made now
+//! would be), an eighth of the capacity at once, so the map never holds
+//! more than `capacity` entries. An evicted entry that a caller still
+//! holds (an [`Arc`] from [`get`](Registry::get)) goes on working for that
+//! caller, detached: the key's next lookup makes a new breaker.
+//!
+//! # A flood of keys
+//! Whoever can make a service look keys up (hosts from URLs, tenant ids)
+//! can send made-up keys by the thousand. They never evict a breaker that
+//! knows something: not an open or forced one, not a `Closed` one with
+//! failures counted, not a rate breaker with calls in its window. When
+//! every breaker kept knows something, a new key gets a *transient*
+//! breaker: made by the factory for that lookup and not kept (so no thread
+//! caches it, and its key's next lookup makes another). It protects
+//! nothing across calls, which is what a key the registry has no room for
+//! can have without making the registry forget what it knows. Such
+//! lookups are counted ([`overflowed`](Registry::overflowed), the counter
+//! `tripword.registry.overflows` with feature `metrics`) and warned of
+//! once per crossing (feature `tracing`). A breaker of another crate is
+//! protected when it implements
+//! [`CircuitBreaker::health`](tripword::CircuitBreaker::health); by
+//! default its health is its status alone, and a `Closed` one is blank.
+//! `docs/spec.md`, "Registries under a flood of keys", gives the reasons
+//! and the alternatives.
+//!
+//! # Group control
+//! [`force_open_all`](Registry::force_open_all),
+//! [`force_open_all_for`](Registry::force_open_all_for) and
+//! [`force_close_all`](Registry::force_close_all) force every breaker of
+//! a registry whose breakers implement [`Force`], and every breaker it
+//! makes until the group state ends.
 //!
 //! # Any breaker
 //! [`Registry<K, B>`] holds any [`CircuitBreaker`] `B`; `B` is
@@ -92,8 +119,9 @@
 //! assert_eq!(hosts.get("batch.internal").config().failure_threshold(), 10);
 //! ```
 
-// `entry` <- `map` (the registry itself and its `Local` handle) <- `lookup`,
-// `settings`; nothing here imports this file.
+// `entry` <- `force` (the trait and the group state) <- `map` (the
+// registry itself and its `Local` handle, `overflow` its reports) <-
+// `group`, `lookup`, `settings`; nothing here imports this file.
 
 #[cfg(doc)]
 use std::sync::Arc;
@@ -107,13 +135,17 @@ use tripword::kit::CircuitBreaker;
 use crate::settings::StdBreaker;
 
 mod entry;
+mod force;
+mod group;
 mod lookup;
 mod map;
+mod overflow;
 mod settings;
 
 // Globs: the items keep the path `tripword_std::registry::Registry` in the
 // API listing, as when they were defined in this file.
 pub use entry::*;
+pub use force::Force;
 pub use lookup::*;
 pub use map::*;
 pub use settings::{RegistrySettings, RegistrySettingsError};
