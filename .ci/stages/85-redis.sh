@@ -5,7 +5,7 @@
 # failover, Cluster, quorum) ran in stage 30 with the README's test command,
 # each starting and stopping its own servers on free ports, with
 # TRIPWORD_REDIS_REQUIRE set (.ci/lib.sh) so that a missing redis-server
-# fails them instead of skipping them. Here: their count from stage 30's
+# fails them (without it they are reported ignored). Here: their count from stage 30's
 # log, then the three fleet examples, each exiting non-zero unless what it
 # shows holds: the fleet demo (the fleet trips once and elects one probe),
 # fleet_service (tokio services with a breaker per host behind the per-key
