@@ -368,6 +368,30 @@ pub const fn ticks_to_duration(ticks: u64, tick: Duration) -> Duration {
     }
 }
 
+/// The ticks a call took, from the difference of two readings of its
+/// breaker's clock, `end.wrapping_sub(start)` (what
+/// [`Admitted::elapsed`](tripword::future::Admitted::elapsed) gives): the
+/// difference itself, or **0** when it is half the 2^64 ring or more,
+/// which is the end reading *earlier* than the start, a clock that stepped
+/// back (a [`RecentClock`] updated by two threads out of order, a clock
+/// of your own). A call timed across a step back is therefore not slow
+/// (spec I6: a clock fault fails towards probing, never towards
+/// rejecting), where the plain difference would read a step back of one
+/// tick as 2^64 - 1 ticks. A clock that wraps at 2^64 forward is still
+/// timed exactly across its wrap (the [`Clock`] contract); one that wraps
+/// at a smaller power of two reads its wrap as a step back: not slow.
+/// Every slow-call threshold goes through it
+/// ([`CallPolicy`](crate::CallPolicy)'s verdict, for `call`, `call_async`
+/// and the tower layers alike).
+#[inline]
+pub(crate) const fn elapsed_forward(difference: u64) -> u64 {
+    if difference > u64::MAX / 2 {
+        0
+    } else {
+        difference
+    }
+}
+
 /// Coarse monotonic time in **milliseconds**, on the `coarsetime` crate's
 /// `CLOCK_MONOTONIC_COARSE` reading (Linux; the platform's fastest monotonic
 /// clock elsewhere). Feature `coarsetime`. Zero-sized.
@@ -451,4 +475,56 @@ impl Clock for RecentClock {
 #[cfg(feature = "coarsetime")]
 impl RealClock for RecentClock {
     const TICK: Duration = Duration::from_millis(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Readings of each real clock of the crate, as a call would take them
+    /// at its start, and ends that go back: 0 ticks; ends that go forward,
+    /// across 2^64 included: the ticks between. A real clock cannot be
+    /// made to step back on demand, so its readings are stepped here.
+    #[test]
+    fn a_reading_earlier_than_the_start_is_no_time_on_every_real_clock() {
+        let manual = ManualTime::new();
+        manual.set_ticks(5_000);
+        let starts = vec![
+            ("MonotonicClock", MonotonicClock.now()),
+            ("MillisClock", MillisClock.now()),
+            ("ManualTime", manual.now()),
+        ];
+        #[cfg(feature = "coarsetime")]
+        let starts = {
+            coarsetime::Instant::update();
+            let coarse = [
+                ("CoarseClock", CoarseClock.now()),
+                ("RecentClock", RecentClock.now()),
+            ];
+            [starts, coarse.to_vec()].concat()
+        };
+        for (clock, start) in starts {
+            for back in [1, 2, 1_000, u64::MAX / 2, 1 << 63] {
+                let end = start.wrapping_sub(back);
+                assert_eq!(
+                    elapsed_forward(end.wrapping_sub(start)),
+                    0,
+                    "{clock} {back} back"
+                );
+            }
+            for ahead in [0, 1, 1_000, u64::MAX / 2] {
+                let end = start.wrapping_add(ahead);
+                assert_eq!(
+                    elapsed_forward(end.wrapping_sub(start)),
+                    ahead,
+                    "{clock} {ahead} on"
+                );
+            }
+        }
+        // Half the ring is the first difference read as a step back.
+        assert_eq!(elapsed_forward(1 << 63), 0);
+        assert_eq!(elapsed_forward((1 << 63) - 1), (1 << 63) - 1);
+        // Across the clock's wrap at 2^64, forward.
+        assert_eq!(elapsed_forward(3u64.wrapping_sub(u64::MAX - 1)), 5);
+    }
 }

@@ -45,7 +45,7 @@ use std::time::Duration;
 use tripword::Outcome;
 
 use crate::classify::{Classify, DynClassifier, IntoVerdict, OkOrFailure, TickVerdict};
-use crate::clock::{RealClock, span_to_ticks};
+use crate::clock::{RealClock, elapsed_forward, span_to_ticks};
 
 /// How calls through a breaker count: a classifier `K` (see
 /// [`classify`](crate::classify)), a slow-call threshold `S`
@@ -236,7 +236,8 @@ impl<K, S> CallPolicy<K, S> {
 
     /// How `result` counts: the classifier's verdict, made a failure if it
     /// is a success and `elapsed` (ticks since admission, read only when
-    /// there is a threshold) is past the threshold.
+    /// there is a threshold; a clock that stepped back reads 0, see
+    /// [`elapsed_forward`]) is past the threshold.
     #[inline]
     pub(crate) fn judge<T, E, C>(&self, result: &Result<T, E>, elapsed: Option<u64>) -> TickVerdict
     where
@@ -246,7 +247,9 @@ impl<K, S> CallPolicy<K, S> {
     {
         let verdict = self.classify.classify(result).into_ticks();
         match (verdict, elapsed, self.slow.threshold()) {
-            (TickVerdict::Success, Some(elapsed), Some(threshold)) if elapsed > threshold => {
+            (TickVerdict::Success, Some(elapsed), Some(threshold))
+                if elapsed_forward(elapsed) > threshold =>
+            {
                 TickVerdict::Failure
             }
             _ => verdict,

@@ -37,9 +37,10 @@ use std::time::Duration;
 
 use tripword::{Breaker, Config, ConfigError, Field, Observer, Outcome, ValidConfig, W64, Word};
 
-use crate::clock::{
-    MonotonicClock, RealClock, duration_to_ticks, span_to_ticks, ticks_to_duration,
-};
+use self::range::{Durations, in_durations};
+use crate::clock::{MonotonicClock, RealClock, duration_to_ticks, span_to_ticks};
+
+mod range;
 
 /// A breaker on the real microsecond clock: [`W64`] and no observer unless
 /// named. Build one with [`Settings::build`], or as a `static`:
@@ -464,53 +465,26 @@ impl Settings {
             .map_err(|error| self.error::<C, W>(error))
     }
 
-    /// The core's `error` for this configuration, in durations.
-    fn error<C: RealClock, W: Word>(&self, mut error: ConfigError) -> SettingsError {
-        let tick = C::TICK;
-        let (given, start, end) = match error.field {
-            // The failure-rate fields are not settings (yet): counts and
-            // percents, no durations to convert.
-            Field::FailureThreshold | Field::FailureRate | Field::MinimumCalls | Field::Window => {
-                (None, Duration::ZERO, Duration::ZERO)
-            }
-            Field::OpenFor => (
-                Some(self.open_for),
-                shortest_at_least(error.min, tick),
-                longest_at_most(error.max, tick),
-            ),
-            Field::ProbeTimeout => (
-                Some(self.probe_timeout),
-                shortest_at_least(error.min, tick),
-                longest_at_most(error.max, tick),
-            ),
-            Field::BackoffCap => {
-                let cap = self.exponential_backoff.unwrap_or(Duration::ZERO);
-                // The value converted, not the one `to_config` lowered
-                // below `open_for`.
-                error.value = duration_to_ticks(cap, tick);
-                (Some(cap), self.open_for, longest_at_most(error.max, tick))
-            }
-            Field::Horizon => (
-                Some(
-                    self.horizon
-                        .unwrap_or(ticks_to_duration(W::LAYOUT.default_horizon(), tick)),
-                ),
-                ticks_to_duration(error.min, tick),
-                ticks_to_duration(error.max, tick),
-            ),
-        };
-        let longest = match self.exponential_backoff {
-            Some(cap) if cap > self.open_for => cap,
-            _ => self.open_for,
-        };
-        SettingsError {
+    /// The core's `error` for this configuration, in durations, with the
+    /// range the conversion accepts ([`in_durations`]).
+    fn error<C: RealClock, W: Word>(&self, error: ConfigError) -> SettingsError {
+        let range = in_durations::<C, W>(
             error,
-            tick,
-            given,
-            start,
-            end,
+            Durations {
+                open_for: self.open_for,
+                probe_timeout: self.probe_timeout,
+                backoff_cap: self.exponential_backoff,
+                horizon: self.horizon,
+            },
+        );
+        SettingsError {
+            error: range.error,
+            tick: C::TICK,
+            given: range.given,
+            start: range.start,
+            end: range.end,
             default_horizon: self.horizon.is_none(),
-            longest: longest.max(self.probe_timeout),
+            longest: range.longest,
             word_bits: W::LAYOUT.word_bits,
         }
     }
@@ -578,22 +552,6 @@ impl Settings {
     }
 }
 
-/// The shortest duration that converts to at least `ticks` ticks with
-/// [`duration_to_ticks`] (`ceil(d / tick) + 1`, zero for zero).
-fn shortest_at_least(ticks: u64, tick: Duration) -> Duration {
-    match ticks {
-        0 => Duration::ZERO,
-        1 | 2 => Duration::from_nanos(1),
-        n => ticks_to_duration(n - 2, tick).saturating_add(Duration::from_nanos(1)),
-    }
-}
-
-/// The longest duration that converts to at most `ticks` ticks with
-/// [`duration_to_ticks`].
-fn longest_at_most(ticks: u64, tick: Duration) -> Duration {
-    ticks_to_duration(ticks.saturating_sub(1), tick)
-}
-
 /// A [`Settings`] value out of range for its clock and word width: which
 /// field, the value given, and the allowed range, in durations.
 ///
@@ -646,6 +604,10 @@ impl SettingsError {
     }
 
     /// The core's error, with the value and range in ticks (or failures).
+    /// Its range is [`range`](Self::range)'s, in ticks: for a duration
+    /// past 2^60 ticks, the core names the 2^60 it checks first; this names
+    /// the word's own bound where that is less (the 32-bit word's, about
+    /// 2^31 ticks).
     ///
     /// ```
     /// use tripword::{Field, W32};
@@ -675,9 +637,24 @@ impl SettingsError {
 
     /// The allowed range in durations, or `None` for the failure threshold:
     /// exactly the durations the conversion to ticks accepts, given the
-    /// other fields. A backoff cap's range starts at `open_for`; a
-    /// horizon's ends where the word's time field, added to the longest
-    /// duration, runs out.
+    /// other fields. An open time's, a probe timeout's and a backoff
+    /// cap's end at the longest duration the word holds (2^60 ticks on
+    /// [`W64`], about 2^31 on [`W32`](tripword::W32)), a backoff cap's
+    /// earlier where doubling `open_for` cannot reach, and start at
+    /// `open_for`; a horizon's ends where the word's time field, added to
+    /// the longest duration, runs out.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword::W32;
+    /// use tripword_std::{MillisClock, Settings};
+    /// let err = Settings::new()
+    ///     .open_for(Duration::MAX)
+    ///     .config::<MillisClock, W32>().unwrap_err();
+    /// let longest = *err.range().unwrap().end(); // about 24.9 days
+    /// assert_eq!(longest, Duration::from_millis(2_147_352_576));
+    /// assert!(Settings::new().open_for(longest).config::<MillisClock, W32>().is_ok());
+    /// ```
     ///
     /// ```
     /// use std::time::Duration;
@@ -747,36 +724,5 @@ impl fmt::Display for SettingsError {
 impl std::error::Error for SettingsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.error)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `shortest_at_least(n, tick)` is the shortest duration that
-    /// [`duration_to_ticks`] takes to `n` ticks or more: it reaches `n`, and
-    /// one nanosecond less does not. The core's ranges start at 1 tick today,
-    /// so only this test reaches the `n - 2` arm; mutation testing found it
-    /// unpinned (`-` as `+` and as `/`).
-    #[test]
-    fn shortest_at_least_is_the_shortest_duration_reaching_that_many_ticks() {
-        let ms = Duration::from_millis(1);
-        assert_eq!(shortest_at_least(5, ms), Duration::from_nanos(3_000_001));
-        for tick in [Duration::from_nanos(1), Duration::from_micros(1), ms] {
-            assert_eq!(shortest_at_least(0, tick), Duration::ZERO);
-            for n in 1..=20 {
-                let d = shortest_at_least(n, tick);
-                assert!(
-                    duration_to_ticks(d, tick) >= n,
-                    "{n} ticks of {tick:?}: {d:?}"
-                );
-                let less = d - Duration::from_nanos(1);
-                assert!(
-                    duration_to_ticks(less, tick) < n,
-                    "{n} ticks of {tick:?}: {d:?}"
-                );
-            }
-        }
     }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
 use metrics_util::registry::{AtomicStorage, Registry};
 use tripword::clock::ManualClock;
-use tripword::{Breaker, Config, Observer, Outcome, Status, Transition, W64};
+use tripword::{Breaker, Config, Observer, Outcome, Status, Transition, W32, W64, Word};
 use tripword_std::observe::{MetricsObserver, names};
 
 /// (metric name, sorted labels) -> value.
@@ -255,10 +255,19 @@ fn the_gauge_keeps_the_latest_transition_when_reports_cross() {
         get(&s, names::TRANSITIONS, "b", Some((names::STATE, "open"))),
         1.0
     );
-    // The counter wraps (22 bits on W64): 0 after 2^22 - 1 is newer.
-    o.on_transition(t((1 << 22) - 1, Status::HalfOpen, Status::Probing));
-    o.on_transition(t(0, Status::Probing, Status::Closed));
-    assert_eq!(state(&read(&snapshotter), "b"), [1.0, 0.0, 0.0, 0.0]);
+
+    // Across the counter's wrap, in the order of the counter field (22
+    // bits on W64, 10 on W32): 0 after the largest counter is newer, and
+    // the largest counter reported after 0 is late.
+    for (name, max) in [("w64", (1 << 22) - 1), ("w32", (1 << 10) - 1)] {
+        let o = metrics::with_local_recorder(&recorder, || MetricsObserver::new(name));
+        o.on_transition(t(max - 1, Status::Open, Status::HalfOpen));
+        o.on_transition(t(0, Status::Probing, Status::Closed));
+        o.on_transition(t(max, Status::HalfOpen, Status::Probing));
+        assert_eq!(state(&read(&snapshotter), name), [1.0, 0.0, 0.0, 0.0]);
+        o.on_transition(t(1, Status::Closed, Status::Open));
+        assert_eq!(state(&read(&snapshotter), name), [0.0, 1.0, 0.0, 0.0]);
+    }
 }
 
 #[test]
@@ -288,4 +297,96 @@ fn the_name_is_the_label() {
     let o = metrics::with_local_recorder(&recorder, || MetricsObserver::new("payments"));
     assert_eq!(o.name(), "payments");
     assert_eq!(state(&read(&recorder), o.name()), [1.0, 0.0, 0.0, 0.0]);
+}
+
+/// The gauge as the breaker's status reads it.
+fn shows(status: Status) -> Vec<f64> {
+    let at = match status {
+        Status::Closed => 0,
+        Status::Open => 1,
+        Status::HalfOpen => 2,
+        Status::Probing => 3,
+    };
+    (0..4).map(|i| if i == at { 1.0 } else { 0.0 }).collect()
+}
+
+/// Drives a breaker on word `W` through trip, probe and close (four
+/// transitions a cycle, all four states) until its state counter has
+/// wrapped `wraps` times, the gauge asserted after every step near each wrap; then
+/// a report made before the last wrap and written after it (a thread
+/// descheduled between its compare-and-swap and its report) leaves the
+/// gauge alone, and the gauge still follows.
+fn the_gauge_follows_the_breaker_across_the_counter_wrap<W: Word>(wraps: u64) {
+    let recorder = Recording::new();
+    let clock = ManualClock::new(0);
+    let config = Config::new()
+        .failure_threshold(1)
+        .open_for(10)
+        .probe_timeout(10)
+        .horizon(0)
+        .check::<W>()
+        .unwrap();
+    let b = metrics::with_local_recorder(&recorder, || {
+        Breaker::from_parts(config, &clock, MetricsObserver::new("wraps"))
+    });
+    let max = W::LAYOUT.max_counter();
+    let counter = || b.snapshot().unwrap().counter;
+    // Near a wrap: the last and first cycles of the ring.
+    let near = |c: u32| c < 64 || c > max - 64;
+    let check = |step: &str| {
+        assert_eq!(
+            state(&read(&recorder), "wraps"),
+            shows(b.status()),
+            "after {step} at counter {}",
+            counter()
+        );
+    };
+    let cycle = |checked: bool| {
+        b.release(b.acquire().unwrap(), Outcome::Failure); // trips
+        if checked {
+            check("a trip");
+        }
+        clock.advance(10);
+        let probe = b.acquire().unwrap(); // half-open, then probing
+        if checked {
+            check("a probe");
+        }
+        b.release(probe, Outcome::Success); // closes
+        if checked {
+            check("a close");
+        }
+    };
+    let ring = u64::from(max) + 1;
+    let mut transitions = 0u64;
+    while transitions < wraps * ring + 8 {
+        cycle(near(counter()));
+        transitions += 4;
+    }
+    assert!(counter() < 64, "just past a wrap: {}", counter());
+
+    // The breaker is closed at a counter just past the wrap; a report of
+    // the last state before the wrap comes in late.
+    assert_eq!(b.status(), Status::Closed);
+    b.observer().on_transition(Transition {
+        from: Status::HalfOpen,
+        to: Status::Probing,
+        counter: max,
+        forced: false,
+    });
+    check("a late report of the counter before the wrap");
+    for _ in 0..4 {
+        cycle(true);
+    }
+}
+
+#[test]
+fn the_gauge_follows_a_w32_breaker_across_its_counter_wrap() {
+    // 10 bits: 1 024 transitions a ring.
+    the_gauge_follows_the_breaker_across_the_counter_wrap::<W32>(3);
+}
+
+#[test]
+fn the_gauge_follows_a_w64_breaker_across_its_counter_wrap() {
+    // 22 bits: 4 194 304 transitions a ring, once round.
+    the_gauge_follows_the_breaker_across_the_counter_wrap::<W64>(1);
 }

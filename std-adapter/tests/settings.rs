@@ -579,3 +579,128 @@ fn settings_read_back_from_fields_named_as_their_setters() {
         (2, None)
     );
 }
+
+/// A clock of 10 µs ticks and one of 1 ns ticks, beside the crate's.
+struct TenMicros;
+impl Clock for TenMicros {
+    fn now(&self) -> u64 {
+        0
+    }
+}
+impl RealClock for TenMicros {
+    const TICK: Duration = Duration::from_micros(10);
+}
+struct Nanos;
+impl Clock for Nanos {
+    fn now(&self) -> u64 {
+        0
+    }
+}
+impl RealClock for Nanos {
+    const TICK: Duration = NS;
+}
+
+/// Sets `field` of `s` to `d`.
+fn with(s: Settings, field: Field, d: Duration) -> Settings {
+    match field {
+        Field::OpenFor => s.open_for(d),
+        Field::ProbeTimeout => s.probe_timeout(d),
+        Field::BackoffCap => s.exponential_backoff(d),
+        _ => s.horizon(d),
+    }
+}
+
+/// The range an error reports ends where the conversion stops accepting,
+/// on word `W` and clock `C`: its upper bound converts, one tick (and one
+/// nanosecond) more is refused for the same field, and the message names
+/// that bound. (The 32-bit word holds less than the 2^60 ticks the core
+/// checks a duration against first.)
+fn reported_upper_bounds_convert<C: RealClock, W: Word>() {
+    let clock = std::any::type_name::<C>();
+    let bits = W::LAYOUT.word_bits;
+    let open_for_end = *Settings::new()
+        .open_for(Duration::MAX)
+        .config::<C, W>()
+        .unwrap_err()
+        .range()
+        .unwrap()
+        .end();
+    // The other durations as short as the clock allows (5 s is past the
+    // 32-bit word in nanoseconds).
+    let short = Settings::new().open_for(C::TICK).probe_timeout(C::TICK);
+    let cases = [
+        (Field::OpenFor, short),
+        (Field::ProbeTimeout, short),
+        // A cap reached by doubling `open_for`, and one past the word.
+        (Field::BackoffCap, short.open_for(Duration::from_secs(1))),
+        (Field::BackoffCap, short.open_for(open_for_end / 1024)),
+        (Field::Horizon, short),
+    ];
+    for (field, s) in cases {
+        let err = with(s, field, Duration::MAX).config::<C, W>().unwrap_err();
+        assert_eq!(err.field(), field, "{clock}, {bits}-bit");
+        let end = *err.range().unwrap().end();
+        let at = with(s, field, end);
+        assert!(
+            at.config::<C, W>().is_ok(),
+            "{field:?} {end:?}, {clock}, {bits}-bit: {:?}",
+            at.config::<C, W>().unwrap_err().to_string()
+        );
+        for more in [C::TICK, NS] {
+            let over = with(s, field, end + more).config::<C, W>().unwrap_err();
+            assert_eq!(
+                over.field(),
+                field,
+                "{end:?} + {more:?}, {clock}, {bits}-bit"
+            );
+            assert_eq!(over.range(), err.range());
+            assert!(
+                over.to_string().contains(&format!("..={end:?} ")),
+                "{over} names {end:?}"
+            );
+        }
+        // In ticks, the same bound.
+        let ticks = match field {
+            Field::Horizon => span_to_ticks(end, C::TICK),
+            _ => C::ticks(end),
+        };
+        assert_eq!(err.in_ticks().max, ticks, "{field:?}, {clock}, {bits}-bit");
+    }
+}
+
+#[test]
+fn reported_upper_bounds_convert_on_every_word_and_clock() {
+    reported_upper_bounds_convert::<MonotonicClock, W64>();
+    reported_upper_bounds_convert::<MonotonicClock, W32>();
+    reported_upper_bounds_convert::<MillisClock, W64>();
+    reported_upper_bounds_convert::<MillisClock, W32>();
+    reported_upper_bounds_convert::<ManualTime, W64>();
+    reported_upper_bounds_convert::<ManualTime, W32>();
+    reported_upper_bounds_convert::<TenMicros, W64>();
+    reported_upper_bounds_convert::<TenMicros, W32>();
+    reported_upper_bounds_convert::<Nanos, W64>();
+    reported_upper_bounds_convert::<Nanos, W32>();
+    #[cfg(feature = "coarsetime")]
+    {
+        use tripword_std::clock::{CoarseClock, RecentClock};
+        reported_upper_bounds_convert::<CoarseClock, W64>();
+        reported_upper_bounds_convert::<CoarseClock, W32>();
+        reported_upper_bounds_convert::<RecentClock, W64>();
+        reported_upper_bounds_convert::<RecentClock, W32>();
+    }
+}
+
+/// An open time past 2^60 milliseconds on the 32-bit word names the
+/// word's bound, about 24.9 days, not the 2^60 ticks the core checks a
+/// duration against first.
+#[test]
+fn a_huge_open_time_on_the_32_bit_word_names_the_words_bound() {
+    let err = Settings::new()
+        .open_for(Duration::from_secs(1 << 52))
+        .config::<MillisClock, W32>()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "open_for = 4503599627370496s is out of range 1ns..=2147352.576s (1ms ticks, 32-bit word)"
+    );
+}

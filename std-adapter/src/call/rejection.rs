@@ -85,12 +85,15 @@ impl Rejection {
     /// The same rejection, for the request whose key is `key` (what the
     /// per-key tower layer does with its breaker's rejection): the key's
     /// `Debug` text, read back by [`key`](Self::key) and shown by
-    /// `Display`. The text is interned, so that a rejection stays `Copy`
-    /// and three words: each distinct key text is allocated once for the
-    /// life of the process, and past 65 536 distinct texts a rejection
-    /// carries no key (its name and wait still say which breaker and how
-    /// long). Only a rejection pays for it, never an admitted call. A
-    /// breaker with a [name](Self::name) is shown by its name and the key
+    /// `Display`. The text is interned, whole, so that a rejection stays
+    /// `Copy` and three words: each distinct key text is allocated once
+    /// for the life of the process. A text is never cut, so two keys never
+    /// read back alike: a key whose text passes 8 KiB is not kept, nor is
+    /// a new one once 65 536 distinct texts or 16 MiB of them are, and the
+    /// rejection then carries no key (its name and wait still say which
+    /// breaker and how long). Only a rejection pays for it, never an
+    /// admitted call. A breaker with a
+    /// [name](Self::name) is shown by its name and the key
     /// is not kept (a fleet breaker's name is its key; a registry's
     /// breakers are unnamed unless their factory names them).
     ///

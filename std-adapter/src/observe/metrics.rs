@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use metrics::{Counter, Gauge, Unit, counter, describe_counter, describe_gauge, gauge};
-use tripword::{Cause, Observer, Outcome, Rejected, Status, Transition};
+use tripword::{Cause, Observer, Outcome, Rejected, Status, Transition, W32, W64, Word};
 
 use super::label::{cause_name, outcome_name, status_name};
 
@@ -67,10 +67,71 @@ const STATES: [Status; 4] = [
     Status::Probing,
 ];
 
-/// How far behind the last transition written to the gauge a report may be
-/// and still be taken as late (reported after a later one). Reports race
-/// only with reports made at about the same time, a few counts apart.
-const LATE_WINDOW: u32 = 1 << 10;
+/// The order of a breaker's state counters, learnt from the counters it
+/// reports: the counter field's width decides which of two counters is the
+/// later (serial-number arithmetic: `a` is later than `b` when `a - b`,
+/// modulo `2^width`, is below half the ring), and an observer is not told
+/// its breaker's word. The width is [`W64`]'s 22 bits (32 once a counter
+/// needs more, for a breaker of another crate) until the counters show
+/// [`W32`]'s 10-bit wrap: while no counter has passed `W32`'s largest, one
+/// more than half of `W32`'s ring behind the counter shown is the counter
+/// after the wrap, since reports race only with reports made at about the
+/// same time, fewer than half a ring apart (a `W64` report that late
+/// cannot happen). A later counter past `W32`'s largest widens it back.
+#[derive(Debug)]
+struct CounterOrder {
+    /// The counter of the last transition written to the gauge.
+    shown: Option<u32>,
+    /// The counter field's width, as learnt.
+    bits: u32,
+    /// Whether a counter past `W32`'s largest has been seen.
+    wide: bool,
+}
+
+impl CounterOrder {
+    const NARROW: u32 = W32::LAYOUT.counter_bits;
+    const WIDE: u32 = W64::LAYOUT.counter_bits;
+
+    const fn new() -> Self {
+        CounterOrder {
+            shown: None,
+            bits: Self::WIDE,
+            wide: false,
+        }
+    }
+
+    /// Learns from `counter` and tells whether it is later than the
+    /// counter shown; if so, it is the counter shown from now on.
+    fn show(&mut self, counter: u32) -> bool {
+        if counter > W64::LAYOUT.max_counter() {
+            (self.bits, self.wide) = (u32::BITS, true);
+        } else if counter > W32::LAYOUT.max_counter() {
+            (self.bits, self.wide) = (self.bits.max(Self::WIDE), true);
+        }
+        let Some(shown) = self.shown else {
+            self.shown = Some(counter);
+            return true;
+        };
+        let half_narrow = 1 << (Self::NARROW - 1);
+        if !self.wide && shown.saturating_sub(counter) > half_narrow {
+            self.bits = Self::NARROW; // W32's counter wrapped
+        }
+        let later = is_later(counter, shown, self.bits);
+        if later {
+            self.shown = Some(counter);
+        }
+        later
+    }
+}
+
+/// Whether counter `a` is later than counter `b` in a counter field of
+/// `bits` bits (1 to 32): `a - b` modulo `2^bits` is neither zero nor half
+/// the ring or more.
+const fn is_later(a: u32, b: u32, bits: u32) -> bool {
+    let mask = u32::MAX >> (u32::BITS - bits);
+    let ahead = a.wrapping_sub(b) & mask;
+    ahead != 0 && ahead < 1 << (bits - 1)
+}
 
 /// Keeps one breaker's counters and state gauge (names in [`names`], each
 /// labelled with the breaker's name).
@@ -85,7 +146,9 @@ const LATE_WINDOW: u32 = 1 << 10;
 /// moves it, lazily, to `half_open` (as
 /// [`Breaker::status`](tripword::Breaker::status) would say at once).
 /// Transitions reported out of order by two threads are written in counter
-/// order.
+/// order, the order of the breaker's counter field across its wrap (every
+/// 1 024 transitions of a [`W32`] breaker, 4 194 304 of a [`W64`]): the
+/// observer learns the field's width from the counters reported.
 ///
 /// ```
 /// use metrics_util::debugging::DebuggingRecorder;
@@ -112,8 +175,9 @@ pub struct MetricsObserver {
     stale: Counter,
     transitions: [Counter; 4],
     status: [Gauge; 4],
-    // The counter of the last transition written to the gauge.
-    last: Mutex<Option<u32>>,
+    // The counter of the last transition written to the gauge, in the
+    // order of the breaker's counter field.
+    order: Mutex<CounterOrder>,
 }
 
 impl MetricsObserver {
@@ -148,7 +212,7 @@ impl MetricsObserver {
             stale,
             transitions,
             status,
-            last: Mutex::new(None),
+            order: Mutex::new(CounterOrder::new()),
         }
     }
 
@@ -211,14 +275,10 @@ impl Observer for MetricsObserver {
         // Transitions are rare: a lock here keeps the four gauges coherent
         // (exactly one at 1) and in counter order. It is the observer's, not
         // the breaker's: the breaker has swapped its word already.
-        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(seen) = *last {
-            let behind = seen.wrapping_sub(t.counter);
-            if behind != 0 && behind <= LATE_WINDOW {
-                return; // a later transition is already shown
-            }
+        let mut order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
+        if !order.show(t.counter) {
+            return; // a later transition is already shown
         }
-        *last = Some(t.counter);
         for (i, g) in self.status.iter().enumerate() {
             g.set(if i == status_index(t.to) { 1.0 } else { 0.0 });
         }
@@ -242,5 +302,68 @@ impl Observer for MetricsObserver {
     #[inline]
     fn on_stale(&self, _outcome: Outcome) {
         self.stale.increment(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(order: &mut CounterOrder, counters: &[u32]) -> Vec<bool> {
+        counters.iter().map(|&c| order.show(c)).collect()
+    }
+
+    #[test]
+    fn counters_compare_modulo_the_field_below_half_the_ring() {
+        assert!(is_later(1, 0, 10) && !is_later(0, 1, 10));
+        assert!(is_later(0, 1023, 10) && !is_later(1023, 0, 10));
+        assert!(is_later(511, 0, 10) && !is_later(512, 0, 10));
+        assert!(!is_later(7, 7, 10));
+        assert!(is_later(0, (1 << 22) - 1, 22) && !is_later((1 << 22) - 1, 0, 22));
+        assert!(is_later(0, u32::MAX, 32) && !is_later(u32::MAX, 0, 32));
+    }
+
+    /// A `W64` breaker's counters pass 1 023 into 1 024: no narrowing, and
+    /// a report crossing another there is late.
+    #[test]
+    fn w64_counters_through_1024_keep_the_wide_order() {
+        let mut order = CounterOrder::new();
+        assert_eq!(
+            shown(&mut order, &[1022, 1024, 1023, 1025]),
+            [true, true, false, true]
+        );
+        assert_eq!(order.bits, 22);
+        // Past the 22-bit wrap, the last counter before it is late.
+        let mut order = CounterOrder::new();
+        let max = W64::LAYOUT.max_counter();
+        assert_eq!(
+            shown(&mut order, &[max, 0, max, 1]),
+            [true, true, false, true]
+        );
+    }
+
+    /// A `W32` breaker's wrap narrows the order to 10 bits, a report
+    /// crossing the wrap included; a counter past 1 023 widens it back.
+    #[test]
+    fn a_w32_wrap_narrows_the_order_and_a_wide_counter_widens_it() {
+        let mut order = CounterOrder::new();
+        assert_eq!(
+            shown(&mut order, &[1021, 1023, 0, 1022, 1]),
+            [true, true, true, false, true]
+        );
+        assert_eq!(order.bits, 10);
+        // 513 behind (less than half the ring ahead, modulo 1 024) is the
+        // least that reads as the wrap; 512 is late.
+        let mut order = CounterOrder::new();
+        assert_eq!(shown(&mut order, &[600, 87, 86]), [true, true, false]);
+        assert_eq!(order.bits, 10);
+        let mut order = CounterOrder::new();
+        assert_eq!(shown(&mut order, &[600, 88]), [true, false]);
+        assert_eq!(order.bits, 22);
+        // A counter only a wider field holds widens it back.
+        let mut order = CounterOrder::new();
+        assert_eq!(shown(&mut order, &[1000, 1, 1024]), [true, true, true]);
+        assert_eq!(order.bits, 22);
+        assert!(order.show(1 << 22) && order.bits == 32);
     }
 }
