@@ -293,11 +293,17 @@ where
         self.ticket.is_none()
     }
 
-    /// Ticks since admission, if the call is timed.
+    /// Ticks since admission, if the call is timed. A clock read earlier
+    /// than the admission (a step back: a difference of 2^63 ticks or
+    /// more) reads as 0 ticks, so that it never makes a fast call slow
+    /// (spec I6: a clock going backwards fails towards admitting); a clock
+    /// that wraps at 2^64 is timed across the wrap.
     #[inline(always)]
     pub fn elapsed(&self) -> Option<u64> {
-        self.started
-            .map(|started| self.breaker.clock().now().wrapping_sub(started))
+        self.started.map(|started| {
+            let ticks = self.breaker.clock().now().wrapping_sub(started);
+            if ticks >> 63 == 0 { ticks } else { 0 }
+        })
     }
 
     /// Records `verdict` with the sync release (once: later settles, and

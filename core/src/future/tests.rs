@@ -551,3 +551,32 @@ fn an_admitted_ticket_records_once() {
     ));
     assert_eq!(b.status(), Status::Open);
 }
+
+/// A clock that steps back after an admission reads as no time elapsed,
+/// never as the 2^64 − 1 ticks of a wrapping difference (spec I6); one that
+/// wraps forward at 2^64 is timed across the wrap.
+#[test]
+fn elapsed_never_reads_a_step_back_as_a_long_call() {
+    let clock = ManualClock::new(1_000);
+    let b = breaker(&clock, 1);
+    let a: Admitted<_> = Admitted::new(
+        &b,
+        CircuitBreaker::acquire(&b).unwrap(),
+        true,
+        Outcome::Ignored,
+    );
+    clock.set(999);
+    assert_eq!(a.elapsed(), Some(0));
+    clock.set(0);
+    assert_eq!(a.elapsed(), Some(0));
+    drop(a);
+    clock.set(u64::MAX - 2);
+    let a: Admitted<_> = Admitted::new(
+        &b,
+        CircuitBreaker::acquire(&b).unwrap(),
+        true,
+        Outcome::Ignored,
+    );
+    clock.set(4); // 7 ticks later, across the wrap
+    assert_eq!(a.elapsed(), Some(7));
+}
