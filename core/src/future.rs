@@ -613,6 +613,13 @@ where
             _ => None,
         }
     }
+
+    /// The judge, for the whole life of the future: for a wrapper whose
+    /// judge carries more than the verdict (what to do with a rejection,
+    /// say, once the future hands it out).
+    pub fn judge(&self) -> &J {
+        &self.judge
+    }
 }
 
 impl<H, F, J, U, M> Future for Guarded<H, F, J, U, M>
