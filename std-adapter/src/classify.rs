@@ -6,27 +6,30 @@
 //! the dependency is unhealthy (timeouts, connection errors, 5xx) should be
 //! [`Outcome::Failure`]; the caller's own mistakes (a 404, a validation
 //! error) are [`Outcome::Ignored`] and change no count.
-//! [`BreakerExt::call`](crate::BreakerExt::call) uses [`ok_or_failure`];
-//! [`BreakerExt::call_classified`](crate::BreakerExt::call_classified) takes
-//! any classifier:
+//! [`BreakerExt::call`](crate::BreakerExt::call) uses [`ok_or_failure`]; a
+//! [`CallPolicy`](crate::CallPolicy) takes any classifier
+//! ([`CallPolicy::classify`](crate::CallPolicy::classify)), for
+//! [`call_with`](crate::BreakerExt::call_with),
+//! [`call_async_with`](crate::BreakerExt::call_async_with) and the `tower`
+//! layers:
 //!
 //! ```
 //! use tripword::{Breaker, Config, Outcome, Status};
 //! use tripword::clock::ManualClock;
-//! use tripword_std::{BreakerExt, classify};
+//! use tripword_std::{BreakerExt, CallPolicy, classify};
 //!
 //! #[derive(Debug)]
 //! enum HttpError { NotFound, Unavailable }
 //!
 //! let clock = ManualClock::new(0);
 //! let b = Breaker::new(Config::new().failure_threshold(1), &clock);
-//! let by_status = classify::by_error(|e: &HttpError| match e {
+//! let by_status = CallPolicy::new().classify(classify::by_error(|e: &HttpError| match e {
 //!     HttpError::NotFound => Outcome::Ignored,
 //!     HttpError::Unavailable => Outcome::Failure,
-//! });
-//! let _ = b.call_classified(&by_status, || Err::<(), _>(HttpError::NotFound));
+//! }));
+//! let _ = b.call_with(&by_status, || Err::<(), _>(HttpError::NotFound));
 //! assert_eq!(b.status(), Status::Closed); // a 404 says nothing about health
-//! let _ = b.call_classified(&by_status, || Err::<(), _>(HttpError::Unavailable));
+//! let _ = b.call_with(&by_status, || Err::<(), _>(HttpError::Unavailable));
 //! assert_eq!(b.status(), Status::Open);
 //! ```
 
@@ -202,17 +205,17 @@ impl<T, E, V> Classify<T, E> for DynClassifier<T, E, V> {
 /// use tripword::{Cause, Outcome};
 /// use tripword_std::classify::Verdict;
 /// use tripword_std::clock::{ManualTime, RealClock};
-/// use tripword_std::{BreakerExt, CallError, Settings};
+/// use tripword_std::{BreakerExt, CallError, CallPolicy, Settings};
 ///
 /// let clock = ManualTime::new();
 /// let b: tripword::Breaker<&ManualTime> = Settings::new().failure_threshold(1).build_on(&clock, ())?;
 /// // The dependency said "come back in 30 s".
-/// let busy = |r: &Result<(), u16>| match r {
+/// let busy = CallPolicy::new().classify(|r: &Result<(), u16>| match r {
 ///     Err(503) => Verdict::FailureFor(Duration::from_secs(30)),
 ///     Err(_) => Verdict::Failure,
 ///     Ok(()) => Verdict::Success,
-/// };
-/// let _ = b.call_classified(busy, || Err(503));
+/// });
+/// let _ = b.call_with(&busy, || Err(503));
 /// let Err(CallError::Open(r)) = b.call(|| Ok::<_, u16>(())) else { panic!() };
 /// assert_eq!(r.cause(), Cause::Open);
 /// // Open for 30 s (in ticks, at least 30 s), not the configured 1 s.

@@ -1,7 +1,8 @@
 //! Futures through a breaker: [`CallAsync`], what
-//! [`BreakerExt::call_async`](crate::BreakerExt::call_async) returns and the
-//! `tower` service's response future, and [`CallOrElse`],
-//! a call with an async fallback.
+//! [`BreakerExt::call_async`](crate::BreakerExt::call_async) and
+//! [`call_async_with`](crate::BreakerExt::call_async_with) return, what
+//! [`CallAsync::new`] makes on a handle the future owns, and the `tower`
+//! service's response future.
 //!
 //! Admission is decided when the call is made, before the protected future
 //! is first polled. The outcome is recorded exactly once: when the future

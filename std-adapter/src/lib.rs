@@ -15,8 +15,8 @@
 //!   counts as a success, `Err` as a failure, a panic as a failure (and keeps
 //!   unwinding), and [`CallError`] keeps "circuit open, not called" apart
 //!   from the function's own error;
-//! - [`classify`]: classifiers for
-//!   [`BreakerExt::call_classified`], so that a 404 can be
+//! - [`classify`]: classifiers for a [`CallPolicy`]
+//!   ([`BreakerExt::call_with`]), so that a 404 can be
 //!   [`Ignored`](tripword::Outcome::Ignored), and
 //!   [`Verdict::FailureFor`](classify::Verdict::FailureFor), a failure that
 //!   keeps the breaker open as long as the dependency asked (`Retry-After`);
@@ -24,10 +24,11 @@
 //!   breaker: admitted before its first poll, its outcome recorded once when
 //!   it completes, a panic a failure, a cancelled (dropped) call
 //!   [`Ignored`](tripword::Outcome::Ignored) by default;
-//! - [`policy`]: [`CallPolicy`], the classifier, a slow-call threshold and
-//!   the cancel outcome, kept next to a breaker;
-//! - fallbacks ([`BreakerExt::call_or_else`],
-//!   [`call_async_or_else`](BreakerExt::call_async_or_else)) get the
+//! - [`policy`]: [`CallPolicy`], the classifier, a slow-call threshold,
+//!   the cancel outcome and the fallback, kept next to a breaker and given
+//!   to [`call_with`](BreakerExt::call_with) and
+//!   [`call_async_with`](BreakerExt::call_async_with);
+//! - a fallback ([`CallPolicy::fallback`]) gets the
 //!   [`Rejection`], whose wait is a `Duration` on a [`RealClock`];
 //!   [`ManualTime`] is a hand-moved clock for tests;
 //! - [`registry`]: [`Registry`], one breaker per key (host, endpoint),
@@ -123,7 +124,7 @@ pub use clock::{ManualTime, MillisClock, MonotonicClock, RealClock};
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use declare::{LazyObserver, NamedBreaker, breaker, breakers};
 #[doc(no_inline)]
-pub use future::{CallAsync, CallOrElse};
+pub use future::CallAsync;
 pub use jitter::jitter_seed;
 pub use policy::CallPolicy;
 #[doc(no_inline)]
@@ -167,8 +168,9 @@ pub use tripword::{
 pub mod prelude {
     #[doc(no_inline)]
     pub use crate::{
-        BreakerExt, CallError, CallPolicy, CircuitBreaker, ManualTime, MillisClock, MonotonicClock,
-        RealClock, Registry, RegistrySettings, Rejection, Settings, SettingsError, StdBreaker,
+        BreakerExt, CallAsync, CallError, CallPolicy, CircuitBreaker, ManualTime, MillisClock,
+        MonotonicClock, RealClock, Registry, RegistrySettings, Rejection, Settings, SettingsError,
+        StdBreaker,
     };
     #[doc(no_inline)]
     pub use std::time::Duration;

@@ -1,5 +1,6 @@
-//! How calls through a breaker count: the classifier, the slow-call
-//! threshold, and what a cancelled future records.
+//! How calls through a breaker count, and what a rejected call returns:
+//! the classifier, the slow-call threshold, what a cancelled future
+//! records, and the fallback.
 //!
 //! A [`CallPolicy`] is built once, kept next to its breaker, and passed with
 //! each call ([`BreakerExt::call_with`](crate::BreakerExt::call_with),
@@ -7,7 +8,9 @@
 //! `tower` layer. The default policy is what
 //! [`call`](crate::BreakerExt::call) and
 //! [`call_async`](crate::BreakerExt::call_async) use: `Ok` a success, `Err`
-//! a failure, no timing, a cancelled future [`Ignored`](Outcome::Ignored).
+//! a failure, no timing, a cancelled future [`Ignored`](Outcome::Ignored),
+//! no fallback (a rejected call's error is
+//! [`CallError::Open`](crate::CallError::Open)).
 //! In a struct field, name a policy with a function-pointer classifier
 //! as [`FnPolicy`], one with a capturing closure as [`DynPolicy`].
 //!
@@ -39,23 +42,33 @@
 //! # Ok::<(), tripword_std::SettingsError>(())
 //! ```
 
+use core::convert::Infallible;
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tripword::Outcome;
 
+use crate::call::error::CallError;
+use crate::call::rejection::Rejection;
 use crate::classify::{Classify, DynClassifier, IntoVerdict, OkOrFailure, TickVerdict};
 use crate::clock::{RealClock, elapsed_forward, span_to_ticks};
 
-/// How calls through a breaker count: a classifier `K` (see
-/// [`classify`](crate::classify)), a slow-call threshold `S`
-/// ([`Untimed`], [`SlowAfter`] or [`SlowAfterTicks`]), and the outcome a
-/// future dropped before it completes records. See the [module](self) docs.
+/// How calls through a breaker count, and what a rejected call returns: a
+/// classifier `K` (see [`classify`](crate::classify)), a slow-call
+/// threshold `S` ([`Untimed`], [`SlowAfter`] or [`SlowAfterTicks`]), the
+/// outcome a future dropped before it completes records, and a fallback `G`
+/// ([`NoFallback`], or a [`Fallback`] set by
+/// [`fallback`](Self::fallback)). See the [module](self) docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CallPolicy<K = OkOrFailure, S = Untimed> {
+pub struct CallPolicy<K = OkOrFailure, S = Untimed, G = NoFallback> {
     classify: K,
     slow: S,
     on_cancel: Outcome,
+    or_else: G,
 }
 
 impl Default for CallPolicy {
@@ -67,7 +80,8 @@ impl Default for CallPolicy {
 
 impl CallPolicy {
     /// `Ok` a success, `Err` a failure ([`OkOrFailure`]), calls not timed
-    /// (no clock read), a cancelled future [`Ignored`](Outcome::Ignored).
+    /// (no clock read), a cancelled future [`Ignored`](Outcome::Ignored), no
+    /// fallback.
     ///
     /// ```
     /// use tripword::Outcome;
@@ -79,22 +93,24 @@ impl CallPolicy {
             classify: OkOrFailure,
             slow: Untimed,
             on_cancel: Outcome::Ignored,
+            or_else: NoFallback,
         }
     }
 }
 
-impl<K, S> CallPolicy<K, S> {
+impl<K, S, G> CallPolicy<K, S, G> {
     /// Classifies results with `classify` (a closure
     /// `Fn(&Result<T, E>) -> Outcome` or `-> Verdict`, or any
     /// [`Classify`]). A panic in the classifier is a failure, and the
     /// panic goes on. A closure's type has no name: to keep the policy in a
     /// struct field, use [`classify_fn`](Self::classify_fn) ([`FnPolicy`])
     /// or [`classify_dyn`](Self::classify_dyn) ([`DynPolicy`]).
-    pub fn classify<K2>(self, classify: K2) -> CallPolicy<K2, S> {
+    pub fn classify<K2>(self, classify: K2) -> CallPolicy<K2, S, G> {
         CallPolicy {
             classify,
             slow: self.slow,
             on_cancel: self.on_cancel,
+            or_else: self.or_else,
         }
     }
 
@@ -130,7 +146,7 @@ impl<K, S> CallPolicy<K, S> {
     /// assert_eq!(client.breaker.status(), Status::Open);
     /// # Ok::<(), tripword_std::SettingsError>(())
     /// ```
-    pub fn classify_fn<T, E, V>(self, classify: fn(&Result<T, E>) -> V) -> FnPolicy<T, E, V, S> {
+    pub fn classify_fn<T, E, V>(self, classify: fn(&Result<T, E>) -> V) -> FnPolicy<T, E, V, S, G> {
         self.classify(classify)
     }
 
@@ -166,7 +182,7 @@ impl<K, S> CallPolicy<K, S> {
     pub fn classify_dyn<T, E, V>(
         self,
         classify: impl Fn(&Result<T, E>) -> V + Send + Sync + 'static,
-    ) -> CallPolicy<DynClassifier<T, E, V>, S> {
+    ) -> CallPolicy<DynClassifier<T, E, V>, S, G> {
         self.classify(DynClassifier::new(classify))
     }
 
@@ -183,22 +199,24 @@ impl<K, S> CallPolicy<K, S> {
     /// let p = CallPolicy::new().slow_after(Duration::from_secs(2));
     /// assert_eq!(p.slow_threshold().0, Duration::from_secs(2));
     /// ```
-    pub fn slow_after(self, threshold: Duration) -> CallPolicy<K, SlowAfter> {
+    pub fn slow_after(self, threshold: Duration) -> CallPolicy<K, SlowAfter, G> {
         CallPolicy {
             classify: self.classify,
             slow: SlowAfter(threshold),
             on_cancel: self.on_cancel,
+            or_else: self.or_else,
         }
     }
 
     /// [`slow_after`](Self::slow_after) in the clock's ticks, for a clock
     /// with no stated tick length (a
     /// [`ManualClock`](tripword::clock::ManualClock)).
-    pub fn slow_after_ticks(self, ticks: u64) -> CallPolicy<K, SlowAfterTicks> {
+    pub fn slow_after_ticks(self, ticks: u64) -> CallPolicy<K, SlowAfterTicks, G> {
         CallPolicy {
             classify: self.classify,
             slow: SlowAfterTicks(ticks),
             on_cancel: self.on_cancel,
+            or_else: self.or_else,
         }
     }
 
@@ -219,6 +237,62 @@ impl<K, S> CallPolicy<K, S> {
         self
     }
 
+    /// What a call the breaker did not admit returns: the value `fallback`
+    /// makes from the [`Rejection`] (its cause and wait) instead of
+    /// [`CallError::Open`]. The call's result is then `Result<T, E>`, the
+    /// fallback's value or the call's own, where it was
+    /// `Result<T, CallError<E>>`.
+    ///
+    /// A fallback answers in the form of its call: for a closure
+    /// ([`call_with`](crate::BreakerExt::call_with)) it returns the
+    /// `Result<T, E>` (`|rejection| Ok(cached)`), for a future
+    /// ([`call_async_with`](crate::BreakerExt::call_async_with)) it makes a
+    /// future of one (`|rejection| async move { .. }`), awaited in the
+    /// call's place. It runs only for a rejected call, is not counted by the
+    /// breaker (the call was not made), and, as a policy serves many calls,
+    /// is an `Fn`.
+    ///
+    /// ```
+    /// use tripword::{Breaker, Config};
+    /// use tripword::clock::ManualClock;
+    /// use tripword_std::{BreakerExt, CallPolicy};
+    ///
+    /// let clock = ManualClock::new(0);
+    /// let b = Breaker::new(Config::new().failure_threshold(1).open_for(100), &clock);
+    /// let cached = CallPolicy::new().fallback(|open| {
+    ///     assert_eq!(open.retry_after_ticks(), Some(100));
+    ///     Ok("cached")
+    /// });
+    /// let fetch = || Err::<&str, _>("down");
+    /// assert_eq!(b.call_with(&cached, fetch), Err("down")); // admitted: trips
+    /// assert_eq!(b.call_with(&cached, fetch), Ok("cached")); // rejected
+    /// ```
+    ///
+    /// A fallback of the other form does not compile, and the error points
+    /// at its closure:
+    ///
+    /// ```compile_fail,E0271
+    /// # use tripword::{Breaker, Config};
+    /// # use tripword::clock::ManualClock;
+    /// # use tripword_std::{BreakerExt, CallPolicy};
+    /// # let clock = ManualClock::new(0);
+    /// # let b = Breaker::new(Config::new(), &clock);
+    /// let cached = CallPolicy::new().fallback(|_| async { Ok::<u32, ()>(1) });
+    /// // error[E0271]: expected `{closure}` to return `Result<_, _>`, but it returns `{async block}`
+    /// let _ = b.call_with(&cached, || Ok::<u32, ()>(2));
+    /// ```
+    pub fn fallback<Fb, R>(self, fallback: Fb) -> CallPolicy<K, S, Fallback<Fb>>
+    where
+        Fb: Fn(Rejection) -> R,
+    {
+        CallPolicy {
+            classify: self.classify,
+            slow: self.slow,
+            on_cancel: self.on_cancel,
+            or_else: Fallback(fallback),
+        }
+    }
+
     /// The classifier.
     pub const fn classifier(&self) -> &K {
         &self.classify
@@ -232,6 +306,12 @@ impl<K, S> CallPolicy<K, S> {
     /// What a cancelled future records.
     pub const fn cancel_outcome(&self) -> Outcome {
         self.on_cancel
+    }
+
+    /// The fallback: [`NoFallback`], or the [`Fallback`] that
+    /// [`fallback`](Self::fallback) set.
+    pub const fn or_else(&self) -> &G {
+        &self.or_else
     }
 
     /// How `result` counts: the classifier's verdict, made a failure if it
@@ -263,13 +343,15 @@ impl<K, S> CallPolicy<K, S> {
 /// classifier returns (an [`Outcome`], a
 /// [`Verdict`](crate::classify::Verdict) or a [`TickVerdict`]), `S` the
 /// slow-call threshold ([`SlowAfter`] after
-/// [`slow_after`](CallPolicy::slow_after)).
-pub type FnPolicy<T, E, V = Outcome, S = Untimed> = CallPolicy<fn(&Result<T, E>) -> V, S>;
+/// [`slow_after`](CallPolicy::slow_after)), `G` the fallback.
+pub type FnPolicy<T, E, V = Outcome, S = Untimed, G = NoFallback> =
+    CallPolicy<fn(&Result<T, E>) -> V, S, G>;
 
 /// A [`CallPolicy`] whose classifier is any closure behind an [`Arc`]
 /// ([`classify_dyn`](CallPolicy::classify_dyn)): a type to name in a
 /// struct field, as [`FnPolicy`] but for closures that capture.
-pub type DynPolicy<T, E, V = Outcome, S = Untimed> = CallPolicy<DynClassifier<T, E, V>, S>;
+pub type DynPolicy<T, E, V = Outcome, S = Untimed, G = NoFallback> =
+    CallPolicy<DynClassifier<T, E, V>, S, G>;
 
 /// No slow-call threshold: calls are not timed, and the clock is not read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -288,9 +370,11 @@ mod sealed {
     impl Sealed for super::Untimed {}
     impl Sealed for super::SlowAfter {}
     impl Sealed for super::SlowAfterTicks {}
-    impl<K, S> Sealed for super::CallPolicy<K, S> {}
-    impl<K, S> Sealed for &super::CallPolicy<K, S> {}
-    impl<K, S> Sealed for std::sync::Arc<super::CallPolicy<K, S>> {}
+    impl Sealed for super::NoFallback {}
+    impl<Fb> Sealed for super::Fallback<Fb> {}
+    impl<K, S, G> Sealed for super::CallPolicy<K, S, G> {}
+    impl<K, S, G> Sealed for &super::CallPolicy<K, S, G> {}
+    impl<K, S, G> Sealed for std::sync::Arc<super::CallPolicy<K, S, G>> {}
 }
 
 /// A slow-call threshold for a breaker on clock `C`: [`Untimed`] and
@@ -326,41 +410,185 @@ impl<C: RealClock> Timing<C> for SlowAfter {
     }
 }
 
-/// A [`CallPolicy`] by value, by reference or in an [`Arc`]: what a call
-/// future holds. Sealed.
+/// A [`CallPolicy`] by value, by reference or in an [`Arc`]: what the
+/// `*_with` call forms take and a call future holds. Sealed.
 pub trait AsPolicy: sealed::Sealed {
     /// The classifier type.
     type Classify;
     /// The slow-call threshold type.
     type Timing;
+    /// The fallback type ([`NoFallback`] or a [`Fallback`]).
+    type Fallback;
     /// The policy.
-    fn policy(&self) -> &CallPolicy<Self::Classify, Self::Timing>;
+    fn policy(&self) -> &CallPolicy<Self::Classify, Self::Timing, Self::Fallback>;
 }
 
-impl<K, S> AsPolicy for CallPolicy<K, S> {
+impl<K, S, G> AsPolicy for CallPolicy<K, S, G> {
     type Classify = K;
     type Timing = S;
+    type Fallback = G;
     #[inline(always)]
-    fn policy(&self) -> &CallPolicy<K, S> {
+    fn policy(&self) -> &CallPolicy<K, S, G> {
         self
     }
 }
 
-impl<K, S> AsPolicy for &CallPolicy<K, S> {
+impl<K, S, G> AsPolicy for &CallPolicy<K, S, G> {
     type Classify = K;
     type Timing = S;
+    type Fallback = G;
     #[inline(always)]
-    fn policy(&self) -> &CallPolicy<K, S> {
+    fn policy(&self) -> &CallPolicy<K, S, G> {
         self
     }
 }
 
-impl<K, S> AsPolicy for Arc<CallPolicy<K, S>> {
+impl<K, S, G> AsPolicy for Arc<CallPolicy<K, S, G>> {
     type Classify = K;
     type Timing = S;
+    type Fallback = G;
     #[inline(always)]
-    fn policy(&self) -> &CallPolicy<K, S> {
+    fn policy(&self) -> &CallPolicy<K, S, G> {
         self
+    }
+}
+
+/// No fallback, the default: a call the breaker did not admit returns
+/// [`CallError::Open`], and the call's result is `Result<T, CallError<E>>`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NoFallback;
+
+/// A fallback (see [`CallPolicy::fallback`]): `Fb` makes what a call the
+/// breaker did not admit returns from its [`Rejection`], and the call's
+/// result is `Result<T, E>`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fallback<Fb>(Fb);
+
+impl<Fb> fmt::Debug for Fallback<Fb> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Fallback(..)")
+    }
+}
+
+/// What a policy does with a call its breaker did not admit:
+/// [`NoFallback`] or [`Fallback`]. Sealed. [`OrElseCall`] and
+/// [`OrElseFuture`] say how, for a closure and for a future.
+pub trait OrElse: sealed::Sealed {
+    /// What the fallback makes of a rejection: for a closure's call the
+    /// value, for a future's the future a call future awaits in its place;
+    /// [`Infallible`] without a fallback.
+    type Made;
+}
+
+impl OrElse for NoFallback {
+    type Made = Infallible;
+}
+
+impl<Fb, R> OrElse for Fallback<Fb>
+where
+    Fb: Fn(Rejection) -> R,
+{
+    type Made = R;
+}
+
+/// How a closure's call through a breaker ends, by the policy's fallback
+/// `Self`, for a closure returning `Result<T, E>`: what
+/// [`call_with`](crate::BreakerExt::call_with) returns. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "the policy's fallback `{Self}` does not answer a closure's call returning `Result<{T}, {E}>`",
+    note = "for a closure's call the fallback returns the call's `Result<T, E>` (`|rejection| Ok(cached)`); a fallback that makes a future serves `call_async_with`"
+)]
+pub trait OrElseCall<T, E>: OrElse {
+    /// The call's result: `Result<T, CallError<E>>` without a fallback,
+    /// `Result<T, E>` with one.
+    type Output;
+    /// The result of a call that was admitted and returned `result`.
+    fn admitted(result: Result<T, E>) -> Self::Output;
+    /// The result of a call that was not admitted.
+    fn rejected(&self, rejection: Rejection) -> Self::Output;
+}
+
+impl<T, E> OrElseCall<T, E> for NoFallback {
+    type Output = Result<T, CallError<E>>;
+    #[inline(always)]
+    fn admitted(result: Result<T, E>) -> Self::Output {
+        result.map_err(CallError::Inner)
+    }
+    #[inline(always)]
+    fn rejected(&self, rejection: Rejection) -> Self::Output {
+        Err(CallError::Open(rejection))
+    }
+}
+
+impl<T, E, Fb> OrElseCall<T, E> for Fallback<Fb>
+where
+    Fb: Fn(Rejection) -> Result<T, E>,
+{
+    type Output = Result<T, E>;
+    #[inline(always)]
+    fn admitted(result: Result<T, E>) -> Self::Output {
+        result
+    }
+    #[inline]
+    fn rejected(&self, rejection: Rejection) -> Self::Output {
+        (self.0)(rejection)
+    }
+}
+
+/// How a future's call through a breaker ends, by the policy's fallback
+/// `Self`, for a future of `Result<T, E>`: what a
+/// [`CallAsync`](crate::future::CallAsync) resolves to. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "the policy's fallback `{Self}` does not answer a future's call of `Result<{T}, {E}>`",
+    note = "for a future's call the fallback makes a future of the call's `Result<T, E>` (`|rejection| async move {{ Ok(cached) }}`); a fallback that returns the `Result` serves `call_with`"
+)]
+pub trait OrElseFuture<T, E>: OrElse {
+    /// The call's output: `Result<T, CallError<E>>` without a fallback,
+    /// `Result<T, E>` with one.
+    type Output;
+    /// The output of a call that was admitted and whose future gave
+    /// `result`.
+    fn admitted(result: Result<T, E>) -> Self::Output;
+    /// A call that was not admitted: its output now, or the future the
+    /// fallback makes, to await in its place.
+    fn rejected(&self, rejection: Rejection) -> Result<Self::Output, Self::Made>;
+    /// Polls the future the fallback made.
+    fn poll_made(made: Pin<&mut Self::Made>, cx: &mut Context<'_>) -> Poll<Self::Output>;
+}
+
+impl<T, E> OrElseFuture<T, E> for NoFallback {
+    type Output = Result<T, CallError<E>>;
+    #[inline(always)]
+    fn admitted(result: Result<T, E>) -> Self::Output {
+        result.map_err(CallError::Inner)
+    }
+    #[inline(always)]
+    fn rejected(&self, rejection: Rejection) -> Result<Self::Output, Infallible> {
+        Ok(Err(CallError::Open(rejection)))
+    }
+    #[inline(always)]
+    fn poll_made(made: Pin<&mut Infallible>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        match *made {}
+    }
+}
+
+impl<T, E, Fb, G> OrElseFuture<T, E> for Fallback<Fb>
+where
+    Fb: Fn(Rejection) -> G,
+    G: Future<Output = Result<T, E>>,
+{
+    type Output = Result<T, E>;
+    #[inline(always)]
+    fn admitted(result: Result<T, E>) -> Self::Output {
+        result
+    }
+    #[inline]
+    fn rejected(&self, rejection: Rejection) -> Result<Self::Output, G> {
+        Err((self.0)(rejection))
+    }
+    #[inline]
+    fn poll_made(made: Pin<&mut G>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        made.poll(cx)
     }
 }
 

@@ -12,7 +12,7 @@ use tripword::{
     Transition, ValidConfig, W32, W64,
 };
 use tripword_std::clock::ManualTime;
-use tripword_std::{BreakerExt, CallError, Settings, classify};
+use tripword_std::{BreakerExt, CallError, CallPolicy, Settings, classify};
 
 /// Records every transition.
 #[derive(Default)]
@@ -139,10 +139,9 @@ fn panicking_classifier_is_a_failure_too() {
     let b = Breaker::new(config(1), &clock);
     let unwound = catch_unwind(AssertUnwindSafe(|| {
         // The classifier's return type says what it returns when it does.
-        b.call_classified(
-            |_: &Result<(), ()>| -> Outcome { panic!("bad classifier") },
-            || Ok(()),
-        )
+        let bad = CallPolicy::new()
+            .classify(|_: &Result<(), ()>| -> Outcome { panic!("bad classifier") });
+        b.call_with(&bad, || Ok(()))
     }));
     assert!(unwound.is_err());
     assert_eq!(b.status(), Status::Open);
@@ -152,20 +151,20 @@ fn panicking_classifier_is_a_failure_too() {
 fn ignored_result_changes_nothing() {
     let clock = ManualClock::new(0);
     let b = Breaker::from_parts(valid(config(2)), &clock, Log::default());
-    let not_found = classify::by_error(|code: &u16| {
+    let not_found = CallPolicy::new().classify(classify::by_error(|code: &u16| {
         if *code == 404 {
             Outcome::Ignored
         } else {
             Outcome::Failure
         }
-    });
+    }));
 
     // In Closed with one failure counted: the word does not move.
     let _ = b.call(|| Err::<(), _>(503));
     let word = tripword::__verification::load_word(&b);
     for _ in 0..10 {
         assert_eq!(
-            b.call_classified(&not_found, || Err::<(), _>(404)),
+            b.call_with(&not_found, || Err::<(), _>(404)),
             Err(CallError::Inner(404))
         );
     }
@@ -180,9 +179,9 @@ fn ignored_result_changes_nothing() {
     let _ = b.call(|| Err::<(), _>(503));
     assert_eq!(b.status(), Status::Open);
     clock.advance(100);
-    let _ = b.call_classified(&not_found, || Err::<(), _>(404));
+    let _ = b.call_with(&not_found, || Err::<(), _>(404));
     assert_eq!(b.status(), Status::HalfOpen);
-    assert_eq!(b.call_classified(&not_found, || Ok::<(), u16>(())), Ok(()));
+    assert_eq!(b.call_with(&not_found, || Ok::<(), u16>(())), Ok(()));
     assert_eq!(b.status(), Status::Closed);
 }
 
@@ -191,12 +190,12 @@ fn classifier_can_fail_an_ok_value() {
     let clock = ManualClock::new(0);
     let b = Breaker::new(config(1), &clock);
     // An HTTP client that returns Ok for every response, 5xx included.
-    let by_status = |r: &Result<u16, ()>| match r {
+    let by_status = CallPolicy::new().classify(|r: &Result<u16, ()>| match r {
         Ok(s) if *s >= 500 => Outcome::Failure,
         Ok(_) => Outcome::Success,
         Err(()) => Outcome::Failure,
-    };
-    assert_eq!(b.call_classified(by_status, || Ok(503)), Ok(503));
+    });
+    assert_eq!(b.call_with(by_status, || Ok(503)), Ok(503));
     assert_eq!(b.status(), Status::Open);
 }
 
@@ -245,13 +244,13 @@ static CONFIG_S: ValidConfig<W32> = ValidConfig::new(
 static STATIC: StaticBreaker<&ManualClock, W32> =
     StaticBreaker::from_parts(&CONFIG_S, &CLOCK_S, ());
 
-/// `call` and `call_classified` on a breaker whose config is a `static`.
+/// `call` and `call_with` on a breaker whose config is a `static`.
 #[test]
 fn call_works_on_a_static_breaker() {
     assert_eq!(STATIC.call(|| Ok::<_, ()>(1)), Ok(1));
-    let ignore_all = |_: &Result<(), u16>| Outcome::Ignored;
+    let ignore_all = CallPolicy::new().classify(|_: &Result<(), u16>| Outcome::Ignored);
     assert_eq!(
-        STATIC.call_classified(ignore_all, || Err(404)),
+        STATIC.call_with(ignore_all, || Err(404)),
         Err(CallError::Inner(404))
     );
     assert_eq!(STATIC.status(), Status::Closed);
@@ -274,7 +273,7 @@ impl ConstConfig for Uplink {
         .probe_timeout(50);
 }
 
-/// `call` and `call_classified` on a breaker whose config is compiled in.
+/// `call` and `call_with` on a breaker whose config is compiled in.
 #[test]
 fn call_works_on_a_const_breaker() {
     let clock = ManualClock::new(0);
@@ -282,8 +281,8 @@ fn call_works_on_a_const_breaker() {
         ConstBreaker::from_parts(Default::default(), &clock, ());
     assert_eq!(b.config().failure_threshold(), 2);
     assert_eq!(b.call(|| Ok::<_, ()>(1)), Ok(1));
-    let fail_all = |_: &Result<u8, ()>| Outcome::Failure;
-    assert_eq!(b.call_classified(fail_all, || Ok(7)), Ok(7));
+    let fail_all = CallPolicy::new().classify(|_: &Result<u8, ()>| Outcome::Failure);
+    assert_eq!(b.call_with(fail_all, || Ok(7)), Ok(7));
     assert_eq!(b.call(|| Err::<(), _>(())), Err(CallError::Inner(())));
     assert_eq!(b.status(), Status::Open);
     clock.advance(40);
@@ -401,13 +400,11 @@ fn rejection_on_a_clock_of_unknown_tick_reads_in_ticks() {
     let _ = b.call(|| Err::<(), _>(()));
     clock.advance(25);
     let seen = std::cell::Cell::new(None);
-    let _ = b.call_or_else(
-        || Ok::<_, ()>(()),
-        |open| {
-            seen.set(Some(open));
-            Ok(())
-        },
-    );
+    let keep = CallPolicy::new().fallback(|open| {
+        seen.set(Some(open));
+        Ok(())
+    });
+    let _ = b.call_with(&keep, || Ok::<_, ()>(()));
     let open: Rejection = seen.take().expect("the fallback ran");
     let core = open.rejected();
     assert_eq!(open, Rejection::new(core));
@@ -428,13 +425,7 @@ fn rejection_on_a_clock_of_unknown_tick_reads_in_ticks() {
     );
     // Five ticks later the wait is shorter: another rejection.
     clock.advance(5);
-    let _ = b.call_or_else(
-        || Ok::<_, ()>(()),
-        |later| {
-            seen.set(Some(later));
-            Ok(())
-        },
-    );
+    let _ = b.call_with(&keep, || Ok::<_, ()>(()));
     let later = seen.take().expect("the fallback ran");
     assert_eq!(later.cause(), Cause::Open);
     assert_ne!(open, later);
@@ -558,7 +549,6 @@ fn a_declared_breakers_rejection_names_it() {
 /// has a type a struct field can name, and counts as its classifier says.
 #[test]
 fn policies_with_a_classifier_fit_in_a_struct_field() {
-    use tripword_std::CallPolicy;
     use tripword_std::policy::{DynPolicy, FnPolicy};
 
     fn by_code(r: &Result<u16, ()>) -> Outcome {

@@ -18,6 +18,7 @@ use tripword::{
 };
 use tripword_std::classify::{TickVerdict, Verdict};
 use tripword_std::clock::{ManualTime, RealClock};
+use tripword_std::future::CallAsync;
 use tripword_std::{BreakerExt, CallError, CallPolicy, Settings};
 
 /// Records every transition.
@@ -265,14 +266,15 @@ fn a_panicking_classifier_is_a_failure_and_the_panic_goes_on() {
     let clock = ManualClock::new(0);
     let b = logged(1, &clock);
     half_open(&b, &clock);
-    let bad = |_: &Result<(), ()>| -> Outcome { panic!("bad classifier") };
-    let mut call = Box::pin(b.call_async_classified(bad, ready(Ok(()))));
+    let bad =
+        CallPolicy::new().classify(|_: &Result<(), ()>| -> Outcome { panic!("bad classifier") });
+    let mut call = Box::pin(b.call_async_with(&bad, ready(Ok(()))));
     assert!(catch_unwind(AssertUnwindSafe(|| poll_once(call.as_mut()))).is_err());
     drop(call);
     assert_eq!(b.status(), Status::Open);
     // Synchronously too.
     clock.advance(100);
-    let unwound = catch_unwind(AssertUnwindSafe(|| b.call_classified(bad, || Ok(()))));
+    let unwound = catch_unwind(AssertUnwindSafe(|| b.call_with(&bad, || Ok(()))));
     assert!(unwound.is_err());
     assert_eq!(b.status(), Status::Open);
 }
@@ -293,17 +295,17 @@ fn a_future_dropped_while_its_thread_panics_is_a_failure() {
 fn classified_futures_can_ignore() {
     let clock = ManualClock::new(0);
     let b = Breaker::new(config(1), &clock);
-    let not_found = |r: &Result<(), u16>| match r {
+    let not_found = CallPolicy::new().classify(|r: &Result<(), u16>| match r {
         Err(404) => Outcome::Ignored,
         Err(_) => Outcome::Failure,
         Ok(()) => Outcome::Success,
-    };
+    });
     assert_eq!(
-        now(b.call_async_classified(not_found, ready(Err(404)))),
+        now(b.call_async_with(&not_found, ready(Err(404)))),
         Err(CallError::Inner(404))
     );
     assert_eq!(b.status(), Status::Closed);
-    let _ = now(b.call_async_classified(not_found, ready(Err(503))));
+    let _ = now(b.call_async_with(not_found, ready(Err(503))));
     assert_eq!(b.status(), Status::Open);
 }
 
@@ -406,18 +408,19 @@ fn sync_fallback_gets_the_rejection_and_its_wait() {
         ran.set(ran.get() + 1);
         Err::<u32, _>("down")
     };
-    assert_eq!(
-        b.call_or_else(fetch, |_| Ok(0)),
-        Err("down"),
-        "admitted: no fallback"
-    );
-    clock.advance(Duration::from_secs(3));
-    let cached = b.call_or_else(fetch, |open| {
+    let policy = CallPolicy::new().fallback(|open| {
         assert_eq!(open.cause(), Cause::Open);
         assert_eq!(open.retry_after_ticks(), Some(7_000_001));
         assert_eq!(open.retry_after(), Some(Duration::from_micros(7_000_001)));
         Ok(42)
     });
+    assert_eq!(
+        b.call_with(&policy, fetch),
+        Err("down"),
+        "admitted: no fallback"
+    );
+    clock.advance(Duration::from_secs(3));
+    let cached = b.call_with(&policy, fetch);
     assert_eq!(cached, Ok(42));
     assert_eq!(ran.get(), 1, "not called while open");
 }
@@ -430,20 +433,24 @@ fn async_fallback_gets_the_rejection_and_runs_only_when_rejected() {
         .open_for(Duration::from_secs(10))
         .build_on(&clock, ())
         .unwrap();
-    let admitted = b.call_async_or_else(ready(Err::<u32, _>("down")), |_| async {
-        unreachable!("admitted: no fallback")
-    });
+    let unreachable =
+        CallPolicy::new().fallback(|_| async { unreachable!("admitted: no fallback") });
+    let admitted = b.call_async_with(&unreachable, ready(Err::<u32, _>("down")));
     assert_eq!(now(admitted), Err("down"));
     b.force_open();
-    let mut waited = None;
-    let fallback = b.call_async_or_else(ready(Ok::<u32, &str>(1)), |open| {
-        waited = Some((open.cause(), open.retry_after()));
+    let waited = Cell::new(None);
+    let policy = CallPolicy::new().fallback(|open| {
+        waited.set(Some((open.cause(), open.retry_after())));
         twice(Ok(42))
     });
+    let fallback = b.call_async_with(&policy, ready(Ok::<u32, &str>(1)));
+    assert!(!fallback.is_admitted());
+    assert_eq!(waited.get(), None, "made when polled");
     let mut fallback = pin!(fallback);
     assert!(poll_once(fallback.as_mut()).is_pending());
+    assert_eq!(waited.get(), Some((Cause::ForcedOpen, None)));
+    assert!(format!("{fallback:?}").contains("fallback"), "{fallback:?}");
     assert_eq!(poll_once(fallback.as_mut()), Poll::Ready(Ok(42)));
-    assert_eq!(waited, Some((Cause::ForcedOpen, None)));
 }
 
 #[test]
@@ -471,8 +478,8 @@ fn call_error_gives_the_cause_and_the_wait_as_a_duration() {
 fn tick_verdicts_work_on_any_clock() {
     let clock = ManualClock::new(0);
     let b = Breaker::new(config(1), &clock);
-    let busy = |_: &Result<(), ()>| TickVerdict::FailureFor(5_000);
-    let _ = b.call_classified(busy, || Err(()));
+    let busy = CallPolicy::new().classify(|_: &Result<(), ()>| TickVerdict::FailureFor(5_000));
+    let _ = b.call_with(busy, || Err(()));
     assert_eq!(b.status(), Status::Open);
     // Open for the failure's 5 000 ticks, not the configured 100.
     clock.advance(100);
@@ -499,10 +506,11 @@ fn a_retry_after_verdict_counts_as_a_failure() {
         .failure_threshold(2)
         .build_on(&clock, ())
         .unwrap();
-    let busy = |_: &Result<(), ()>| Verdict::FailureFor(Duration::from_secs(5));
-    let _ = b.call_classified(busy, || Err(()));
+    let busy = CallPolicy::new()
+        .classify(|_: &Result<(), ()>| Verdict::FailureFor(Duration::from_secs(5)));
+    let _ = b.call_with(&busy, || Err(()));
     assert_eq!(b.status(), Status::Closed, "one failure of two");
-    let _ = now(b.call_async_classified(busy, ready(Err(()))));
+    let _ = now(b.call_async_with(&busy, ready(Err(()))));
     assert_eq!(b.status(), Status::Open);
     // Open for 5 s (and the tick every duration gets), not the configured 1 s.
     let five = ManualTime::ticks(Duration::from_secs(5));
@@ -522,7 +530,7 @@ fn a_retry_after_verdict_counts_as_a_failure() {
     );
     clock.advance_ticks(1);
     // The probe fails with another Retry-After: open that long again.
-    let _ = b.call_classified(busy, || Err(()));
+    let _ = b.call_with(&busy, || Err(()));
     let err = b.call(|| Ok::<_, ()>(())).unwrap_err();
     assert_eq!(
         err.rejected().and_then(|r| r.retry_after_ticks()),
@@ -559,15 +567,11 @@ fn futures_run_on_every_breaker_form() {
         ConstBreaker::from_parts(tripword::Const::new(), &clock, ());
     let _ = now(b.call_async(ready(Err::<(), _>(()))));
     assert_eq!(b.status(), Status::Open);
-    assert!(
-        b.call_or_else(
-            || Ok::<_, ()>(1),
-            |r| {
-                assert_eq!(r.retry_after_ticks().map(|t| t > 0), Some(true));
-                Ok(2)
-            }
-        ) == Ok(2)
-    );
+    let fallback = CallPolicy::new().fallback(|r| {
+        assert_eq!(r.retry_after_ticks().map(|t| t > 0), Some(true));
+        Ok(2)
+    });
+    assert!(b.call_with(fallback, || Ok::<_, ()>(1)) == Ok(2));
 }
 
 /// The trap `call(|| Ok(future))` compiles (it cannot be told from a
@@ -646,18 +650,23 @@ fn owned<F: Future + Send + 'static>(f: F) -> F {
     f
 }
 
-/// `call_async_owned` is `call_async` with the handle owned: admitted at
-/// once, its outcome recorded when it completes, its cancellation
-/// `Ignored`, and the future borrows nothing (a registry's `get` handle, a
-/// breaker in an `Arc`), so it outlives the scope that made it.
+/// `CallAsync::new` on an `Arc` is `call_async` with the handle owned:
+/// admitted at once, its outcome recorded when it completes, its
+/// cancellation `Ignored`, and the future borrows nothing (a registry's
+/// `get` handle, a breaker in an `Arc`), so it outlives the scope that
+/// made it.
 #[test]
-fn call_async_owned_owns_its_handle_and_counts_as_call_async() {
+fn a_call_future_on_an_arc_owns_its_handle_and_counts_as_call_async() {
     let hosts: tripword_std::Registry<String> =
         tripword_std::Registry::from_settings(&Settings::new().failure_threshold(2).into())
             .unwrap();
     let call = {
         let entry = hosts.get("db-1.internal");
-        owned(entry.call_async_owned(ready(Err::<(), _>("down"))))
+        owned(CallAsync::new(
+            entry,
+            CallPolicy::new(),
+            ready(Err::<(), _>("down")),
+        ))
     }; // the `Arc` from `get` lives on in `call`
     assert!(call.is_admitted());
     assert_eq!(
@@ -665,31 +674,32 @@ fn call_async_owned_owns_its_handle_and_counts_as_call_async() {
         Poll::Ready(Err(CallError::Inner("down")))
     );
     // Cancelled: ignored, the failure count stays at one.
-    drop(owned(
-        hosts
-            .get("db-1.internal")
-            .call_async_owned(pending::<Result<(), ()>>()),
-    ));
+    drop(owned(CallAsync::new(
+        hosts.get("db-1.internal"),
+        CallPolicy::new(),
+        pending::<Result<(), ()>>(),
+    )));
     assert_eq!(hosts.get("db-1.internal").status(), Status::Closed);
-    let call = owned(
-        hosts
-            .get("db-1.internal")
-            .call_async_owned(ready(Err::<(), _>("down"))),
-    );
+    let call = owned(CallAsync::new(
+        hosts.get("db-1.internal"),
+        CallPolicy::new(),
+        ready(Err::<(), _>("down")),
+    ));
     assert!(poll_once(pin!(call)).is_ready());
     assert_eq!(hosts.get("db-1.internal").status(), Status::Open);
     // Rejected: ready at once, the future never polled.
-    let call = hosts
-        .get("db-1.internal")
-        .call_async_owned(async { unreachable!("not polled") as Result<(), ()> });
+    let call = CallAsync::new(hosts.get("db-1.internal"), CallPolicy::new(), async {
+        unreachable!("not polled") as Result<(), ()>
+    });
     assert!(!call.is_admitted());
     assert!(matches!(poll_once(pin!(call)), Poll::Ready(Err(e)) if e.is_open()));
 }
 
-/// `call_async_with_owned` counts by a policy the future owns (by value,
-/// in an `Arc`, or `&'static`): here its classifier and cancel outcome.
+/// An owned call future counts by a policy it owns too (by value, in an
+/// `Arc`, or `&'static`): here its classifier, its cancel outcome and its
+/// fallback.
 #[test]
-fn call_async_with_owned_counts_by_the_owned_policy() {
+fn an_owned_call_future_counts_by_the_owned_policy() {
     static CLOCK: ManualClock = ManualClock::new(0);
     let b = std::sync::Arc::new(Breaker::new(config(1), &CLOCK));
     let ignore_404 = |r: &Result<(), u16>| match r {
@@ -698,17 +708,15 @@ fn call_async_with_owned_counts_by_the_owned_policy() {
         Ok(()) => Outcome::Success,
     };
     let policy = std::sync::Arc::new(CallPolicy::new().classify(ignore_404));
-    let call = owned(
-        b.clone()
-            .call_async_with_owned(policy.clone(), ready(Err(404))),
-    );
+    let call = owned(CallAsync::new(b.clone(), policy.clone(), ready(Err(404))));
     assert_eq!(
         poll_once(pin!(call)),
         Poll::Ready(Err(CallError::Inner(404)))
     );
     assert_eq!(b.status(), Status::Closed, "a 404 is ignored");
     static CANCEL_FAILS: CallPolicy = CallPolicy::new().on_cancel(Outcome::Failure);
-    drop(owned(b.clone().call_async_with_owned(
+    drop(owned(CallAsync::new(
+        b.clone(),
         &CANCEL_FAILS,
         pending::<Result<(), ()>>(),
     )));
@@ -717,4 +725,63 @@ fn call_async_with_owned_counts_by_the_owned_policy() {
         Status::Open,
         "cancelled: a failure by this policy"
     );
+    // Open: the owned policy's fallback answers, in an owned future.
+    let cached = std::sync::Arc::new(CallPolicy::new().fallback(|_| ready(Ok::<u32, ()>(7))));
+    let call = owned(CallAsync::new(b.clone(), cached, ready(Ok(1))));
+    assert_eq!(poll_once(pin!(call)), Poll::Ready(Ok(7)));
+}
+
+/// A breaker whose admission and release need a round trip (as a remote
+/// one's do): `acquire_async` always answers `Reply::Wait`, so a call
+/// future learns of its rejection at its first poll, not when it is made.
+struct RoundTrip<'c>(Breaker<&'c ManualClock>);
+
+impl<'c> tripword::kit::CircuitBreaker for RoundTrip<'c> {
+    type Ticket = tripword::Ticket;
+    type Clock = &'c ManualClock;
+    type Acquiring = std::future::Ready<Result<tripword::Ticket, tripword::Rejected>>;
+    type Releasing = std::future::Ready<tripword::Release>;
+
+    fn acquire(&self) -> Result<tripword::Ticket, tripword::Rejected> {
+        self.0.acquire()
+    }
+    fn release(&self, ticket: tripword::Ticket, outcome: Outcome) -> tripword::Release {
+        self.0.release(ticket, outcome)
+    }
+    fn status(&self) -> Status {
+        self.0.status()
+    }
+    fn clock(&self) -> &&'c ManualClock {
+        tripword::kit::CircuitBreaker::clock(&self.0)
+    }
+    fn acquire_async(
+        &self,
+    ) -> tripword::kit::Reply<Result<tripword::Ticket, tripword::Rejected>, Self::Acquiring> {
+        tripword::kit::Reply::Wait(ready(self.acquire()))
+    }
+}
+
+/// The fallback of a call whose rejection comes at the first poll (an
+/// admission that needed a round trip) answers as for one rejected at once;
+/// admitted the same way, the call's own output comes out.
+#[test]
+fn the_fallback_answers_a_rejection_learned_at_the_first_poll() {
+    let clock = ManualClock::new(0);
+    let b = RoundTrip(Breaker::new(config(1), &clock));
+    let seen = Cell::new(None);
+    let policy = CallPolicy::new().fallback(|open| {
+        seen.set(Some(open.cause()));
+        ready(Ok::<u32, &str>(0))
+    });
+    let call = b.call_async_with(&policy, ready(Err("down")));
+    assert!(!call.is_admitted(), "admission is in flight");
+    assert_eq!(now(call), Err("down"));
+    assert_eq!(b.0.status(), Status::Open);
+    let call = b.call_async_with(&policy, async { unreachable!("not polled") });
+    assert!(call.rejected().is_none(), "not known before the first poll");
+    assert_eq!(now(call), Ok(0));
+    assert_eq!(seen.get(), Some(Cause::Open));
+    // Without a fallback, the same rejection is the call's error.
+    let err = now(b.call_async(ready(Ok::<(), ()>(())))).unwrap_err();
+    assert_eq!(err.cause(), Some(Cause::Open));
 }

@@ -2,7 +2,6 @@
 //! a closure given to [`BreakerExt::call`] returns.
 
 use core::future::Future;
-use std::sync::Arc;
 
 #[cfg(doc)]
 use tripword::Breaker;
@@ -10,12 +9,12 @@ use tripword::Outcome;
 use tripword::kit::CircuitBreaker;
 
 use super::error::CallError;
-use super::future::{CallAsync, CallOrElse};
+use super::future::CallAsync;
 use super::guard::Pending;
 use super::rejection::Rejection;
 use super::sealed::Sealed;
 use crate::classify::{Classify, IntoVerdict};
-use crate::policy::{AsPolicy, CallPolicy, Timing};
+use crate::policy::{AsPolicy, CallPolicy, OrElseCall, OrElseFuture, Timing};
 
 /// What a closure given to [`BreakerExt::call`] returns: a `Result`. Sealed,
 /// so that a closure returning anything else, a future above all, is a
@@ -88,13 +87,22 @@ impl<T, E> CallResult for Result<T, E> {
 /// assert_eq!(b.call(|| "42".parse::<u32>()), Ok(42));
 /// ```
 ///
-/// Every method asks the breaker first: not admitted, the function is not
+/// Two forms, a closure ([`call`](Self::call)) and a future
+/// ([`call_async`](Self::call_async)), each also with a [`CallPolicy`]
+/// ([`call_with`](Self::call_with), [`call_async_with`](Self::call_async_with)):
+/// the policy holds everything else a call can be told (its classifier,
+/// slow-call threshold, cancel outcome and fallback). A call future that
+/// owns its handle on the breaker, to be spawned, is
+/// [`CallAsync::new`] on an `Arc`.
+///
+/// Every form asks the breaker first: not admitted, the function is not
 /// run (the future is dropped unpolled) and the result is
-/// [`CallError::Open`]. Admitted, exactly one outcome is recorded: the
-/// classified result, a failure if the function, the future or the
-/// classifier panics (the panic goes on), or, for a future dropped before it
-/// completes, the policy's cancel outcome ([`Ignored`](Outcome::Ignored) by
-/// default; see `docs/services.md`, "Cancellation").
+/// [`CallError::Open`], or the policy's fallback's. Admitted, exactly one
+/// outcome is recorded: the classified result, a failure if the function,
+/// the future or the classifier panics (the panic goes on), or, for a
+/// future dropped before it completes, the policy's cancel outcome
+/// ([`Ignored`](Outcome::Ignored) by default; see `docs/services.md`,
+/// "Cancellation").
 pub trait BreakerExt: CircuitBreaker {
     /// Runs `f` if the breaker admits the call: `Ok` is recorded as a
     /// success, `Err` as a failure, a panic as a failure (and the panic keeps
@@ -120,76 +128,66 @@ pub trait BreakerExt: CircuitBreaker {
         F: FnOnce() -> R,
         R: CallResult<Value = T, Error = E>,
     {
-        self.call_with(&CallPolicy::new(), f)
+        self.call_with(CallPolicy::new(), f)
     }
 
-    /// Like [`call`](BreakerExt::call), but `classify` decides what the
-    /// result counts as: an [`Outcome`], or a
+    /// Like [`call`](BreakerExt::call), by `policy` (a [`CallPolicy`] by
+    /// value, by reference or in an `Arc`): its classifier decides what the
+    /// result counts as (an [`Outcome`], or a
     /// [`Verdict`](crate::classify::Verdict) that may carry an open time of
-    /// its own. A panic, in `f` or in `classify`, is still a failure.
-    ///
-    /// ```
-    /// use tripword::{Outcome, Status};
-    /// use tripword_std::{BreakerExt, CallError, Settings};
-    ///
-    /// let b = Settings::new().failure_threshold(1).build()?;
-    /// let not_found_is_fine = |r: &Result<(), u16>| match r {
-    ///     Ok(()) => Outcome::Success,
-    ///     Err(404) => Outcome::Ignored,
-    ///     Err(_) => Outcome::Failure,
-    /// };
-    /// let r = b.call_classified(not_found_is_fine, || Err(404));
-    /// assert_eq!(r, Err(CallError::Inner(404)));
-    /// assert_eq!(b.status(), Status::Closed); // ignored: no count
-    /// # Ok::<(), tripword_std::SettingsError>(())
-    /// ```
-    #[inline]
-    fn call_classified<T, E, V, K, R, F>(&self, classify: K, f: F) -> Result<T, CallError<E>>
-    where
-        K: Fn(&Result<T, E>) -> V,
-        V: IntoVerdict<Self::Clock>,
-        F: FnOnce() -> R,
-        R: CallResult<Value = T, Error = E>,
-    {
-        self.call_with(&CallPolicy::new().classify(classify), f)
-    }
-
-    /// Like [`call`](BreakerExt::call), counted by `policy`: its classifier
-    /// and its slow-call threshold (see [`CallPolicy`]).
+    /// its own; a panic in it is a failure), a success slower than its
+    /// threshold is a failure, and its
+    /// [`fallback`](CallPolicy::fallback), if it has one, answers a call
+    /// not admitted: the result is then `Result<T, E>`, the fallback's
+    /// `Result` in place of [`CallError::Open`].
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tripword::Status;
+    /// use tripword::{Outcome, Status};
     /// use tripword_std::clock::ManualTime;
-    /// use tripword_std::{BreakerExt, CallPolicy, Settings};
+    /// use tripword_std::{BreakerExt, CallError, CallPolicy, Settings};
     ///
     /// let clock = ManualTime::new();
     /// let b: tripword::Breaker<&ManualTime> = Settings::new().failure_threshold(1).build_on(&clock, ())?;
+    ///
+    /// // A classifier: a 404 is no evidence that the service is down.
+    /// let not_found_is_fine = CallPolicy::new().classify(|r: &Result<(), u16>| match r {
+    ///     Ok(()) => Outcome::Success,
+    ///     Err(404) => Outcome::Ignored,
+    ///     Err(_) => Outcome::Failure,
+    /// });
+    /// assert_eq!(b.call_with(&not_found_is_fine, || Err(404)), Err(CallError::Inner(404)));
+    /// assert_eq!(b.status(), Status::Closed); // ignored: no count
+    ///
+    /// // A slow-call threshold: a success that took 150 ms is a failure.
     /// let policy = CallPolicy::new().slow_after(Duration::from_millis(100));
     /// let r = b.call_with(&policy, || {
-    ///     clock.advance(Duration::from_millis(150)); // a slow success
+    ///     clock.advance(Duration::from_millis(150));
     ///     Ok::<_, ()>("late")
     /// });
     /// assert_eq!(r, Ok("late"));
     /// assert_eq!(b.status(), Status::Open); // counted as a failure
+    ///
+    /// // A fallback: open, the call is answered from a cache.
+    /// let cached = CallPolicy::new().fallback(|_rejection| Ok::<_, ()>("cached"));
+    /// assert_eq!(b.call_with(&cached, || Ok("fresh")), Ok("cached"));
     /// # Ok::<(), tripword_std::SettingsError>(())
     /// ```
     #[inline]
-    fn call_with<T, E, K, S, R, F>(
-        &self,
-        policy: &CallPolicy<K, S>,
-        f: F,
-    ) -> Result<T, CallError<E>>
+    fn call_with<T, E, J, R, F>(&self, policy: J, f: F) -> <J::Fallback as OrElseCall<T, E>>::Output
     where
-        K: Classify<T, E>,
-        K::Verdict: IntoVerdict<Self::Clock>,
-        S: Timing<Self::Clock>,
+        J: AsPolicy,
+        J::Classify: Classify<T, E>,
+        <J::Classify as Classify<T, E>>::Verdict: IntoVerdict<Self::Clock>,
+        J::Timing: Timing<Self::Clock>,
+        J::Fallback: OrElseCall<T, E>,
         F: FnOnce() -> R,
         R: CallResult<Value = T, Error = E>,
     {
+        let policy = policy.policy();
         let ticket = match self.acquire() {
             Ok(ticket) => ticket,
-            Err(rejected) => return Err(CallError::Open(Rejection::of(self, rejected))),
+            Err(rejected) => return policy.or_else().rejected(Rejection::of(self, rejected)),
         };
         let timed = Timing::<Self::Clock>::threshold(policy.slow_threshold()).is_some();
         // A call that ends by returning is settled below; one that panics,
@@ -201,40 +199,7 @@ pub trait BreakerExt: CircuitBreaker {
         let result = f().into_result();
         let verdict = policy.judge::<T, E, Self::Clock>(&result, pending.elapsed());
         pending.settle(verdict);
-        result.map_err(CallError::Inner)
-    }
-
-    /// Runs `f` if the breaker admits the call; otherwise runs `fallback`
-    /// with the [`Rejection`] (its cause and wait), and returns what it
-    /// returns. Counted as [`call`](BreakerExt::call) counts.
-    ///
-    /// ```
-    /// use tripword::{Breaker, Config};
-    /// use tripword::clock::ManualClock;
-    /// use tripword_std::BreakerExt;
-    ///
-    /// let clock = ManualClock::new(0);
-    /// let b = Breaker::new(Config::new().failure_threshold(1).open_for(100), &clock);
-    /// let fetch = || Err::<&str, _>("down");
-    /// assert_eq!(b.call_or_else(fetch, |_| Ok("cached")), Err("down")); // trips
-    /// let stale = b.call_or_else(fetch, |open| {
-    ///     assert_eq!(open.retry_after_ticks(), Some(100));
-    ///     Ok("cached")
-    /// });
-    /// assert_eq!(stale, Ok("cached"));
-    /// ```
-    #[inline]
-    fn call_or_else<T, E, R, F, G>(&self, f: F, fallback: G) -> Result<T, E>
-    where
-        F: FnOnce() -> R,
-        R: CallResult<Value = T, Error = E>,
-        G: FnOnce(Rejection) -> Result<T, E>,
-    {
-        match self.call(f) {
-            Ok(value) => Ok(value),
-            Err(CallError::Inner(e)) => Err(e),
-            Err(CallError::Open(rejected)) => fallback(rejected),
-        }
+        J::Fallback::admitted(result)
     }
 
     /// Runs `future` through the breaker. Admission is decided **now**,
@@ -249,6 +214,10 @@ pub trait BreakerExt: CircuitBreaker {
     /// [`call_async_with`](BreakerExt::call_async_with)). A deadline is a
     /// failure: put it inside, with
     /// `tokio::timeout` (feature `tokio`).
+    ///
+    /// The call future borrows the breaker; for one that owns an `Arc` of
+    /// it (a registry's [`get`](crate::Registry::get)), to return or spawn,
+    /// make it with [`CallAsync::new`].
     ///
     /// ```
     /// use std::future::{Future, ready};
@@ -274,132 +243,48 @@ pub trait BreakerExt: CircuitBreaker {
     where
         F: Future<Output = Result<T, E>>,
     {
-        CallAsync::start(self, CallPolicy::new(), move || future)
+        CallAsync::new(self, CallPolicy::new(), future)
     }
 
-    /// Like [`call_async`](BreakerExt::call_async), but `classify` decides
-    /// what the result counts as (see
-    /// [`call_classified`](BreakerExt::call_classified)).
-    #[inline]
-    fn call_async_classified<T, E, V, K, F>(
-        &self,
-        classify: K,
-        future: F,
-    ) -> CallAsync<&Self, F, CallPolicy<K>>
-    where
-        K: Fn(&Result<T, E>) -> V,
-        V: IntoVerdict<Self::Clock>,
-        F: Future<Output = Result<T, E>>,
-    {
-        CallAsync::start(self, CallPolicy::new().classify(classify), move || future)
-    }
-
-    /// Like [`call_async`](BreakerExt::call_async), counted by `policy`:
-    /// its classifier, its slow-call threshold and its cancel outcome.
-    #[inline]
-    fn call_async_with<'p, T, E, K, S, F>(
-        &self,
-        policy: &'p CallPolicy<K, S>,
-        future: F,
-    ) -> CallAsync<&Self, F, &'p CallPolicy<K, S>>
-    where
-        K: Classify<T, E>,
-        K::Verdict: IntoVerdict<Self::Clock>,
-        S: Timing<Self::Clock>,
-        F: Future<Output = Result<T, E>>,
-    {
-        CallAsync::start(self, policy, move || future)
-    }
-
-    /// Runs `future` through the breaker (as
-    /// [`call_async`](BreakerExt::call_async)); not admitted, awaits the
-    /// future `fallback` makes from the [`Rejection`] instead.
-    #[inline]
-    fn call_async_or_else<T, E, F, G, Fb>(
-        &self,
-        future: F,
-        fallback: Fb,
-    ) -> CallOrElse<&Self, F, CallPolicy, Fb, G>
-    where
-        F: Future<Output = Result<T, E>>,
-        Fb: FnOnce(Rejection) -> G,
-        G: Future<Output = Result<T, E>>,
-    {
-        CallOrElse::new(self.call_async(future), fallback)
-    }
-
-    /// Like [`call_async`](BreakerExt::call_async), but the call future
-    /// owns its handle on the breaker, an [`Arc`], instead of borrowing
-    /// it: it borrows nothing the protected future does not, so it can be
-    /// returned from a function, kept in a struct, or spawned. The handle
-    /// from a registry, [`Registry::get`](crate::Registry::get), is such an
-    /// `Arc` (a closure given to [`Registry::with`](crate::Registry::with)
-    /// cannot return a call future, which would borrow the entry).
+    /// Like [`call_async`](BreakerExt::call_async), by `policy` (a
+    /// [`CallPolicy`] by value, by reference or in an `Arc`): its
+    /// classifier, its slow-call threshold, its cancel outcome, and its
+    /// [`fallback`](CallPolicy::fallback), which for a future makes a
+    /// future, awaited in the place of a call not admitted (the output is
+    /// then `Result<T, E>`).
     ///
     /// ```
-    /// use std::future::Future;
-    /// use tripword_std::{BreakerExt, CallError, Registry, Settings};
-    ///
-    /// async fn fetch(host: &str) -> Result<usize, std::io::Error> {
-    ///     Ok(host.len()) // a request to `host` here
-    /// }
-    ///
-    /// /// The call through `host`'s breaker, as a future that owns its handle.
-    /// fn fetch_through(
-    ///     hosts: &Registry<String>,
-    ///     host: &'static str,
-    /// ) -> impl Future<Output = Result<usize, CallError<std::io::Error>>> + Send + 'static {
-    ///     hosts.get(host).call_async_owned(fetch(host))
-    /// }
+    /// use std::future::ready;
+    /// use tripword::{Outcome, Status};
+    /// use tripword_std::{BreakerExt, CallPolicy, Settings};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let hosts: Registry<String> = Registry::from_settings(&Settings::new().into())?;
-    /// let task = tokio::spawn(fetch_through(&hosts, "db-1.internal"));
-    /// assert_eq!(task.await??, 13);
+    /// let b = Settings::new().failure_threshold(1).build()?;
+    /// let policy = CallPolicy::new()
+    ///     .on_cancel(Outcome::Failure)
+    ///     .fallback(|_rejection| async { Ok::<_, ()>("cached") });
+    /// // Admitted: the future's own output.
+    /// assert_eq!(b.call_async_with(&policy, ready(Ok("fresh"))).await, Ok("fresh"));
+    /// // Cancelled: a failure, by this policy; the circuit opens.
+    /// drop(b.call_async_with(&policy, std::future::pending()));
+    /// assert_eq!(b.status(), Status::Open);
+    /// // Not admitted: the fallback's future answers.
+    /// assert_eq!(b.call_async_with(&policy, ready(Ok("fresh"))).await, Ok("cached"));
     /// # Ok(())
     /// # }
     /// ```
     #[inline]
-    fn call_async_owned<T, E, F>(self: Arc<Self>, future: F) -> CallAsync<Arc<Self>, F, CallPolicy>
-    where
-        F: Future<Output = Result<T, E>>,
-    {
-        CallAsync::start(self, CallPolicy::new(), move || future)
-    }
-
-    /// Like [`call_async_owned`](BreakerExt::call_async_owned), counted by
-    /// `policy`, which the call future owns too: a [`CallPolicy`] by value,
-    /// in an [`Arc`], or a `&'static` one.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use tripword_std::{BreakerExt, CallPolicy, Outcome, Settings, Status};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let breaker = Arc::new(Settings::new().failure_threshold(1).build()?);
-    /// let policy = Arc::new(CallPolicy::new().on_cancel(Outcome::Failure));
-    /// let call = breaker.clone().call_async_with_owned(policy, std::future::pending::<Result<(), ()>>());
-    /// drop(call); // cancelled: a failure, by this policy
-    /// assert_eq!(breaker.status(), Status::Open);
-    /// # Ok(())
-    /// # }
-    /// ```
-    #[inline]
-    fn call_async_with_owned<T, E, J, F>(
-        self: Arc<Self>,
-        policy: J,
-        future: F,
-    ) -> CallAsync<Arc<Self>, F, J>
+    fn call_async_with<T, E, J, F>(&self, policy: J, future: F) -> CallAsync<&Self, F, J>
     where
         J: AsPolicy,
         J::Classify: Classify<T, E>,
         <J::Classify as Classify<T, E>>::Verdict: IntoVerdict<Self::Clock>,
         J::Timing: Timing<Self::Clock>,
+        J::Fallback: OrElseFuture<T, E>,
         F: Future<Output = Result<T, E>>,
     {
-        CallAsync::start(self, policy, move || future)
+        CallAsync::new(self, policy, future)
     }
 }
 

@@ -1,7 +1,8 @@
-//! The call futures, [`CallAsync`] and [`CallOrElse`] (shown in
+//! The call future, [`CallAsync`] (shown in
 //! [`tripword_std::future`](crate::future)): the core's guarded future,
 //! judged by a [`CallPolicy`](crate::CallPolicy), its output a
-//! [`CallError`].
+//! [`CallError`], or, with the policy's fallback, the fallback's in the
+//! rejection's place.
 
 use core::future::{Future, IntoFuture};
 use core::marker::PhantomData;
@@ -13,11 +14,12 @@ use tripword::Rejected;
 use tripword::future::{Guarded, Judge, Phase};
 use tripword::kit::{CircuitBreaker, Reply, TickVerdict};
 
+#[cfg(doc)]
 use super::error::CallError;
 use super::guard::{Pending, StdUnwind};
 use super::rejection::Rejection;
 use crate::classify::{Classify, IntoVerdict};
-use crate::policy::{AsPolicy, Timing};
+use crate::policy::{AsPolicy, OrElse, OrElseFuture, Timing};
 
 /// The clock of breaker (or handle) `H`.
 type ClockOf<H> = <H as CircuitBreaker>::Clock;
@@ -67,18 +69,51 @@ where
 pin_project! {
     /// A future run through a breaker: see the [module](crate::future) docs. Its
     /// output is `Ok` with the future's value, [`CallError::Inner`] with
-    /// its error, or [`CallError::Open`] if the call was not admitted.
+    /// its error, or [`CallError::Open`] if the call was not admitted;
+    /// with a policy that has a [`fallback`](crate::CallPolicy::fallback),
+    /// `Ok` with the value or `Err` with the error, of the future or, for a
+    /// call not admitted, of the future the fallback makes.
     ///
     /// The core's [`Guarded`] future, judged by the policy, with
     /// [`StdUnwind`]'s panic handling; its output flattened into
-    /// [`CallError`].
+    /// [`CallError`], or into the fallback's output.
     ///
     /// `H` is the breaker, or a handle on it (`&B` from
-    /// [`call_async`](crate::BreakerExt::call_async), an `Arc` or a
-    /// `&'static` reference in a `tower` service): any
+    /// [`call_async`](crate::BreakerExt::call_async), an `Arc` from
+    /// [`new`](Self::new) or a `tower` service): any
     /// [`CircuitBreaker`]. `F` is the protected future, `J` the
     /// [`CallPolicy`](crate::CallPolicy) (by value, by reference or in an
     /// `Arc`).
+    ///
+    /// A call future whose handle is an `Arc` (a registry's
+    /// [`get`](crate::Registry::get)) borrows nothing the protected future
+    /// and the policy do not: it can be returned, kept or spawned.
+    ///
+    /// ```
+    /// use std::future::Future;
+    /// use tripword_std::future::CallAsync;
+    /// use tripword_std::{CallError, CallPolicy, Registry, Settings};
+    ///
+    /// async fn fetch(host: &str) -> Result<usize, std::io::Error> {
+    ///     Ok(host.len()) // a request to `host` here
+    /// }
+    ///
+    /// /// The call through `host`'s breaker, as a future that owns its handle.
+    /// fn fetch_through(
+    ///     hosts: &Registry<String>,
+    ///     host: &'static str,
+    /// ) -> impl Future<Output = Result<usize, CallError<std::io::Error>>> + Send + 'static {
+    ///     CallAsync::new(hosts.get(host), CallPolicy::new(), fetch(host))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let hosts: Registry<String> = Registry::from_settings(&Settings::new().into())?;
+    /// let task = tokio::spawn(fetch_through(&hosts, "db-1.internal"));
+    /// assert_eq!(task.await??, 13);
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// On a breaker whose admission needs a round trip (a remote breaker's
     /// [`Reply::Wait`]), admission is awaited at the first poll, before the
@@ -89,9 +124,42 @@ pin_project! {
     where
         H: CircuitBreaker,
         F: Future,
+        J: AsPolicy,
+        J::Fallback: OrElse,
     {
         #[pin]
         inner: Guarded<H, F, ByPolicy<J, ClockOf<H>>, StdUnwind, M>,
+        // The future the policy's fallback made for a call not admitted,
+        // awaited in its place; without a fallback, an `Option` of an
+        // uninhabited type: no room, and never `Some`.
+        #[pin]
+        or_else: Option<<J::Fallback as OrElse>::Made>,
+    }
+}
+
+impl<H, F, J> CallAsync<H, F, J>
+where
+    H: CircuitBreaker,
+    F: Future,
+    J: AsPolicy,
+    J::Fallback: OrElse,
+{
+    /// `future` through the breaker behind `handle`, counted by `policy`:
+    /// the call that [`call_async_with`](crate::BreakerExt::call_async_with)
+    /// makes on `&self`, on a handle of your choosing. Given an `Arc` (a
+    /// registry's [`get`](crate::Registry::get)), the call future owns it,
+    /// so that it can be returned from a function, kept in a struct or
+    /// spawned (see [`CallAsync`]); the policy as for `call_async_with`: by
+    /// value, by reference, or in an `Arc`.
+    ///
+    /// Admission is decided now, as by
+    /// [`call_async`](crate::BreakerExt::call_async).
+    #[inline]
+    pub fn new(handle: H, policy: J, future: F) -> Self
+    where
+        J::Timing: Timing<ClockOf<H>>,
+    {
+        Self::start(handle, policy, move || future)
     }
 }
 
@@ -100,6 +168,7 @@ where
     H: CircuitBreaker,
     F: Future,
     J: AsPolicy,
+    J::Fallback: OrElse,
 {
     /// Asks `breaker` now; admitted, makes the protected future with
     /// `make` (if `make` panics, the call is a failure). An admission that
@@ -140,6 +209,7 @@ where
         let future = make();
         CallAsync {
             inner: Guarded::running(pending, ByPolicy::new(policy), future),
+            or_else: None,
         }
     }
 
@@ -149,6 +219,7 @@ where
     pub(crate) fn rejected_with(breaker: H, rejected: Rejected, policy: J) -> Self {
         CallAsync {
             inner: Guarded::rejected(breaker, rejected, ByPolicy::new(policy)),
+            or_else: None,
         }
     }
 
@@ -157,6 +228,7 @@ where
     pub(crate) fn admitting(breaker: H, acquiring: AcquiringOf<H>, policy: J, make: M) -> Self {
         CallAsync {
             inner: Guarded::admitting(breaker, acquiring, ByPolicy::new(policy), make),
+            or_else: None,
         }
     }
 }
@@ -165,6 +237,8 @@ impl<H, F, J, M> CallAsync<H, F, J, M>
 where
     H: CircuitBreaker,
     F: Future,
+    J: AsPolicy,
+    J::Fallback: OrElse,
 {
     /// Whether the call was admitted (a rejected call's future is ready at
     /// once with [`CallError::Open`]; one whose admission is still in
@@ -186,7 +260,8 @@ where
         Rejection::on_clock::<ClockOf<H>>(rejected).named(name)
     }
 
-    /// Where the call is.
+    /// Where the call through the breaker is (a fallback awaited for a
+    /// call not admitted runs past [`Done`](Phase::Done)).
     pub fn phase(&self) -> Phase {
         self.inner.phase()
     }
@@ -201,22 +276,33 @@ where
     J::Classify: Classify<T, E>,
     <J::Classify as Classify<T, E>>::Verdict: IntoVerdict<ClockOf<H>>,
     J::Timing: Timing<ClockOf<H>>,
+    J::Fallback: OrElseFuture<T, E>,
 {
-    type Output = Result<T, CallError<E>>;
+    type Output = <J::Fallback as OrElseFuture<T, E>>::Output;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        Poll::Ready(match ready!(this.inner.as_mut().poll(cx)) {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(CallError::Inner(e)),
-            Err(rejected) => {
-                let name = this.inner.as_ref().breaker().and_then(CircuitBreaker::name);
-                Err(CallError::Open(
-                    Rejection::on_clock::<ClockOf<H>>(rejected).named(name),
-                ))
+        // Without a fallback `or_else` is never `Some`: this branch is
+        // compiled out.
+        if let Some(made) = this.or_else.as_mut().as_pin_mut() {
+            return J::Fallback::poll_made(made, cx);
+        }
+        let rejected = match ready!(this.inner.as_mut().poll(cx)) {
+            Ok(result) => return Poll::Ready(J::Fallback::admitted(result)),
+            Err(rejected) => rejected,
+        };
+        let inner = this.inner.as_ref().get_ref();
+        let name = inner.breaker().and_then(CircuitBreaker::name);
+        let rejection = Rejection::on_clock::<ClockOf<H>>(rejected).named(name);
+        match inner.judge().policy.policy().or_else().rejected(rejection) {
+            Ok(output) => Poll::Ready(output),
+            Err(made) => {
+                this.or_else.set(Some(made));
+                let made = this.or_else.as_pin_mut().expect("just set");
+                J::Fallback::poll_made(made, cx)
             }
-        })
+        }
     }
 }
 
@@ -224,6 +310,8 @@ impl<H, F, J, M> core::fmt::Debug for CallAsync<H, F, J, M>
 where
     H: CircuitBreaker,
     F: Future,
+    J: AsPolicy,
+    J::Fallback: OrElse,
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let mut out = f.debug_struct("CallAsync");
@@ -231,71 +319,9 @@ where
         if let Some(rejected) = self.rejected() {
             out.field("rejected", &rejected);
         }
+        if self.or_else.is_some() {
+            out.field("fallback", &"running");
+        }
         out.finish_non_exhaustive()
-    }
-}
-
-pin_project! {
-    /// A [`CallAsync`] with an async fallback: what
-    /// [`call_async_or_else`](crate::BreakerExt::call_async_or_else)
-    /// returns. Not admitted, it calls the fallback with the [`Rejection`]
-    /// and awaits the future it makes; admitted, it is the call, its error
-    /// unwrapped from [`CallError::Inner`].
-    #[must_use = "futures do nothing unless polled"]
-    pub struct CallOrElse<H, F, J, Fb, G>
-    where
-        H: CircuitBreaker,
-        F: Future,
-    {
-        #[pin]
-        call: CallAsync<H, F, J>,
-        fallback: Option<Fb>,
-        #[pin]
-        running: Option<G>,
-    }
-}
-
-impl<H, F, J, Fb, G> CallOrElse<H, F, J, Fb, G>
-where
-    H: CircuitBreaker,
-    F: Future,
-{
-    pub(crate) fn new(call: CallAsync<H, F, J>, fallback: Fb) -> Self {
-        CallOrElse {
-            call,
-            fallback: Some(fallback),
-            running: None,
-        }
-    }
-}
-
-impl<H, F, J, Fb, G, T, E> Future for CallOrElse<H, F, J, Fb, G>
-where
-    H: CircuitBreaker,
-    F: Future,
-    CallAsync<H, F, J>: Future<Output = Result<T, CallError<E>>>,
-    Fb: FnOnce(Rejection) -> G,
-    G: Future<Output = Result<T, E>>,
-{
-    type Output = Result<T, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
-        loop {
-            if let Some(fallback) = this.running.as_mut().as_pin_mut() {
-                return fallback.poll(cx);
-            }
-            match ready!(this.call.as_mut().poll(cx)) {
-                Ok(value) => return Poll::Ready(Ok(value)),
-                Err(CallError::Inner(e)) => return Poll::Ready(Err(e)),
-                Err(CallError::Open(rejected)) => {
-                    let fallback = this
-                        .fallback
-                        .take()
-                        .expect("`CallOrElse` polled after completion");
-                    this.running.set(Some(fallback(rejected)));
-                }
-            }
-        }
     }
 }

@@ -4,8 +4,10 @@
 //! closure is **not run** and the result is [`CallError::Open`]. Admitted, it
 //! runs the closure and records how it went: `Ok` a success, `Err` a failure
 //! (returned as [`CallError::Inner`]), a panic a failure, after which the
-//! panic keeps unwinding. [`BreakerExt::call_classified`] lets a classifier
-//! decide instead (see [`classify`](crate::classify)).
+//! panic keeps unwinding. [`BreakerExt::call_with`] counts by a
+//! [`CallPolicy`](crate::CallPolicy) instead: its classifier (see
+//! [`classify`](crate::classify)), its slow-call threshold, and its
+//! fallback for a call not admitted.
 //!
 //! ```
 //! use tripword::{Breaker, Cause, Config, Status};

@@ -25,20 +25,18 @@ use crate::clock::ticks_to_duration;
 /// use std::time::Duration;
 /// use tripword::Cause;
 /// use tripword_std::clock::ManualTime;
-/// use tripword_std::{BreakerExt, Settings};
+/// use tripword_std::{BreakerExt, CallPolicy, Settings};
 ///
 /// let clock = ManualTime::new();
 /// let b: tripword::Breaker<&ManualTime> = Settings::new().failure_threshold(1).open_for(Duration::from_secs(5)).build_on(&clock, ())?;
 /// let _ = b.call(|| Err::<u32, _>("down"));
-/// let price = b.call_or_else(
-///     || Ok::<u32, &str>(42),
-///     |open| {
-///         assert_eq!(open.cause(), Cause::Open);
-///         assert!(open.retry_after() > Some(Duration::from_secs(4)));
-///         assert_eq!(open.to_string(), "circuit open: call not admitted (retry after 5.0s)");
-///         Ok(7) // the cached price
-///     },
-/// );
+/// let cached = CallPolicy::new().fallback(|open| {
+///     assert_eq!(open.cause(), Cause::Open);
+///     assert!(open.retry_after() > Some(Duration::from_secs(4)));
+///     assert_eq!(open.to_string(), "circuit open: call not admitted (retry after 5.0s)");
+///     Ok(7) // the cached price
+/// });
+/// let price = b.call_with(&cached, || Ok::<u32, &str>(42));
 /// assert_eq!(price, Ok(7));
 /// # Ok::<(), tripword_std::SettingsError>(())
 /// ```

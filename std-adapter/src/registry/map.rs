@@ -225,12 +225,13 @@ where
     /// read-modify-write; see the [module docs](crate::registry)); the entry is not
     /// cloned. Keep `f` short. `f` cannot return a call future (it would
     /// borrow the entry): for a future, take the entry's handle with
-    /// [`get`](Self::get) and make the call with
-    /// [`call_async_owned`](crate::BreakerExt::call_async_owned), whose
-    /// future owns that handle.
+    /// [`get`](Self::get) and make the call on it with
+    /// [`CallAsync::new`](crate::future::CallAsync::new), whose future owns
+    /// that handle.
     ///
     /// ```
-    /// use tripword_std::{BreakerExt, CallError, Registry, Settings};
+    /// use tripword_std::future::CallAsync;
+    /// use tripword_std::{CallError, CallPolicy, Registry, Settings};
     ///
     /// async fn query(sql: &str) -> Result<usize, std::io::Error> {
     ///     Ok(sql.len()) // the database round trip here
@@ -242,7 +243,7 @@ where
     /// // Sync: inside the closure, no handle taken.
     /// assert!(hosts.with("db-1.internal", |b| b.acquire()).is_ok());
     /// // Async: the future owns its handle, so it may outlive this scope.
-    /// let call = hosts.get("db-1.internal").call_async_owned(query("SELECT 1"));
+    /// let call = CallAsync::new(hosts.get("db-1.internal"), CallPolicy::new(), query("SELECT 1"));
     /// let rows: Result<usize, CallError<std::io::Error>> = tokio::spawn(call).await?;
     /// assert_eq!(rows?, 8);
     /// # Ok(())
@@ -258,8 +259,8 @@ where
     }
 
     /// `key`'s breaker, made now if there is none, as a handle to keep
-    /// (across an `.await`, in a request's state, in a call future with
-    /// [`call_async_owned`](crate::BreakerExt::call_async_owned)). One
+    /// (across an `.await`, in a request's state, in a call future made by
+    /// [`CallAsync::new`](crate::future::CallAsync::new)). One
     /// reference-count increment more than [`with`](Self::with).
     #[inline]
     pub fn get<Q>(&self, key: &Q) -> Arc<Entry<K, B>>
