@@ -10,8 +10,11 @@ use crate::transport::hub::Hub;
 use crate::transport::watch;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
-use tripword::{Status, ValidConfig, W64};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+use tripword::word::{Snapshot, State};
+use tripword::{CircuitBreaker, Status, ValidConfig, W64};
+use tripword_std::registry::Force;
 
 /// The breakers of one process on one Redis deployment: one per key,
 /// made on first use, all served by one bounded connection pool (at most
@@ -22,7 +25,15 @@ use tripword::{Status, ValidConfig, W64};
 /// [`breaker`](Fleet::breaker) returns the same breaker for the same key;
 /// [`evict_idle`](Fleet::evict_idle) forgets the keys no lookup asked for
 /// in a whole period, as `tripword-std`'s `Registry` does (a breaker that is
-/// not `Closed` is kept). A fleet is a `tripword_std::registry::Lookup`, so
+/// not `Closed` is kept). It keeps at most [`capacity`](Fleet::capacity)
+/// keys, and as the `Registry` does under a flood of made-up keys, a new
+/// key makes room only by evicting blank breakers (`Closed`, no failure
+/// counted, here or in the shared word as mirrored); when none is blank
+/// the new key gets a breaker made for that lookup and not kept, counted
+/// by [`overflowed`](Fleet::overflowed) (`docs/spec.md`, "Registries under
+/// a flood of keys"). [`force_open_prefix`](Fleet::force_open_prefix) and
+/// [`force_close_prefix`](Fleet::force_close_prefix) force the keys this
+/// instance holds under a prefix. A fleet is a `tripword_std::registry::Lookup`, so
 /// the per-key tower layer takes it. Each breaker is a
 /// [`CircuitBreaker`](tripword::CircuitBreaker) named by its key: calls run
 /// through `tripword_std::BreakerExt` as through any breaker.
@@ -48,9 +59,30 @@ pub struct Fleet {
     config: ValidConfig<W64>,
     quorum: Quorum,
     observer: Observers,
-    breakers: RwLock<HashMap<String, Member>>,
+    breakers: RwLock<Members>,
     /// The sweep epoch lookups mark their entries with.
     epoch: AtomicU64,
+    capacity: usize,
+    /// Lookups of a new key that found every breaker kept holding state.
+    overflowed: AtomicU64,
+    /// Serializes the prefix forces with the making of new keys: a key is
+    /// made (and, under a held prefix, forced open) wholly before or wholly
+    /// after a prefix force, so the force reaches it or it sees the new
+    /// held prefixes, and no lookup finds it before it is forced.
+    group: Mutex<()>,
+}
+
+/// The keys held, and the prefixes held open for the keys made next.
+#[derive(Default)]
+struct Members {
+    map: HashMap<String, Member>,
+    held: Vec<String>,
+}
+
+impl Members {
+    fn held(&self, key: &str) -> bool {
+        self.held.iter().any(|p| key.starts_with(p.as_str()))
+    }
 }
 
 struct Member {
@@ -98,12 +130,14 @@ type MadeWith = (ValidConfig<W64>, Option<Arc<dyn FleetObserver>>);
 /// ```
 pub struct FleetBuilder {
     options: Options,
+    capacity: usize,
 }
 
 impl core::fmt::Debug for FleetBuilder {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let mut d = f.debug_struct("FleetBuilder");
         d.field("url", &self.options.url);
+        d.field("capacity", &self.capacity);
         self.options.fields(&mut d);
         d.finish_non_exhaustive()
     }
@@ -138,6 +172,18 @@ impl FleetBuilder {
         self
     }
 
+    /// At most `capacity` keys held by this instance (at least 1; 1024 by
+    /// default, as `tripword-std`'s registry,
+    /// `tripword_std::registry::DEFAULT_CAPACITY`). A new key that finds
+    /// the fleet full evicts blank breakers (the least recently used, an
+    /// eighth of the capacity at once); when none is blank, it gets a
+    /// breaker made for that lookup and not kept
+    /// ([`Fleet::overflowed`] counts them).
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity.max(1);
+        self
+    }
+
     /// Builds the fleet and starts its watcher thread. Connects to nothing
     /// yet: each breaker reads its word when it is made.
     ///
@@ -152,8 +198,11 @@ impl FleetBuilder {
             config: built.config,
             quorum: built.quorum,
             observer: built.observer,
-            breakers: RwLock::new(HashMap::new()),
+            breakers: RwLock::new(Members::default()),
             epoch: AtomicU64::new(0),
+            capacity: self.capacity,
+            overflowed: AtomicU64::new(0),
+            group: Mutex::new(()),
         })
     }
 }
@@ -163,6 +212,7 @@ impl Fleet {
     pub fn builder(url: impl Into<String>) -> FleetBuilder {
         FleetBuilder {
             options: Options::new(url.into()),
+            capacity: tripword_std::registry::DEFAULT_CAPACITY,
         }
     }
 
@@ -208,7 +258,7 @@ impl Fleet {
     /// The breaker under `key` if this process has one; makes none.
     pub fn get(&self, key: &str) -> Option<RedisBreaker> {
         let breakers = self.breakers.read().unwrap_or_else(PoisonError::into_inner);
-        breakers.get(key).map(|m| {
+        breakers.map.get(key).map(|m| {
             self.mark(m);
             RedisBreaker::clone(&m.breaker)
         })
@@ -219,7 +269,19 @@ impl Fleet {
         self.breakers
             .read()
             .unwrap_or_else(PoisonError::into_inner)
+            .map
             .len()
+    }
+
+    /// The most keys the fleet holds ([`FleetBuilder::capacity`]).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// How many lookups of a new key found every breaker held holding
+    /// state, and so got a breaker made for that lookup alone, not kept.
+    pub fn overflowed(&self) -> u64 {
+        self.overflowed.load(Ordering::Relaxed)
     }
 
     /// Whether the fleet holds no key.
@@ -232,6 +294,7 @@ impl Fleet {
         self.breakers
             .read()
             .unwrap_or_else(PoisonError::into_inner)
+            .map
             .keys()
             .cloned()
             .collect()
@@ -245,17 +308,79 @@ impl Fleet {
     /// word stays in Redis either way). A forgotten breaker that a caller
     /// still holds goes on working; the key's next lookup makes a new one.
     /// Returns how many keys were forgotten. Call it on a timer.
+    ///
+    /// An idle `Closed` breaker with failures counted is forgotten (a whole
+    /// idle period is the operator's horizon; the count stays in the
+    /// shared word); making room for a new key never forgets it.
     pub fn evict_idle(&self) -> usize {
         let ended = self.epoch.fetch_add(1, Ordering::AcqRel);
         let mut breakers = self
             .breakers
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        let before = breakers.len();
-        breakers.retain(|_, m| {
-            m.seen.load(Ordering::Relaxed) >= ended || m.breaker.status() != Status::Closed
+        let before = breakers.map.len();
+        breakers.map.retain(|_, m| {
+            m.seen.load(Ordering::Relaxed) >= ended
+                || CircuitBreaker::health(&*m.breaker).status != Status::Closed
         });
-        before - breakers.len()
+        before - breakers.map.len()
+    }
+
+    /// Holds open every breaker this instance holds under a key starting
+    /// with `prefix` (`""`: every one), and each breaker it makes under
+    /// such a key afterwards, until [`force_close_prefix`](Self::force_close_prefix)
+    /// of that prefix or a shorter one. Acts on the keys this instance
+    /// holds: a key no lookup of this instance made is not forced (its
+    /// breaker, made later here, is; another instance's lookups are its
+    /// own). Each force is a round trip ([`RedisBreaker::force_open`]),
+    /// and lookups of new keys wait for the last; returns each key's
+    /// result, in key order.
+    pub fn force_open_prefix(&self, prefix: &str) -> Vec<(String, Result<(), Error>)> {
+        self.force_prefix(prefix, true)
+    }
+
+    /// Closes every breaker this instance holds under a key starting with
+    /// `prefix` ([`RedisBreaker::force_close`]), and stops holding open the
+    /// keys made afterwards under the prefixes it covers (a held prefix
+    /// shorter than `prefix` still holds). Returns each key's result, in
+    /// key order.
+    pub fn force_close_prefix(&self, prefix: &str) -> Vec<(String, Result<(), Error>)> {
+        self.force_prefix(prefix, false)
+    }
+
+    fn force_prefix(&self, prefix: &str, open: bool) -> Vec<(String, Result<(), Error>)> {
+        let _group = self.group.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut targets: Vec<(String, Arc<RedisBreaker>)> = {
+            let mut breakers = self
+                .breakers
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            if open {
+                if !breakers.held.iter().any(|p| p == prefix) {
+                    breakers.held.push(prefix.to_owned());
+                }
+            } else {
+                breakers.held.retain(|p| !p.starts_with(prefix));
+            }
+            breakers
+                .map
+                .iter()
+                .filter(|(k, _)| k.starts_with(prefix))
+                .map(|(k, m)| (k.clone(), m.breaker.clone()))
+                .collect()
+        };
+        targets.sort_by(|a, b| a.0.cmp(&b.0));
+        targets
+            .into_iter()
+            .map(|(key, b)| {
+                let done = if open {
+                    b.force_open()
+                } else {
+                    b.force_close()
+                };
+                (key, done)
+            })
+            .collect()
     }
 
     fn mark(&self, member: &Member) {
@@ -270,6 +395,7 @@ impl Fleet {
             .breakers
             .read()
             .unwrap_or_else(PoisonError::into_inner)
+            .map
             .get(key)
         {
             self.mark(m);
@@ -285,18 +411,96 @@ impl Fleet {
             observer,
             self.quorum.clone(),
         ));
+        let _group = self.group.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = self
+            .breakers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .held(key);
+        if held {
+            // Before anyone can find it. Failed: the instance is local,
+            // and forced open all the same.
+            let _ = made.force_open();
+        }
         let mut breakers = self
             .breakers
             .write()
             .unwrap_or_else(PoisonError::into_inner);
         let epoch = self.epoch.load(Ordering::Acquire);
         // Another thread may have made it meanwhile: theirs stays.
-        let member = breakers.entry(key.to_owned()).or_insert_with(|| Member {
-            breaker: made,
-            seen: AtomicU64::new(epoch),
-        });
-        member.seen.store(epoch, Ordering::Relaxed);
-        member.breaker.clone()
+        if let Some(m) = breakers.map.get(key) {
+            m.seen.store(epoch, Ordering::Relaxed);
+            return m.breaker.clone();
+        }
+        if breakers.map.len() >= self.capacity && !self.make_room(&mut breakers.map) {
+            // Not kept: made for this lookup alone.
+            self.overflowed.fetch_add(1, Ordering::Relaxed);
+            return made;
+        }
+        breakers.map.insert(
+            key.to_owned(),
+            Member {
+                breaker: made.clone(),
+                seen: AtomicU64::new(epoch),
+            },
+        );
+        made
+    }
+
+    /// Evicts the least recently used blank breakers, an eighth of the
+    /// capacity at once (at least one); false when none is blank. Write
+    /// lock held.
+    fn make_room(&self, map: &mut HashMap<String, Member>) -> bool {
+        let mut blank: Vec<(u64, String)> = map
+            .iter()
+            .filter(|(_, m)| is_blank(&m.breaker))
+            .map(|(k, m)| (m.seen.load(Ordering::Relaxed), k.clone()))
+            .collect();
+        if blank.is_empty() {
+            return false;
+        }
+        let excess = map.len() + 1 - self.capacity;
+        let batch = excess.max(self.capacity / 8).min(blank.len());
+        blank.sort_unstable();
+        for (_, key) in &blank[..batch] {
+            map.remove(key);
+        }
+        true
+    }
+}
+
+/// A breaker that knows nothing: `Closed` with no failure counted, as its
+/// health says and as the shared word it mirrors says (a fleet breaker's
+/// health is its status).
+fn is_blank(breaker: &RedisBreaker) -> bool {
+    CircuitBreaker::health(breaker).is_blank()
+        && matches!(
+            Snapshot::decode::<W64>(breaker.word()),
+            Ok(Snapshot {
+                state: State::Closed { failures: 0 },
+                ..
+            })
+        )
+}
+
+/// An operator's forces for generic code and `tripword-std`'s registry
+/// group control: [`RedisBreaker::force_open`] and
+/// [`force_close`](RedisBreaker::force_close), round trips whose error is
+/// Redis's. A fleet's shared word has no operator's open with an end:
+/// `force_open_for` is [`Error::Unsupported`] and changes nothing.
+impl Force for RedisBreaker {
+    type Error = Error;
+
+    fn force_open(&self) -> Result<(), Error> {
+        RedisBreaker::force_open(self)
+    }
+    fn force_open_for(&self, _open_for: Duration) -> Result<(), Error> {
+        Err(Error::Unsupported(
+            "force_open_for on a fleet breaker (force_open, then force_close)",
+        ))
+    }
+    fn force_close(&self) -> Result<(), Error> {
+        RedisBreaker::force_close(self)
     }
 }
 
