@@ -17,6 +17,7 @@ use crate::time::LocalTicks;
 use crate::transport::hub::Hub;
 use crate::transport::watch;
 use std::sync::Arc;
+use std::time::Duration;
 use tripword::kit::CircuitBreaker;
 #[cfg(not(feature = "tokio"))]
 use tripword::kit::Never;
@@ -24,7 +25,8 @@ use tripword::kit::Never;
 use tripword::kit::{Reply, TickVerdict};
 use tripword::transition::Event;
 use tripword::word::Snapshot;
-use tripword::{Outcome, Rejected, Status, ValidConfig, W64};
+use tripword::{Health, Outcome, Rejected, Status, ValidConfig, W64};
+use tripword_std::clock::RealClock;
 
 /// Builds a [`RedisBreaker`].
 ///
@@ -226,6 +228,23 @@ impl RedisBreaker {
         self.inner.status()
     }
 
+    /// The state as one value ([`Health`]), read as [`status`](Self::status)
+    /// reads it: in [`Mode::Shared`], the shared word as this instance's
+    /// mirror last saw it, at the estimated server time (its counter, the
+    /// failures it counts, its trips, whether an operator holds it), with
+    /// the wait of the rejection an admission would get now; in
+    /// [`Mode::Local`], the local breaker's (while a follower is held off by
+    /// the fleet's word, that word's, with the follower's status and wait).
+    /// With a [`quorum`](Builder::quorum), while the mirror says `Closed`,
+    /// the instance's own view: its local breaker's. Without a valid
+    /// estimate of the server's time the wait is `None`: how long is
+    /// Redis's to say, at the next admission. A read: no network, stores
+    /// nothing. What a [`Fleet`](crate::Fleet) and `tripword-std`'s
+    /// registry read to tell a blank breaker.
+    pub fn health(&self) -> Health {
+        self.inner.health()
+    }
+
     /// Whether the instance uses the shared word or its local breaker.
     pub fn mode(&self) -> Mode {
         self.inner.mode()
@@ -265,6 +284,28 @@ impl RedisBreaker {
     /// shared word); try again to hold the fleet.
     pub fn force_open(&self) -> Result<(), Error> {
         self.force(Event::ForceOpen)
+    }
+
+    /// Opens the whole fleet's breaker now for at least `open_for`, from
+    /// any state (`Event::ForceOpenFor`, timed on the Redis server's
+    /// clock, in microseconds, and clamped to the config's
+    /// [`longest_hint`](tripword::ValidConfig::longest_hint): 2.4 hours with
+    /// the default horizon); then it becomes half-open as after a trip, and
+    /// the fleet elects one probe. Every ticket issued before is stale. For
+    /// maintenance with an end, or a `Retry-After` that came outside any
+    /// call. An instance that loses Redis during it stays open for what is
+    /// left of it (as its estimate of the server's time reads it).
+    ///
+    /// # Errors
+    /// [`Error::Redis`] when Redis did not answer in time: the shared word
+    /// did not change. This instance, now local, opens its local breaker
+    /// for `open_for` (on its own clock) all the same; try again to open
+    /// the fleet. [`Error::ConfigMismatch`] for an instance whose config is
+    /// not the fleet's (it forces only its local breaker), as for
+    /// [`force_open`](Self::force_open).
+    pub fn force_open_for(&self, open_for: Duration) -> Result<(), Error> {
+        let open_for = <LocalTicks as RealClock>::ticks(open_for);
+        self.force(Event::ForceOpenFor { open_for })
     }
 
     /// Closes the whole fleet's breaker and makes every ticket issued before
@@ -433,6 +474,10 @@ impl CircuitBreaker for RedisBreaker {
 
     fn status(&self) -> Status {
         RedisBreaker::status(self)
+    }
+
+    fn health(&self) -> Health {
+        RedisBreaker::health(self)
     }
 
     /// The instance's local clock, in microseconds (the unit of the

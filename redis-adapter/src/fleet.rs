@@ -4,15 +4,14 @@
 use crate::breaker::RedisBreaker;
 use crate::engine::quorum::Quorum;
 use crate::error::Error;
-use crate::observer::FleetObserver;
+use crate::observer::{FleetObserver, report_overflow};
 use crate::options::{InDurations, Observers, Options, from_settings, options_setters};
 use crate::transport::hub::Hub;
 use crate::transport::watch;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::Duration;
-use tripword::word::{Snapshot, State};
+use std::time::{Duration, Instant};
 use tripword::{CircuitBreaker, Status, ValidConfig, W64};
 use tripword_std::registry::Force;
 
@@ -30,8 +29,11 @@ use tripword_std::registry::Force;
 /// key makes room only by evicting blank breakers (`Closed`, no failure
 /// counted, here or in the shared word as mirrored); when none is blank
 /// the new key gets a breaker made for that lookup and not kept, counted
-/// by [`overflowed`](Fleet::overflowed) (`docs/spec.md`, "Registries under
-/// a flood of keys"). [`force_open_prefix`](Fleet::force_open_prefix) and
+/// by [`overflowed`](Fleet::overflowed), by a metric (feature `metrics`)
+/// and by a warning once per crossing into full (feature `tracing`)
+/// (`docs/spec.md`, "Registries under a flood of keys").
+/// [`force_open_prefix`](Fleet::force_open_prefix),
+/// [`force_open_prefix_for`](Fleet::force_open_prefix_for) and
 /// [`force_close_prefix`](Fleet::force_close_prefix) force the keys this
 /// instance holds under a prefix. A fleet is a `tripword_std::registry::Lookup`, so
 /// the per-key tower layer takes it. Each breaker is a
@@ -76,13 +78,53 @@ pub struct Fleet {
 #[derive(Default)]
 struct Members {
     map: HashMap<String, Member>,
-    held: Vec<String>,
+    held: Vec<(String, Hold)>,
+    /// Whether the last new key found the fleet full (a warning once per
+    /// crossing).
+    overflowing: bool,
+}
+
+/// How a prefix is held open for the keys made under it.
+#[derive(Clone, Copy, Debug)]
+enum Hold {
+    /// Until a close ([`Fleet::force_open_prefix`]).
+    Open,
+    /// For `open_for` from `from` ([`Fleet::force_open_prefix_for`]),
+    /// measured on the process's monotonic time.
+    OpenFor { from: Instant, open_for: Duration },
+}
+
+impl Hold {
+    /// What is left of it: `None` once it is over.
+    fn left(self) -> Option<Duration> {
+        match self {
+            Hold::Open => Some(Duration::MAX),
+            Hold::OpenFor { from, open_for } => {
+                Some(open_for.saturating_sub(from.elapsed())).filter(|d| !d.is_zero())
+            }
+        }
+    }
 }
 
 impl Members {
-    fn held(&self, key: &str) -> bool {
-        self.held.iter().any(|p| key.starts_with(p.as_str()))
+    /// The strongest hold on `key` that is not over, and what is left of
+    /// it: a hold with no end over any timed one, else the one with the
+    /// most left; `None` if no held prefix covers it.
+    fn hold(&self, key: &str) -> Option<(Hold, Duration)> {
+        self.held
+            .iter()
+            .filter(|(p, _)| key.starts_with(p.as_str()))
+            .filter_map(|&(_, hold)| Some((hold, hold.left()?)))
+            .max_by_key(|&(_, left)| left)
     }
+}
+
+/// What a prefix force does.
+#[derive(Clone, Copy)]
+enum Act {
+    Open,
+    OpenFor(Duration),
+    Close,
 }
 
 struct Member {
@@ -280,6 +322,14 @@ impl Fleet {
 
     /// How many lookups of a new key found every breaker held holding
     /// state, and so got a breaker made for that lookup alone, not kept.
+    /// Reported too: with the `metrics` feature, the counter
+    /// `tripword_std::observe::names::REGISTRY_OVERFLOWS`
+    /// (`tripword.registry.overflows`) labelled
+    /// `tripword.registry.name="fleet"`; with the `tracing` feature, a
+    /// `WARN` event (target `tripword`, message `fleet full of breakers
+    /// holding state: new keys get breakers that are not kept`, fields
+    /// `registry = "fleet"`, `capacity`) once per crossing: at the first
+    /// overflow, and again at the first after a new key found room.
     pub fn overflowed(&self) -> u64 {
         self.overflowed.load(Ordering::Relaxed)
     }
@@ -336,31 +386,61 @@ impl Fleet {
     /// and lookups of new keys wait for the last; returns each key's
     /// result, in key order.
     pub fn force_open_prefix(&self, prefix: &str) -> Vec<(String, Result<(), Error>)> {
-        self.force_prefix(prefix, true)
+        self.force_prefix(prefix, Act::Open)
+    }
+
+    /// Opens every breaker this instance holds under a key starting with
+    /// `prefix` for `open_for` ([`RedisBreaker::force_open_for`]: then each
+    /// becomes half-open as after a trip, and the fleet elects its probe),
+    /// and each breaker it makes under such a key before `open_for` has
+    /// passed, for what is left of it (measured on the process's monotonic
+    /// time from this call); after that, keys are made as usual. It
+    /// replaces a hold of the same prefix; a key under several held
+    /// prefixes gets the strongest (one with no end, else the one with the
+    /// most left). [`force_close_prefix`](Self::force_close_prefix) ends it
+    /// early. Acts on the keys this instance holds, as
+    /// [`force_open_prefix`](Self::force_open_prefix) does; returns each
+    /// key's result, in key order.
+    pub fn force_open_prefix_for(
+        &self,
+        prefix: &str,
+        open_for: Duration,
+    ) -> Vec<(String, Result<(), Error>)> {
+        self.force_prefix(prefix, Act::OpenFor(open_for))
     }
 
     /// Closes every breaker this instance holds under a key starting with
     /// `prefix` ([`RedisBreaker::force_close`]), and stops holding open the
-    /// keys made afterwards under the prefixes it covers (a held prefix
-    /// shorter than `prefix` still holds). Returns each key's result, in
-    /// key order.
+    /// keys made afterwards under the prefixes it covers, timed or not (a
+    /// held prefix shorter than `prefix` still holds). Returns each key's
+    /// result, in key order.
     pub fn force_close_prefix(&self, prefix: &str) -> Vec<(String, Result<(), Error>)> {
-        self.force_prefix(prefix, false)
+        self.force_prefix(prefix, Act::Close)
     }
 
-    fn force_prefix(&self, prefix: &str, open: bool) -> Vec<(String, Result<(), Error>)> {
+    fn force_prefix(&self, prefix: &str, act: Act) -> Vec<(String, Result<(), Error>)> {
         let _group = self.group.lock().unwrap_or_else(PoisonError::into_inner);
         let mut targets: Vec<(String, Arc<RedisBreaker>)> = {
             let mut breakers = self
                 .breakers
                 .write()
                 .unwrap_or_else(PoisonError::into_inner);
-            if open {
-                if !breakers.held.iter().any(|p| p == prefix) {
-                    breakers.held.push(prefix.to_owned());
+            let hold = match act {
+                Act::Open => Some(Hold::Open),
+                Act::OpenFor(open_for) => Some(Hold::OpenFor {
+                    from: Instant::now(),
+                    open_for,
+                }),
+                Act::Close => None,
+            };
+            // Holds that are over go too.
+            let held = &mut breakers.held;
+            match hold {
+                Some(hold) => {
+                    held.retain(|(p, h)| p != prefix && h.left().is_some());
+                    held.push((prefix.to_owned(), hold));
                 }
-            } else {
-                breakers.held.retain(|p| !p.starts_with(prefix));
+                None => held.retain(|(p, h)| !p.starts_with(prefix) && h.left().is_some()),
             }
             breakers
                 .map
@@ -373,10 +453,10 @@ impl Fleet {
         targets
             .into_iter()
             .map(|(key, b)| {
-                let done = if open {
-                    b.force_open()
-                } else {
-                    b.force_close()
+                let done = match act {
+                    Act::Open => b.force_open(),
+                    Act::OpenFor(open_for) => b.force_open_for(open_for),
+                    Act::Close => b.force_close(),
                 };
                 (key, done)
             })
@@ -412,15 +492,17 @@ impl Fleet {
             self.quorum.clone(),
         ));
         let _group = self.group.lock().unwrap_or_else(PoisonError::into_inner);
-        let held = self
+        let hold = self
             .breakers
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .held(key);
-        if held {
-            // Before anyone can find it. Failed: the instance is local,
-            // and forced open all the same.
-            let _ = made.force_open();
+            .hold(key);
+        // Before anyone can find it. Failed: the instance is local, and
+        // forced open all the same.
+        match hold {
+            Some((Hold::Open, _)) => drop(made.force_open()),
+            Some((Hold::OpenFor { .. }, left)) => drop(made.force_open_for(left)),
+            None => {}
         }
         let mut breakers = self
             .breakers
@@ -434,9 +516,14 @@ impl Fleet {
         }
         if breakers.map.len() >= self.capacity && !self.make_room(&mut breakers.map) {
             // Not kept: made for this lookup alone.
+            let first = !breakers.overflowing;
+            breakers.overflowing = true;
             self.overflowed.fetch_add(1, Ordering::Relaxed);
+            drop(breakers);
+            report_overflow(self.capacity, first);
             return made;
         }
+        breakers.overflowing = false;
         breakers.map.insert(
             key.to_owned(),
             Member {
@@ -470,34 +557,25 @@ impl Fleet {
 }
 
 /// A breaker that knows nothing: `Closed` with no failure counted, as its
-/// health says and as the shared word it mirrors says (a fleet breaker's
-/// health is its status).
+/// health says (the shared word as this instance mirrors it, or its local
+/// breaker).
 fn is_blank(breaker: &RedisBreaker) -> bool {
-    CircuitBreaker::health(breaker).is_blank()
-        && matches!(
-            Snapshot::decode::<W64>(breaker.word()),
-            Ok(Snapshot {
-                state: State::Closed { failures: 0 },
-                ..
-            })
-        )
+    breaker.health().is_blank()
 }
 
 /// An operator's forces for generic code and `tripword-std`'s registry
-/// group control: [`RedisBreaker::force_open`] and
+/// group control: [`RedisBreaker::force_open`],
+/// [`force_open_for`](RedisBreaker::force_open_for) and
 /// [`force_close`](RedisBreaker::force_close), round trips whose error is
-/// Redis's. A fleet's shared word has no operator's open with an end:
-/// `force_open_for` is [`Error::Unsupported`] and changes nothing.
+/// Redis's (or [`Error::ConfigMismatch`]).
 impl Force for RedisBreaker {
     type Error = Error;
 
     fn force_open(&self) -> Result<(), Error> {
         RedisBreaker::force_open(self)
     }
-    fn force_open_for(&self, _open_for: Duration) -> Result<(), Error> {
-        Err(Error::Unsupported(
-            "force_open_for on a fleet breaker (force_open, then force_close)",
-        ))
+    fn force_open_for(&self, open_for: Duration) -> Result<(), Error> {
+        RedisBreaker::force_open_for(self, open_for)
     }
     fn force_close(&self) -> Result<(), Error> {
         RedisBreaker::force_close(self)

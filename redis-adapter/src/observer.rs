@@ -315,6 +315,38 @@ impl FleetObserver for tripword_std::observe::MetricsObserver {
     }
 }
 
+/// A lookup that found a fleet (of `capacity` keys) full of breakers
+/// holding state; `first`: the first since a new key last found room.
+/// Reported as `tripword-std`'s registry reports its own: the counter
+/// `tripword.registry.overflows`, labelled `tripword.registry.name="fleet"`
+/// (feature `metrics`), and a warning once per crossing (feature
+/// `tracing`). Called without the fleet's map lock.
+// `capacity` is the warning's alone, `first` both reports'.
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+pub(crate) fn report_overflow(capacity: usize, first: bool) {
+    #[cfg(feature = "metrics")]
+    {
+        use tripword_std::observe::names;
+        if first {
+            metrics::describe_counter!(
+                names::REGISTRY_OVERFLOWS,
+                metrics::Unit::Count,
+                "Lookups of a new key that found a registry full of breakers holding state, and got a breaker not kept ({lookup})."
+            );
+        }
+        metrics::counter!(names::REGISTRY_OVERFLOWS, names::REGISTRY => "fleet").increment(1);
+    }
+    #[cfg(feature = "tracing")]
+    if first {
+        tracing::warn!(
+            target: "tripword",
+            registry = "fleet",
+            capacity,
+            "fleet full of breakers holding state: new keys get breakers that are not kept"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,14 +5,16 @@
 //! (counted), memory stays bounded; `force_open_prefix` and
 //! `force_close_prefix` reach every key this instance holds under the
 //! prefix, and the keys it makes afterwards, never leaving out one made
-//! meanwhile. Each test starts its own redis-server.
+//! meanwhile; `force_open_for` and `force_open_prefix_for` open for a
+//! while; a breaker's health is the shared word as mirrored. Each test
+//! starts its own redis-server.
 
 mod common;
 
 use common::*;
 use std::time::Duration;
-use tripword::{CircuitBreaker, Outcome, Status};
-use tripword_redis::{Error, Fleet, RedisBreaker};
+use tripword::{Cause, CircuitBreaker, Outcome, Status};
+use tripword_redis::{Error, Fleet, Mode, RedisBreaker};
 use tripword_std::registry::Force;
 
 const CAPACITY: usize = 16;
@@ -198,7 +200,8 @@ fn a_key_made_during_the_prefix_force_is_not_left_out() {
     }
 }
 
-/// `Force` on a fleet breaker: its force ops; no open with an end.
+/// `Force` on a fleet breaker: its force ops, the timed one included,
+/// each the breaker's own.
 #[test]
 #[cfg_attr(
     not(tripword_redis_server),
@@ -210,10 +213,187 @@ fn force_on_a_fleet_breaker() {
     let b = f.breaker("k");
     Force::force_open(&b).unwrap();
     assert!(b.is_open());
-    assert!(matches!(
-        Force::force_open_for(&b, Duration::from_secs(1)),
-        Err(Error::Unsupported(_))
-    ));
+    assert!(b.health().forced);
+    Force::force_open_for(&b, Duration::from_secs(600)).unwrap();
+    let h = b.health();
+    assert_eq!((h.status, h.forced), (Status::Open, false), "{h:?}");
+    assert_eq!(b.acquire().unwrap_err().cause(), Cause::Open);
     Force::force_close(&b).unwrap();
     assert!(CircuitBreaker::health(&b).is_blank());
+}
+
+/// A fleet breaker's health is the shared word as its mirror saw it:
+/// failures counted (by any instance), trips, the wait, an operator's
+/// hold; in `Mode::Local`, its local breaker's.
+#[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
+fn health_reads_the_shared_word_as_mirrored() {
+    let mut server = server();
+    let f = fleet(&server);
+    let b = f.breaker("k");
+    assert!(b.health().is_blank());
+    fail(&b, 2);
+    let h = b.health();
+    assert_eq!((h.status, h.failures), (Status::Closed, 2), "{h:?}");
+    assert!(!h.is_blank(), "it remembers two failures");
+    assert!(h.counter.is_some());
+    // Another instance reads the same failures from the word.
+    let other = fleet(&server);
+    let seen = other.breaker("k");
+    seen.sync().unwrap();
+    assert_eq!(seen.health().failures, 2);
+    fail(&b, 3);
+    let h = b.health();
+    assert_eq!(
+        (h.status, h.trips, h.forced),
+        (Status::Open, 1, false),
+        "{h:?}"
+    );
+    // The open time is a minute: the wait is within it.
+    if let Some(wait) = h.retry_after {
+        assert!(wait > 0 && wait <= 60_000_001, "{wait}");
+    }
+    b.force_open().unwrap();
+    let h = b.health();
+    assert_eq!(
+        (h.status, h.forced, h.retry_after),
+        (Status::Open, true, None)
+    );
+    b.force_close().unwrap();
+    assert!(b.health().is_blank());
+    // Local: the local breaker's health.
+    let fresh = f.breaker("fresh");
+    server.stop();
+    assert!(matches!(fresh.sync(), Err(Error::Redis(_))));
+    assert_eq!(fresh.mode(), Mode::Local);
+    assert!(fresh.health().is_blank());
+    fail(&fresh, 1);
+    let h = fresh.health();
+    assert_eq!((h.status, h.failures), (Status::Closed, 1), "{h:?}");
+}
+
+/// `force_open_for`: the whole fleet opens for a while (another instance
+/// sees it), then half-opens and elects one probe.
+#[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
+fn force_open_for_opens_the_fleet_for_a_while() {
+    let server = server();
+    let f = fleet(&server);
+    let b = f.breaker("k");
+    b.force_open_for(Duration::from_secs(600)).unwrap();
+    let why = b.acquire().unwrap_err();
+    assert_eq!(why.cause(), Cause::Open, "an open with an end, not a hold");
+    assert!(
+        why.retry_after().is_some_and(|w| w <= 600_000_001),
+        "{why:?}"
+    );
+    let other = fleet(&server);
+    let seen = other.breaker("k");
+    assert_eq!(seen.acquire().unwrap_err().cause(), Cause::Open);
+    // A short one ends: the first caller after it is the fleet's probe.
+    b.force_open_for(Duration::from_millis(100)).unwrap();
+    let mut probe = None;
+    assert!(eventually(LONG, || {
+        probe = b.acquire().ok();
+        probe.is_some()
+    }));
+    let probe = probe.unwrap();
+    assert!(probe.is_probe());
+    // The other instance, once its mirror shows the probe: one probe for
+    // the fleet.
+    assert!(eventually(LONG, || {
+        seen.acquire().map_err(|why| why.cause()) == Err(Cause::Probing)
+    }));
+    b.release(probe, Outcome::Success);
+    assert_eq!(b.status(), Status::Closed);
+}
+
+/// As `force_open`: during an outage `force_open_for` is an error, and
+/// the instance, local, opens for the time asked; an open with an end
+/// outlives a fallback for what is left of it, past the config's open
+/// time.
+#[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
+fn force_open_for_during_an_outage_and_across_a_fallback() {
+    let mut server = server();
+    let f = Fleet::builder(server.url())
+        .op_timeout(Duration::from_millis(200))
+        .config(config(5, 50_000, 1_000_000))
+        .build()
+        .unwrap();
+    let held = f.breaker("held");
+    held.force_open_for(Duration::from_secs(3_600)).unwrap();
+    let other = f.breaker("other");
+    server.stop();
+    assert!(matches!(held.sync(), Err(Error::Redis(_))));
+    assert_eq!(held.mode(), Mode::Local);
+    std::thread::sleep(Duration::from_millis(120));
+    let why = held.acquire().expect_err("the hour is not over");
+    assert_eq!(why.cause(), Cause::Open);
+    assert!(why.retry_after().is_some_and(|w| w > 50_000), "{why:?}");
+    // A timed force issued during the outage: an error, obeyed locally.
+    assert!(matches!(
+        other.force_open_for(Duration::from_secs(3_600)),
+        Err(Error::Redis(_))
+    ));
+    assert_eq!(other.mode(), Mode::Local);
+    std::thread::sleep(Duration::from_millis(120));
+    let why = other.acquire().expect_err("opened here for an hour");
+    assert_eq!(why.cause(), Cause::Open);
+    assert!(!other.health().forced);
+    assert!(matches!(other.force_close(), Err(Error::Redis(_))));
+    assert!(other.acquire().is_ok());
+}
+
+/// `force_open_prefix_for`: the keys held under the prefix open for a
+/// while, and the keys made under it during the hold too; a hold with no
+/// end covering the same key wins; a hold that is over applies to no key.
+#[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
+fn a_timed_prefix_force_reaches_the_keys_made_during_it() {
+    let server = server();
+    let f = fleet(&server);
+    for k in ["eu/a", "eu/b", "us/a"] {
+        f.breaker(k);
+    }
+    let done = f.force_open_prefix_for("eu/", Duration::from_secs(600));
+    let keys: Vec<&str> = done.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["eu/a", "eu/b"]);
+    assert!(done.iter().all(|(_, r)| r.is_ok()));
+    for k in ["eu/a", "eu/c"] {
+        let h = f.breaker(k).health();
+        assert_eq!((h.status, h.forced), (Status::Open, false), "{k}: {h:?}");
+        let why = f.breaker(k).acquire().unwrap_err();
+        assert!(
+            why.retry_after().is_some_and(|w| w <= 600_000_001),
+            "{why:?}"
+        );
+    }
+    assert_eq!(f.breaker("us/b").status(), Status::Closed);
+    // Ended early by hand: new keys are made closed.
+    assert_eq!(f.force_close_prefix("eu/").len(), 3);
+    assert_eq!(f.breaker("eu/d").status(), Status::Closed);
+    // Over: nothing for the keys made after.
+    f.force_open_prefix_for("x/", Duration::from_millis(1));
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(f.breaker("x/a").status(), Status::Closed);
+    // A hold with no end over a timed one on the same key.
+    f.force_open_prefix("");
+    f.force_open_prefix_for("eu/", Duration::from_millis(1));
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(f.breaker("eu/e").health().forced);
+    f.force_close_prefix("");
+    assert_eq!(f.breaker("eu/f").status(), Status::Closed);
 }

@@ -457,3 +457,70 @@ fn a_config_mismatch_warns_and_meters_with_no_observer() {
     assert_eq!(seen[1].field("ours"), fleet.config_fingerprint());
     assert_eq!(seen[1].field("fleet"), other.config_fingerprint());
 }
+
+/// A full fleet's overflow: counted as `tripword-std`'s registry counts
+/// its own (`tripword.registry.overflows`, labelled with the name
+/// `fleet`), and warned of once per crossing into full. The only test of
+/// this binary whose fleet fills up.
+#[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
+fn a_full_fleets_overflow_is_counted_and_warned_of_once_per_crossing() {
+    use tripword_std::observe::names;
+    let _ = (events(), recording());
+    let overflows = || {
+        let mut found = None;
+        recording().0.visit_counters(|key, c| {
+            if key.name() == names::REGISTRY_OVERFLOWS
+                && key
+                    .labels()
+                    .any(|l| l.key() == names::REGISTRY && l.value() == "fleet")
+            {
+                found = Some(c.load(Ordering::Relaxed));
+            }
+        });
+        found
+    };
+    let warnings = || {
+        events()
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.field("message").starts_with("fleet full"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let server = server();
+    let f = Fleet::builder(server.url())
+        .op_timeout(Duration::from_secs(5))
+        .config(config(1, 60_000_000, 1_000_000))
+        .capacity(2)
+        .build()
+        .unwrap();
+    f.breaker("a").force_open().unwrap();
+    f.breaker("b").force_open().unwrap();
+    for i in 0..3 {
+        f.breaker(&format!("made-up-{i}"));
+    }
+    assert_eq!(f.overflowed(), 3);
+    assert_eq!(overflows(), Some(3));
+    let warned = warnings();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert_eq!(warned[0].level, Level::WARN);
+    assert_eq!(warned[0].field("registry"), "fleet");
+    assert_eq!(warned[0].field("capacity"), "2");
+    // Room again ("b" is blank and goes for "c"), then full again: a
+    // second crossing, a second warning.
+    f.breaker("b").force_close().unwrap();
+    f.breaker("c").force_open().unwrap();
+    assert!(f.get("b").is_none());
+    for i in 0..2 {
+        f.breaker(&format!("made-up-{i}"));
+    }
+    assert_eq!(f.overflowed(), 5);
+    assert_eq!(overflows(), Some(5));
+    assert_eq!(warnings().len(), 2);
+}

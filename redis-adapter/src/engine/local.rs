@@ -7,6 +7,7 @@
 //! the fleet is closed.
 
 use super::mirror::{CLEAR, HELD, RUN};
+use super::words::word_health;
 use crate::observer::{FleetObserver, Scope};
 use crate::time::LocalClock;
 use std::cell::Cell as Slot;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use tripword::cell::{self, Cell};
 use tripword::transition::{self, Decision, Event, Verdict};
 use tripword::word::{Snapshot, State};
-use tripword::{Outcome, Rejected, Status, Transition, ValidConfig, W64, Word};
+use tripword::{Health, Outcome, Rejected, Status, Transition, ValidConfig, W64, Word};
 
 /// The local breaker, with the config, the clock and the observer it runs
 /// with (the breaker's own).
@@ -132,6 +133,14 @@ impl Local {
 
     pub(crate) fn status(&self) -> Status {
         transition::status_at(&self.config, self.word(), || self.clock.micros())
+    }
+
+    /// The state as one value, at one reading of its clock (see
+    /// [`word_health`]).
+    pub(crate) fn health(&self) -> Health {
+        let (word, now) = (self.word(), self.clock.micros());
+        let status = transition::status_at(&self.config, word, || now);
+        word_health(&self.config, word, status, Some(now))
     }
 
     /// Trips the breaker if it is closed: `failure_threshold` failures

@@ -6,7 +6,8 @@
 //! sequence of the protocol's trips. The handles (`crate::breaker`,
 //! `crate::fleet`) sit on top of it.
 //!
-//! - `mirror`, `local`: the two words an instance reads with no network.
+//! - `mirror`, `local`: the two words an instance reads with no network;
+//!   `held`: the health it reads of them, and what a fallback keeps.
 //! - `words`: the pure rules on shared words (resume after a lost key,
 //!   staleness, stamps), `quorum`: the quorum's vote and trip, `config`:
 //!   the config fingerprint and the follower's rule.
@@ -16,6 +17,7 @@
 #[cfg(feature = "tokio")]
 pub(crate) mod aio;
 pub(crate) mod config;
+mod held;
 pub(crate) mod local;
 pub(crate) mod mirror;
 pub(crate) mod quorum;
@@ -227,11 +229,11 @@ impl Inner {
         self.refresh(true).map(drop).inspect_err(|_| self.detach())
     }
 
-    /// An operator's force (`ForceOpen`, `ForceClose`) applied to the
-    /// shared word, or on an error (the instance then local) to the local
-    /// breaker. A follower forces only its local breaker and reports the
-    /// mismatch: `Err(Ok(fleet))` with the fleet's fingerprint;
-    /// `Err(Err(e))` when Redis failed.
+    /// An operator's force (`ForceOpen`, `ForceOpenFor`, `ForceClose`)
+    /// applied to the shared word, or on an error (the instance then
+    /// local) to the local breaker. A follower forces only its local
+    /// breaker and reports the mismatch: `Err(Ok(fleet))` with the fleet's
+    /// fingerprint; `Err(Err(e))` when Redis failed.
     pub(crate) fn force(&self, event: Event) -> Result<(), Result<String, RedisError>> {
         if let Some(fleet) = self.config_mismatch() {
             // Its config reads the fleet's word otherwise: it must not
@@ -766,7 +768,8 @@ impl Member for Inner {
     /// closed, the local breaker is tripped (with `failure_threshold`
     /// failures recorded through its API), so an instance that loses Redis
     /// while the fleet is open stays open for an open time and then probes
-    /// on its own. The trip comes before the switch: no call may find the
+    /// on its own; an operator's hold or open with an end is kept (see
+    /// `keep_hold`). The trip comes before the switch: no call may find the
     /// instance local with its breaker still closed.
     /// A follower (see [`fleet_holds`]) that loses Redis falls back the
     /// same way: its word is as stale as anyone's.
@@ -775,16 +778,9 @@ impl Member for Inner {
         if !self.mirror.attached() && !following {
             return;
         }
-        let shared = Snapshot::decode::<W64>(self.mirror.word());
-        let shared_down = matches!(shared, Ok(s) if s.state.status() != Status::Closed);
-        if matches!(shared, Ok(s) if s.state == State::ForcedOpen) {
-            // An operator's hold outlives the fallback: no open time ends
-            // it, only a force_close. (A local breaker held already stays
-            // as it is: forcing open a forced word changes nothing.)
-            self.force_local(Event::ForceOpen);
-        } else if shared_down {
-            self.local.trip();
-        }
+        // An operator's hold outlives the fallback: no open time ends it,
+        // only a force_close; an open with an end lasts what is left of it.
+        self.keep_hold(self.mirror.word());
         self.sync_own();
         if self.mirror.set_attached(&self.config, false) {
             self.observer.on_mode(Mode::Local);

@@ -4,7 +4,9 @@ use super::*;
 use crate::RedisBreaker;
 use crate::engine::config::{fingerprint, follower_status};
 use crate::engine::quorum::{MAX_WINDOW, trip, voter_id, votes_key};
-use crate::engine::words::{RESUME, Stored, before_stamp, noted, resumed, shared_status};
+use crate::engine::words::{
+    RESUME, Stored, before_stamp, noted, resumed, shared_health, shared_status,
+};
 use crate::error::Error;
 use std::time::Duration;
 use tripword::{Cause, Config};
@@ -504,6 +506,61 @@ fn the_shared_status_is_read_at_an_estimate_not_before_the_stamp() {
     }
     .encode::<W64>();
     assert_eq!(shared_status(&config, closed, None), Status::Closed);
+}
+
+/// The shared word's health: what it counts, at the estimate, with the
+/// wait of the rejection an admission would get then; no wait without a
+/// usable estimate.
+#[test]
+fn the_shared_health_reads_the_word_at_the_estimate() {
+    let config = Config::new()
+        .failure_threshold(3)
+        .open_for(1_000)
+        .check::<W64>()
+        .unwrap();
+    let s = config.time_shift();
+    let failing = word(State::Closed { failures: 2 });
+    let h = shared_health(&config, failing, Some(1_000));
+    assert_eq!(
+        (h.status, h.counter, h.failures),
+        (Status::Closed, Some(9), 2)
+    );
+    assert!(!h.is_blank(), "it counts failures");
+    assert!(shared_health(&config, closed(4), None).is_blank());
+    let open = Snapshot {
+        state: State::Open {
+            since: 5_000 >> s,
+            trips: 2,
+        },
+        counter: 1,
+    }
+    .encode::<W64>();
+    let h = shared_health(&config, open, Some(5_500));
+    assert_eq!((h.status, h.trips, h.forced), (Status::Open, 2, false));
+    let wait = h.retry_after.expect("a rejection's wait");
+    assert!(wait > 0 && wait <= 2_000, "{wait}");
+    // No estimate, or one before the stamp: the state as held, no wait.
+    for now in [None, Some(4_000)] {
+        let h = shared_health(&config, open, now);
+        assert_eq!((h.status, h.retry_after), (Status::Open, None), "{now:?}");
+    }
+    let until = word(State::OpenUntil {
+        until: 9_000 >> s,
+        trips: 1,
+    });
+    let h = shared_health(&config, until, Some(8_000));
+    assert_eq!((h.status, h.forced), (Status::Open, false));
+    assert!(
+        h.retry_after
+            .is_some_and(|w| w > 0 && w <= 1_000 + (1 << s))
+    );
+    let h = shared_health(&config, word(State::ForcedOpen), Some(8_000));
+    assert_eq!(
+        (h.status, h.forced, h.retry_after),
+        (Status::Open, true, None)
+    );
+    // Corrupt: its status, nothing counted (spec I8).
+    assert!(shared_health(&config, NONE, Some(1)).is_blank());
 }
 
 /// A follower's rejection takes its wait from the kit's own rejection of

@@ -1,13 +1,14 @@
 //! The pure rules on the shared word an instance applies with no
 //! network: the word a lost key resumes from, which counters are stale,
-//! and which server-time estimates a stamped word cannot be read with;
-//! and the key as the name a rejection carries, interned.
+//! which server-time estimates a stamped word cannot be read with, and
+//! what a word says as a [`Health`]; and the key as the name a rejection
+//! carries, interned.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
-use tripword::transition;
+use tripword::transition::{self, Event, Verdict};
 use tripword::word::{Snapshot, State};
-use tripword::{Status, ValidConfig, W64, Word};
+use tripword::{Health, Status, ValidConfig, W64, Word};
 
 /// How far the counter moves on when a key that held a word is found
 /// missing (see `Inner::missing_word`): more changes than one instance's
@@ -154,5 +155,56 @@ pub(crate) fn shared_status(config: &ValidConfig<W64>, word: u64, now: Option<u6
     match held {
         Ok(held) if void => held.state.status(),
         _ => status,
+    }
+}
+
+/// The health of the shared `word` at the estimate `now` of the server's
+/// time: its status as [`shared_status`] reads it, and the wait of the
+/// rejection an admission would get at `now`. With no estimate, or one
+/// before the word's stamp (see [`before_stamp`]), no wait: how long is
+/// Redis's to say, at the next admission.
+pub(crate) fn shared_health(config: &ValidConfig<W64>, word: u64, now: Option<u64>) -> Health {
+    let held = Snapshot::decode::<W64>(word);
+    let now = now.filter(|&now| !before_stamp(config, held, now));
+    word_health(config, word, shared_status(config, word, now), now)
+}
+
+/// What `word` says as a [`Health`], with the status `status` (as the
+/// caller reads it) and, when `now` is given, the wait of the rejection an
+/// admission at `now` would get (the pure layer's, as the core breaker's
+/// health reads it). A corrupt word says only its status (spec I8).
+pub(crate) fn word_health(
+    config: &ValidConfig<W64>,
+    word: u64,
+    status: Status,
+    now: Option<u64>,
+) -> Health {
+    let Ok(snap) = Snapshot::decode::<W64>(word) else {
+        return Health::of_status(status);
+    };
+    let (failures, trips, forced) = match snap.state {
+        State::Closed { failures } => (failures, 0, false),
+        State::Open { trips, .. }
+        | State::HalfOpen { trips }
+        | State::Probing { trips, .. }
+        | State::OpenUntil { trips, .. } => (0, trips, false),
+        State::ForcedOpen => (0, 0, true),
+    };
+    let retry_after =
+        now.and_then(
+            |now| match transition::apply(config, word, Event::Admit, || now).verdict {
+                Verdict::Rejected(why) => why.retry_after(),
+                _ => None,
+            },
+        );
+    Health {
+        status,
+        counter: Some(snap.counter),
+        failures,
+        trips,
+        window_calls: 0,
+        window_failures: 0,
+        forced,
+        retry_after,
     }
 }
