@@ -145,8 +145,8 @@ use std::sync::OnceLock;
 
 use tripword::kit::{CircuitBreaker, Reply, TickVerdict};
 use tripword::{
-    Breaker, Observer, Outcome, Rejected, Release, Status, Ticket, Transition, ValidConfig, W64,
-    Word,
+    Breaker, Health, Observer, Outcome, Rejected, Release, Status, Ticket, Transition, ValidConfig,
+    W64, Word,
 };
 
 use crate::clock::{MonotonicClock, RealClock};
@@ -292,6 +292,16 @@ impl<O: Observer, C: tripword::Clock, W: Word> CircuitBreaker for NamedBreaker<O
     #[inline(always)]
     fn status(&self) -> Status {
         self.breaker.status()
+    }
+    /// The breaker's: failures counted, trips, a hold (a registry keeps a
+    /// breaker that knows something).
+    #[inline(always)]
+    fn health(&self) -> Health {
+        self.breaker.health()
+    }
+    #[inline(always)]
+    fn is_open(&self) -> bool {
+        CircuitBreaker::is_open(&self.breaker)
     }
     #[inline(always)]
     fn clock(&self) -> &C {

@@ -262,6 +262,39 @@ fn an_entry_reports_its_breakers_health() {
     assert!(entry.is_open());
 }
 
+/// A declared breaker (`NamedBreaker`) reports its breaker's health, not
+/// its status alone: a registry of them keeps one that counts a failure
+/// through a flood of made-up keys.
+#[test]
+fn a_registry_of_named_breakers_keeps_one_counting_failures() {
+    use tripword_std::NamedBreaker;
+    let config = Config::new()
+        .failure_threshold(5)
+        .open_for(1_000)
+        .check::<W64>()
+        .unwrap();
+    let r: Registry<String, NamedBreaker<(), &'static ManualClock>> =
+        Registry::new(move |_: &String| {
+            NamedBreaker::from_breaker("host", Breaker::from_parts(config, &CLOCK, ()))
+        })
+        .with_capacity(CAPACITY);
+    r.with("a", |b| {
+        let t = b.acquire().unwrap();
+        b.release(t, Outcome::Failure);
+    });
+    let a = r.peek("a").unwrap();
+    let h = CircuitBreaker::health(&**a);
+    assert_eq!((h.status, h.failures), (Status::Closed, 1));
+    assert!(!h.is_blank());
+    for i in 0..1_000 {
+        r.with(&format!("made-up-{i}"), |_| ());
+    }
+    assert!(Arc::ptr_eq(&a, &r.peek("a").expect("kept")), "made again");
+    assert!(!CircuitBreaker::is_open(&**a));
+    a.force_open();
+    assert!(CircuitBreaker::is_open(&**a));
+}
+
 /// The overflows as a counter (feature `metrics`), labelled with the
 /// registry's name, and a warning once each time the registry becomes full
 /// of breakers holding state (feature `tracing`).

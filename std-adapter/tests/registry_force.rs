@@ -171,3 +171,41 @@ fn force_on_every_breaker_form() {
     assert!(rates.get(&2).acquire().is_err());
     assert_eq!(rates.force_close_all(), 2);
 }
+
+/// A registry of breakers in shadow mode (`kit::Shadow`) joins group
+/// control: each group call forces the breaker underneath, so a shadowed
+/// breaker reports the hold (calls still run) and rejects once shadow mode
+/// is off.
+#[test]
+fn a_registry_of_shadowed_breakers_is_forced_by_group_calls() {
+    use tripword::kit::Shadow;
+    let clock: &'static ManualTime = Box::leak(Box::new(ManualTime::new()));
+    let config = Config::new()
+        .failure_threshold(5)
+        .open_for(10_000_000)
+        .check::<W64>()
+        .unwrap();
+    let r: Registry<String, Shadow<Timed>> =
+        Registry::new(move |_: &String| Shadow::new(Breaker::from_parts(config, clock, ())));
+    r.with("a", |_| ());
+    r.with("b", |_| ());
+    assert_eq!(r.force_open_all(), 2);
+    r.for_each(|e| assert!(held(e), "{}", e.key()));
+    // Made during the hold: held too.
+    let c = r.get("c");
+    assert!(held(&*c));
+    // Shadowing: the hold is reported, the call runs.
+    assert!(c.acquire().is_ok_and(|t| t.is_shadow()));
+    assert!(!c.is_open());
+    c.set_shadow(false);
+    assert_eq!(
+        c.acquire().map(drop).map_err(|why| why.cause()),
+        Err(tripword::Cause::ForcedOpen)
+    );
+    assert_eq!(r.force_close_all(), 3);
+    r.for_each(|e| assert!(e.health().is_blank(), "{}", e.key()));
+    assert_eq!(r.force_open_all_for(Duration::from_secs(60)), 3);
+    assert_eq!(r.get("a").inner().status(), Status::Open);
+    clock.advance(Duration::from_secs(61));
+    assert_eq!(r.get("a").status(), Status::HalfOpen);
+}

@@ -6,6 +6,7 @@ use core::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tripword::kit::Shadow;
 use tripword::rate::RateBreaker;
 use tripword::{Breaker, ConfigSource, Observer, Word};
 
@@ -21,8 +22,9 @@ use crate::clock::RealClock;
 /// Implemented for `tripword`'s [`Breaker`] and [`RateBreaker`] on a
 /// [`RealClock`] (a duration becomes the clock's ticks with
 /// [`RealClock::ticks`], at least as long as asked), for a registry's
-/// [`Entry`], for `&B` and `Arc<B>`, and in `tripword-redis` for its
-/// breaker (whose forces are round trips, so each returns a `Result`). A
+/// [`Entry`], for a breaker in shadow mode ([`Shadow`]), for `&B` and
+/// `Arc<B>`, and in `tripword-redis` for its breaker (whose forces are
+/// round trips, so each returns a `Result`). A
 /// breaker on a clock with no tick length
 /// ([`ManualClock`](tripword::clock::ManualClock)) has none: durations mean
 /// nothing to it; in tests use [`ManualTime`](crate::ManualTime), the
@@ -139,6 +141,24 @@ impl<K, B: Force> Force for Entry<K, B> {
     }
     fn force_close(&self) -> Result<(), B::Error> {
         self.breaker().force_close()
+    }
+}
+
+/// The breaker underneath's ([`Shadow::inner`]): a group call on a
+/// registry of shadowed breakers forces them as it forces any other. While
+/// shadowing, a forced breaker reports as it would (a hold, a rejection
+/// the hook hears) and calls still run.
+impl<B: Force, H> Force for Shadow<B, H> {
+    type Error = B::Error;
+
+    fn force_open(&self) -> Result<(), B::Error> {
+        self.inner().force_open()
+    }
+    fn force_open_for(&self, open_for: Duration) -> Result<(), B::Error> {
+        self.inner().force_open_for(open_for)
+    }
+    fn force_close(&self) -> Result<(), B::Error> {
+        self.inner().force_close()
     }
 }
 

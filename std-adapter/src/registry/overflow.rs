@@ -5,10 +5,8 @@
 /// A lookup that found the registry `name` (of `capacity`) full of
 /// breakers holding state; `first`: the first since a new key last found
 /// room. Called without the write lock.
-#[cfg_attr(
-    not(any(feature = "metrics", feature = "tracing")),
-    allow(unused_variables)
-)]
+// `capacity` is the warning's alone, `first` both reports'.
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
 pub(super) fn report(name: Option<&str>, capacity: usize, first: bool) {
     #[cfg(feature = "metrics")]
     {
