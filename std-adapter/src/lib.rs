@@ -9,7 +9,8 @@
 //!   [`Duration`](std::time::Duration)s that converts to the core's
 //!   [`ValidConfig`] in a clock's ticks (each
 //!   duration lasting at least as long as set) and says in durations which
-//!   field is out of range, and [`StdBreaker`], a breaker on the real clock;
+//!   field is out of range, and [`StdBreaker`] and [`StdRateBreaker`],
+//!   breakers on the real clock (consecutive failures, failure rate);
 //! - [`call`]: [`BreakerExt::call`] runs a closure through any breaker
 //!   (every clock, width, observer and config source): `Ok`
 //!   counts as a success, `Err` as a failure, a panic as a failure (and keeps
@@ -130,7 +131,9 @@ pub use policy::CallPolicy;
 #[doc(no_inline)]
 pub use registry::{Entry, Registry};
 pub use registry::{RegistrySettings, RegistrySettingsError};
-pub use settings::{MillisBreaker, Settings, SettingsError, StdBreaker};
+pub use settings::{
+    FailureRate, MillisBreaker, Settings, SettingsError, StdBreaker, StdRateBreaker,
+};
 /// The core crate, for what is not re-exported here (`tripword::rate`,
 /// `tripword::cell`, ...): a service needs no `tripword` dependency of its
 /// own.

@@ -41,6 +41,9 @@ use self::range::{Durations, in_durations};
 use crate::clock::{MonotonicClock, RealClock, duration_to_ticks, span_to_ticks};
 
 mod range;
+mod rate;
+
+pub use self::rate::{FailureRate, StdRateBreaker};
 
 /// A breaker on the real microsecond clock: [`W64`] and no observer unless
 /// named. Build one with [`Settings::build`], or as a `static`:
@@ -83,6 +86,14 @@ pub type MillisBreaker<W = W64, O = ()> = Breaker<crate::clock::MillisClock, W, 
 /// convert it with [`config`](Settings::config) (checked) or
 /// [`to_config`](Settings::to_config) (`const`, checked by the breaker).
 ///
+/// Two kinds of breaker are built from it, by type: the consecutive
+/// breaker ([`build`](Settings::build), a [`StdBreaker`]), tripped by
+/// [`failure_threshold`](method@Settings::failure_threshold) failures in a
+/// row, and the failure-rate breaker ([`build_rate`](Settings::build_rate),
+/// a [`StdRateBreaker`]), tripped by the
+/// [`failure_rate`](method@Settings::failure_rate) policy over a window.
+/// Each reads every other setting and not the other's trip rule.
+///
 /// Open times, backoff caps and probe timeouts last **at least** as long as
 /// set: each converts to `ceil(duration / tick) + 1` ticks of the clock, one
 /// tick more than it spans, because a clock that reads whole ticks rounded
@@ -121,7 +132,9 @@ pub type MillisBreaker<W = W64, O = ()> = Breaker<crate::clock::MillisClock, W, 
 /// `Settings` deserializes from any serde format, each key named after its
 /// setter, durations in human form (`"30s"`, `"250ms"`, `"1m 30s"`, as
 /// `humantime` reads them), every key optional (the defaults of
-/// [`Settings::new`]), unknown keys refused. A malformed value (`"30
+/// [`Settings::new`]), unknown keys refused; the failure-rate policy is a
+/// table, `failure_rate = { percent = 50, window = "10s", minimum_calls =
+/// 20 }` ([`FailureRate`]). A malformed value (`"30
 /// parsecs"`, a negative threshold) is the format's error, naming the key;
 /// a value out of range is found where the builder's is, by
 /// [`config`](Settings::config) or [`build`](Settings::build), with the
@@ -189,6 +202,13 @@ pub struct Settings {
     /// [`abandon_as`](method@Settings::abandon_as)).
     #[cfg_attr(feature = "serde", serde(with = "outcome_serde"))]
     pub abandon_as: Outcome,
+    /// The failure-rate policy of a rate breaker, read by
+    /// [`build_rate`](Settings::build_rate) only; `None` for
+    /// [`FailureRate::default`] (set with
+    /// [`failure_rate`](method@Settings::failure_rate) and
+    /// [`without_failure_rate`](Settings::without_failure_rate)).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub failure_rate: Option<FailureRate>,
 }
 
 /// [`Outcome`] as `"success"`, `"failure"`, `"ignored"` (the core has no
@@ -246,8 +266,9 @@ impl Default for Settings {
 impl Settings {
     /// Defaults: 5 consecutive failures trip; open for 1 s, no backoff; a
     /// probe times out after 5 s; the core's default horizon for the word
-    /// width; an abandoned permit is a failure. All fit either word width
-    /// with either clock.
+    /// width; an abandoned permit is a failure; no failure-rate policy
+    /// (a rate breaker's is then [`FailureRate::default`]). All fit either
+    /// word width with either clock.
     ///
     /// ```
     /// use std::time::Duration;
@@ -261,6 +282,7 @@ impl Settings {
     /// assert_eq!(s.probe_timeout, Duration::from_secs(5));
     /// assert_eq!(s.horizon, None);
     /// assert_eq!(s.abandon_as, Outcome::Failure);
+    /// assert_eq!(s.failure_rate, None);
     /// ```
     pub const fn new() -> Self {
         Settings {
@@ -270,6 +292,7 @@ impl Settings {
             probe_timeout: Duration::from_secs(5),
             horizon: None,
             abandon_as: Outcome::Failure,
+            failure_rate: None,
         }
     }
 
@@ -553,7 +576,10 @@ impl Settings {
 }
 
 /// A [`Settings`] value out of range for its clock and word width: which
-/// field, the value given, and the allowed range, in durations.
+/// field, the value given, and the allowed range, in durations (in counts
+/// for the failure threshold and the failure rate's percent and minimum
+/// calls). The message names the field as its key in a config file
+/// (`failure_rate.window` for the window of [`FailureRate`]).
 ///
 /// ```
 /// use std::time::Duration;
@@ -603,7 +629,7 @@ impl SettingsError {
         self.error.field
     }
 
-    /// The core's error, with the value and range in ticks (or failures).
+    /// The core's error, with the value and range in ticks (or counts).
     /// Its range is [`range`](Self::range)'s, in ticks: for a duration
     /// past 2^60 ticks, the core names the 2^60 it checks first; this names
     /// the word's own bound where that is less (the 32-bit word's, about
@@ -621,7 +647,8 @@ impl SettingsError {
     }
 
     /// The duration given (for the horizon, the default when none was
-    /// set), or `None` for the failure threshold.
+    /// set), or `None` for a count (the failure threshold, the failure
+    /// rate's percent and minimum calls: see [`in_ticks`](Self::in_ticks)).
     ///
     /// ```
     /// use std::time::Duration;
@@ -635,14 +662,15 @@ impl SettingsError {
         self.given
     }
 
-    /// The allowed range in durations, or `None` for the failure threshold:
-    /// exactly the durations the conversion to ticks accepts, given the
-    /// other fields. An open time's, a probe timeout's and a backoff
-    /// cap's end at the longest duration the word holds (2^60 ticks on
-    /// [`W64`], about 2^31 on [`W32`](tripword::W32)), a backoff cap's
-    /// earlier where doubling `open_for` cannot reach, and start at
-    /// `open_for`; a horizon's ends where the word's time field, added to
-    /// the longest duration, runs out.
+    /// The allowed range in durations, or `None` for a count: exactly the
+    /// durations the conversion to ticks accepts, given the other fields.
+    /// An open time's, a probe timeout's and a backoff cap's end at the
+    /// longest duration the word holds (2^60 ticks on [`W64`], about 2^31
+    /// on [`W32`](tripword::W32)), a backoff cap's earlier where doubling
+    /// `open_for` cannot reach, and start at `open_for`; a horizon's ends
+    /// where the word's time field, added to the longest duration, runs
+    /// out; a failure-rate window's spans one tick per bucket to 2^60
+    /// ticks, whatever the word.
     ///
     /// ```
     /// use std::time::Duration;
@@ -669,7 +697,7 @@ impl SettingsError {
     /// ```
     pub fn range(&self) -> Option<RangeInclusive<Duration>> {
         match self.error.field {
-            Field::FailureThreshold => None,
+            Field::FailureThreshold | Field::FailureRate | Field::MinimumCalls => None,
             _ => Some(self.start..=self.end),
         }
     }
@@ -691,7 +719,13 @@ impl SettingsError {
 
 impl fmt::Display for SettingsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = self.error.field.name();
+        // The key in a config file; the core's name for the others.
+        let name = match self.error.field {
+            Field::FailureRate => "failure_rate.percent",
+            Field::MinimumCalls => "failure_rate.minimum_calls",
+            Field::Window => "failure_rate.window",
+            field => field.name(),
+        };
         let (tick, bits) = (self.tick, self.word_bits);
         match (self.error.field, self.given) {
             (Field::Horizon, Some(given)) => {
@@ -707,10 +741,21 @@ impl fmt::Display for SettingsError {
                     self.start, self.end, self.longest
                 )
             }
+            // The core's shortest window is one tick per bucket.
+            (Field::Window, Some(given)) => write!(
+                f,
+                "{name} = {given:?} is out of range {:?}..={:?} ({tick:?} ticks, {} buckets)",
+                self.start, self.end, self.error.min
+            ),
             (_, Some(given)) => write!(
                 f,
                 "{name} = {given:?} is out of range {:?}..={:?} ({tick:?} ticks, {bits}-bit word)",
                 self.start, self.end
+            ),
+            (Field::FailureRate, None) => write!(
+                f,
+                "{name} = {} is out of range {}..={}",
+                self.error.value, self.error.min, self.error.max
             ),
             (_, None) => write!(
                 f,

@@ -85,7 +85,7 @@
 //! # Any breaker
 //! [`Registry<K, B>`] holds any [`CircuitBreaker`] `B`; `B` is
 //! `tripword`'s own breaker on the real clock ([`StdBreaker`]) unless set.
-//! Three constructors make one:
+//! Its constructors:
 //!
 //! - [`Registry::new`]: each key's breaker made by a factory from its key,
 //!   of any kind (a word in a remote store, a breaker behind an async
@@ -93,7 +93,12 @@
 //! - [`Registry::from_settings`]: [`StdBreaker`]s from
 //!   [`RegistrySettings`], a default and overrides by key, checked first;
 //! - [`Registry::from_settings_on`]: the same on a chosen clock and word,
-//!   each breaker with the observer made from its key.
+//!   each breaker with the observer made from its key;
+//! - [`Registry::from_rate_settings`] and
+//!   [`from_rate_settings_on`](Registry::from_rate_settings_on): the same
+//!   for failure-rate breakers ([`StdRateBreaker`](crate::StdRateBreaker)s,
+//!   or on a chosen clock, word and bucket count), each key's policy the
+//!   `failure_rate` of its settings.
 //!
 //! Every registry hands out [`Entry`]s, which are breakers themselves (and
 //! dereference to theirs: `entry.config()` is a `Breaker`'s config), and is

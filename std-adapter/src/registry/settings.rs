@@ -1,17 +1,19 @@
 //! [`RegistrySettings`], a default and overrides by key, and the
 //! registries built from them: [`Registry::from_settings`] and
-//! [`Registry::from_settings_on`].
+//! [`Registry::from_settings_on`], and of failure-rate breakers
+//! [`Registry::from_rate_settings`] and [`Registry::from_rate_settings_on`].
 
 use core::fmt;
 use std::collections::HashMap;
 use std::hash::Hash;
 
 use foldhash::fast::RandomState;
+use tripword::rate::{RateBreaker, ValidRate};
 use tripword::{Breaker, Observer, ValidConfig, Word};
 
 use super::map::Registry;
 use crate::clock::{MonotonicClock, RealClock};
-use crate::settings::{Settings, SettingsError};
+use crate::settings::{Settings, SettingsError, StdRateBreaker};
 
 impl<K> Registry<K>
 where
@@ -122,7 +124,7 @@ where
         clock: C,
         observer: impl Fn(&K) -> O + Send + Sync + 'static,
     ) -> Result<Self, RegistrySettingsError<K>> {
-        let (config, overrides) = settings.configs::<C, W>()?;
+        let (config, overrides) = settings.checked(Settings::config::<C, W>)?;
         let overrides: HashMap<K, ValidConfig<W>, RandomState> = overrides.into_iter().collect();
         Ok(Registry::new(move |key: &K| {
             let config = overrides.get(key).copied().unwrap_or(config);
@@ -131,11 +133,116 @@ where
     }
 }
 
+impl<K> Registry<K, StdRateBreaker>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+{
+    /// [`StdRateBreaker`]s (failure-rate breakers on the
+    /// [`MonotonicClock`], the 64-bit word, 8 buckets, no observer), each
+    /// from its key's settings in `settings` (its override, or the
+    /// default), as [`Settings::build_rate`] builds one: the policy is the
+    /// settings' [`failure_rate`](crate::Settings::failure_rate) (or
+    /// [`FailureRate::default`](crate::settings::FailureRate)), the
+    /// failure threshold is not read. At most
+    /// [`DEFAULT_CAPACITY`](super::DEFAULT_CAPACITY) of them.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword_std::{FailureRate, StdRateBreaker};
+    /// use tripword_std::{Registry, RegistrySettings, Settings};
+    ///
+    /// let default = Settings::new()
+    ///     .open_for(Duration::from_secs(30))
+    ///     .failure_rate(FailureRate::new(50, Duration::from_secs(10)));
+    /// let settings = RegistrySettings::new(default).override_for(
+    ///     "batch.internal",
+    ///     default.failure_rate(FailureRate::new(90, Duration::from_secs(60))),
+    /// );
+    /// let hosts: Registry<String, StdRateBreaker> = Registry::from_rate_settings(&settings)?;
+    /// assert_eq!(hosts.get("batch.internal").rate().failure_rate(), 90);
+    /// assert_eq!(hosts.get("api.internal").rate().failure_rate(), 50);
+    ///
+    /// // Out of range: the error names the key and the field.
+    /// let bad = settings.override_for("pay.internal", default.failure_rate(FailureRate::new(0, Duration::from_secs(1))));
+    /// let err = Registry::from_rate_settings(&bad).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     r#"override for "pay.internal": failure_rate.percent = 0 is out of range 1..=100"#,
+    /// );
+    /// # Ok::<(), tripword_std::RegistrySettingsError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The first setting out of range (the default's, then the overrides'
+    /// in order), with its key.
+    pub fn from_rate_settings(
+        settings: &RegistrySettings<K>,
+    ) -> Result<Self, RegistrySettingsError<K>> {
+        Registry::from_rate_settings_on(settings, MonotonicClock, |_: &K| ())
+    }
+}
+
+impl<K, C, W, O, const N: usize> Registry<K, RateBreaker<C, W, O, N>>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    C: RealClock + Clone + Send + Sync + 'static,
+    W: Word,
+    O: Observer + Send + Sync + 'static,
+{
+    /// Failure-rate breakers on `clock` with `N` buckets, each from its
+    /// key's settings in `settings` (its override, or the default) as
+    /// [`Settings::build_rate_on`] builds one, with the observer `observer`
+    /// makes from its key: [`from_settings_on`](Registry::from_settings_on)
+    /// for rate breakers. `observer` runs under the registry's write lock
+    /// when a key is new: it must not use the registry.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword::rate::RateBreaker;
+    /// use tripword::{Status, W32};
+    /// use tripword_std::clock::ManualTime;
+    /// use tripword_std::FailureRate;
+    /// use tripword_std::{BreakerExt, Registry, RegistrySettings, Settings};
+    ///
+    /// static CLOCK: ManualTime = ManualTime::new();
+    /// let settings = Settings::new()
+    ///     .failure_rate(FailureRate::new(50, Duration::from_secs(10)).minimum_calls(4))
+    ///     .into();
+    /// let r: Registry<String, RateBreaker<&ManualTime, W32>> =
+    ///     Registry::from_rate_settings_on(&settings, &CLOCK, |_| ())?;
+    /// for ok in [true, false, true, false] {
+    ///     let _ = r.with("flaky", |b| b.call(|| if ok { Ok(()) } else { Err("down") }));
+    /// }
+    /// assert_eq!(r.with("flaky", |b| b.status()), Status::Open);
+    /// # Ok::<(), tripword_std::RegistrySettingsError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The first setting out of range for `clock`, `W` and `N` (the
+    /// default's, then the overrides' in order), with its key.
+    pub fn from_rate_settings_on(
+        settings: &RegistrySettings<K>,
+        clock: C,
+        observer: impl Fn(&K) -> O + Send + Sync + 'static,
+    ) -> Result<Self, RegistrySettingsError<K>> {
+        let (parts, overrides) = settings.checked(Settings::rate_parts::<C, W, N>)?;
+        let overrides: HashMap<K, RateParts<W, N>, RandomState> = overrides.into_iter().collect();
+        Ok(Registry::new(move |key: &K| {
+            let (config, rate) = overrides.get(key).copied().unwrap_or(parts);
+            RateBreaker::from_parts(config, rate, clock.clone(), observer(key))
+        }))
+    }
+}
+
+/// A rate breaker's checked config and policy.
+type RateParts<W, const N: usize> = (ValidConfig<W>, ValidRate<W, N>);
+
 /// Settings for a registry of breakers: a default, and overrides by key
 /// (a host, a route) for the keys that need other values. What
 /// [`Registry::from_settings`] and [`Registry::from_settings_on`] build a
-/// registry from (each key's breaker from its override, or the default);
-/// a factory of any breaker given to [`Registry::new`] can read a key's
+/// registry from (each key's breaker from its override, or the default),
+/// and, of failure-rate breakers, [`Registry::from_rate_settings`] and
+/// [`Registry::from_rate_settings_on`]; a factory of any breaker given to [`Registry::new`] can read a key's
 /// with [`settings_for`](Self::settings_for). One [`Settings`] for every
 /// key converts into it ([`From`]).
 ///
@@ -162,10 +269,14 @@ where
 /// A table `default` (a [`Settings`], every key optional) and a table
 /// `overrides` of tables by key, both optional, no other key. An override
 /// names only the keys it changes: the others are the `default` table's.
-/// (So in a file an override cannot turn off the default's
-/// `exponential_backoff`; build such settings in code, with
-/// [`Settings::fixed_open_time`].) Overrides keep the file's order, which
-/// is the order their ranges are checked in.
+/// The same holds inside an override's `failure_rate` table: `failure_rate
+/// = { percent = 90 }` keeps the default's window and minimum of calls
+/// (or [`FailureRate::default`](crate::settings::FailureRate)'s, where the
+/// default sets no `failure_rate`). (So in a file an override cannot turn
+/// off the default's `exponential_backoff` or `failure_rate`; build such
+/// settings in code, with [`Settings::fixed_open_time`] and
+/// [`Settings::without_failure_rate`].) Overrides keep the file's order,
+/// which is the order their ranges are checked in.
 ///
 /// ```
 /// # #[cfg(feature = "serde")] {
@@ -280,23 +391,57 @@ impl<K> RegistrySettings<K> {
     where
         K: Clone,
     {
-        self.configs::<C, W>().map(drop)
+        self.checked(Settings::config::<C, W>).map(drop)
     }
 
-    /// The default's config and each override's, checked.
-    fn configs<C: RealClock, W: Word>(&self) -> Result<Configs<K, W>, RegistrySettingsError<K>>
+    /// Checks every setting as a failure-rate breaker reads it, against
+    /// clock `C`, word `W` and `N` buckets: the default's, then each
+    /// override's, in order (as [`Settings::build_rate_on`] does: the
+    /// failure threshold is not checked).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tripword::{Field, W32, W64};
+    /// use tripword_std::FailureRate;
+    /// use tripword_std::{MillisClock, RegistrySettings, Settings};
+    ///
+    /// let s = RegistrySettings::new(Settings::new()).override_for(
+    ///     "bulk",
+    ///     Settings::new().failure_rate(FailureRate::new(50, Duration::from_secs(10)).minimum_calls(5000)),
+    /// );
+    /// assert!(s.check_rate::<MillisClock, W64, 8>().is_ok());
+    /// let err = s.check_rate::<MillisClock, W32, 8>().unwrap_err(); // 1023 at most
+    /// assert_eq!(err.key().map(String::as_str), Some("bulk"));
+    /// assert_eq!(err.settings_error().field(), Field::MinimumCalls);
+    /// ```
+    ///
+    /// # Errors
+    /// The first setting out of range, with its key.
+    pub fn check_rate<C: RealClock, W: Word, const N: usize>(
+        &self,
+    ) -> Result<(), RegistrySettingsError<K>>
     where
         K: Clone,
     {
-        let default = self
-            .default
-            .config::<C, W>()
-            .map_err(|error| RegistrySettingsError { key: None, error })?;
+        self.checked(Settings::rate_parts::<C, W, N>).map(drop)
+    }
+
+    /// `check(settings)` of the default and of each override, in order:
+    /// the first error with its key, or every result.
+    fn checked<T>(
+        &self,
+        check: impl Fn(&Settings) -> Result<T, SettingsError>,
+    ) -> Result<Checked<K, T>, RegistrySettingsError<K>>
+    where
+        K: Clone,
+    {
+        let default =
+            check(&self.default).map_err(|error| RegistrySettingsError { key: None, error })?;
         let overrides = self
             .overrides
             .iter()
-            .map(|(key, settings)| match settings.config::<C, W>() {
-                Ok(config) => Ok((key.clone(), config)),
+            .map(|(key, settings)| match check(settings) {
+                Ok(checked) => Ok((key.clone(), checked)),
                 Err(error) => Err(RegistrySettingsError {
                     key: Some(key.clone()),
                     error,
@@ -307,9 +452,9 @@ impl<K> RegistrySettings<K> {
     }
 }
 
-/// The checked configs of a [`RegistrySettings`]: the default's, and each
-/// override's with its key.
-type Configs<K, W> = (ValidConfig<W>, Vec<(K, ValidConfig<W>)>);
+/// What [`RegistrySettings`] checked: the default's, and each override's
+/// with its key.
+type Checked<K, T> = (T, Vec<(K, T)>);
 
 /// A setting of a [`RegistrySettings`] out of range: which key's
 /// ([`key`](Self::key): `None` for the default), and the
@@ -381,7 +526,7 @@ mod registry_serde {
     use tripword::Outcome;
 
     use super::{RegistrySettings, Settings};
-    use crate::settings::outcome_serde;
+    use crate::settings::{FailureRate, outcome_serde};
 
     /// An override as written: only the keys it changes.
     #[derive(Deserialize)]
@@ -399,6 +544,33 @@ mod registry_serde {
         horizon: Option<Duration>,
         #[serde(default, deserialize_with = "outcome_serde::option::deserialize")]
         abandon_as: Option<Outcome>,
+        #[serde(default)]
+        failure_rate: Option<RatePatch>,
+    }
+
+    /// An override's `failure_rate` table: only the keys it changes.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct RatePatch {
+        #[serde(default)]
+        percent: Option<u32>,
+        #[serde(default, with = "humantime_serde")]
+        window: Option<Duration>,
+        #[serde(default)]
+        minimum_calls: Option<u32>,
+    }
+
+    impl RatePatch {
+        /// `base` (the default's policy, or [`FailureRate::default`]) with
+        /// this override's keys.
+        fn apply(self, base: Option<FailureRate>) -> FailureRate {
+            let base = base.unwrap_or_default();
+            FailureRate::new(
+                self.percent.unwrap_or(base.percent),
+                self.window.unwrap_or(base.window),
+            )
+            .minimum_calls(self.minimum_calls.unwrap_or(base.minimum_calls))
+        }
     }
 
     impl Patch {
@@ -411,6 +583,10 @@ mod registry_serde {
                 probe_timeout: self.probe_timeout.unwrap_or(base.probe_timeout),
                 horizon: self.horizon.or(base.horizon),
                 abandon_as: self.abandon_as.unwrap_or(base.abandon_as),
+                failure_rate: match self.failure_rate {
+                    Some(patch) => Some(patch.apply(base.failure_rate)),
+                    None => base.failure_rate,
+                },
             }
         }
     }

@@ -55,8 +55,8 @@ pub(super) fn in_durations<C: RealClock, W: Word>(
         error.max = error.max.min(longest_ticks::<W>());
     }
     let (given, start, end) = match error.field {
-        // The failure-rate fields are not settings (yet): counts and
-        // percents, no durations to convert.
+        // A config's check never names the failure-rate fields: those are
+        // the policy's (`rate.rs`, with the window in durations).
         Field::FailureThreshold | Field::FailureRate | Field::MinimumCalls | Field::Window => {
             (None, Duration::ZERO, Duration::ZERO)
         }
@@ -115,7 +115,7 @@ fn longest_ticks<W: Word>() -> u64 {
 
 /// The shortest duration that converts to at least `ticks` ticks with
 /// [`duration_to_ticks`] (`ceil(d / tick) + 1`, zero for zero).
-fn shortest_at_least(ticks: u64, tick: Duration) -> Duration {
+pub(super) fn shortest_at_least(ticks: u64, tick: Duration) -> Duration {
     match ticks {
         0 => Duration::ZERO,
         1 | 2 => Duration::from_nanos(1),
@@ -125,7 +125,7 @@ fn shortest_at_least(ticks: u64, tick: Duration) -> Duration {
 
 /// The longest duration that converts to at most `ticks` ticks with
 /// [`duration_to_ticks`].
-fn longest_at_most(ticks: u64, tick: Duration) -> Duration {
+pub(super) fn longest_at_most(ticks: u64, tick: Duration) -> Duration {
     ticks_to_duration(ticks.saturating_sub(1), tick)
 }
 
