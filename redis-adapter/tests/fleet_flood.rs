@@ -317,7 +317,8 @@ fn force_open_for_opens_the_fleet_for_a_while() {
 /// As `force_open`: during an outage `force_open_for` is an error, and
 /// the instance, local, opens for the time asked; an open with an end
 /// outlives a fallback for what is left of it, past the config's open
-/// time.
+/// time. The instance's clock is moved by hand (frozen, its estimate of
+/// the server's time stays valid however long the machine takes).
 #[test]
 #[cfg_attr(
     not(tripword_redis_server),
@@ -325,9 +326,11 @@ fn force_open_for_opens_the_fleet_for_a_while() {
 )]
 fn force_open_for_during_an_outage_and_across_a_fallback() {
     let mut server = server();
+    let clock = ManualLocal::new(1_000_000);
     let f = Fleet::builder(server.url())
         .op_timeout(Duration::from_millis(200))
         .config(config(5, 50_000, 1_000_000))
+        .local_clock(clock.clone())
         .build()
         .unwrap();
     let held = f.breaker("held");
@@ -336,17 +339,18 @@ fn force_open_for_during_an_outage_and_across_a_fallback() {
     server.stop();
     assert!(matches!(held.sync(), Err(Error::Redis(_))));
     assert_eq!(held.mode(), Mode::Local);
-    std::thread::sleep(Duration::from_millis(120));
+    // A second on the instance's clock: twenty open times of its config.
+    clock.advance(1_000_000);
     let why = held.acquire().expect_err("the hour is not over");
     assert_eq!(why.cause(), Cause::Open);
-    assert!(why.retry_after().is_some_and(|w| w > 50_000), "{why:?}");
+    assert!(why.retry_after().is_some_and(|w| w > 1_000_000), "{why:?}");
     // A timed force issued during the outage: an error, obeyed locally.
     assert!(matches!(
         other.force_open_for(Duration::from_secs(3_600)),
         Err(Error::Redis(_))
     ));
     assert_eq!(other.mode(), Mode::Local);
-    std::thread::sleep(Duration::from_millis(120));
+    clock.advance(1_000_000);
     let why = other.acquire().expect_err("opened here for an hour");
     assert_eq!(why.cause(), Cause::Open);
     assert!(!other.health().forced);
