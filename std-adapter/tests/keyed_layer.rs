@@ -65,11 +65,12 @@ impl Hits {
 
 /// A backend: a host starting with `down.` answers 500, `/missing` 404,
 /// `/slow` 200 after moving `clock` 300 ms, `/hang` never, `/panic`
-/// panics; anything else 200.
+/// panics; anything else 200. It borrows nothing (`use<>`): the layers
+/// need a `'static` inner service.
 fn backend(
     hits: &Hits,
     clock: &'static ManualTime,
-) -> impl Service<Request<()>, Response = Response<()>, Error = Infallible> + Clone {
+) -> impl Service<Request<()>, Response = Response<()>, Error = Infallible> + Clone + use<> {
     let hits = hits.clone();
     service_fn(move |req: Request<()>| {
         let hits = hits.clone();

@@ -494,10 +494,11 @@ async fn poll_ready_once<S: Service<u32>>(svc: &mut S) -> std::task::Poll<Result
     std::future::poll_fn(|cx| std::task::Poll::Ready(svc.poll_ready(cx))).await
 }
 
-/// `BreakerService::poll_ready` is the inner service's readiness: pending
-/// while it is, its error as `CallError::Inner` (not counted: the
-/// breaker stays closed), ready when it is. Mutation testing found it
-/// unpinned (an always-ready `poll_ready` survived).
+/// On a closed breaker, `BreakerService::poll_ready` is the inner
+/// service's readiness: pending while it is, its error as
+/// `CallError::Inner` (not counted: the breaker stays closed), ready when
+/// it is. Mutation testing found it unpinned (an always-ready `poll_ready`
+/// survived). An open breaker's readiness: `tests/tower_outage.rs`.
 #[tokio::test]
 async fn readiness_is_the_inner_services() {
     use std::task::Poll;

@@ -213,6 +213,17 @@ where
         }
     }
 
+    /// An admitted call whose ticket `pending` already holds (made before
+    /// the protected future, by a caller that had to wait between the
+    /// two: the tower layer's, for the inner service's readiness).
+    #[inline]
+    pub(crate) fn running(pending: Pending<H>, policy: J, future: F) -> Self {
+        CallAsync {
+            inner: Guarded::running(pending, ByPolicy::new(policy), future),
+            or_else: None,
+        }
+    }
+
     /// A call that `breaker` did not admit: ready at once with
     /// [`CallError::Open`].
     #[inline(always)]

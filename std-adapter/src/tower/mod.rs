@@ -5,8 +5,9 @@
 //! (`Arc<Breaker>`, `&'static Breaker`, `Arc<Entry>` from a registry, or a
 //! breaker that is itself a cheap handle): every clone of the service, on
 //! every worker, shares the one word. The inner service must be `Clone`:
-//! a breaker whose admission needs a round trip (a remote one) hands the
-//! ready service to the response future and keeps a clone, as tower's
+//! a call the response future makes later (a breaker whose admission needs
+//! a round trip, or an inner service that must be polled ready first)
+//! hands the service to the response future and keeps a clone, as tower's
 //! async middleware does (`docs/services.md`, "The tower layer").
 //! [`RegistryLayer`] wraps it in a breaker per key (a host, a route),
 //! picked for each request from a [`Registry`](crate::Registry) of any
@@ -30,12 +31,28 @@
 //!   cause, wait, name, and for the [`RegistryLayer`] the request's key)
 //!   apart from [`CallError::Inner`], the service's own error. The inner
 //!   service is not called. It converts into tower's `BoxError`.
-//! - **Readiness** is the inner service's: `poll_ready` never asks the
-//!   breaker, so a service made ready and then dropped, or never called,
-//!   holds no probe. The breaker is asked in `call`, and the response future
-//!   records the outcome when it completes, or the cancel outcome
+//! - **Readiness fails fast**: [`BreakerService`]'s `poll_ready` reads the
+//!   breaker's [`status`](CircuitBreaker::status) (a read: it elects no
+//!   probe, so a service made ready and then dropped, or never called,
+//!   holds none). A breaker that would reject (open, forced open, or
+//!   probing for another call) makes the service ready at once without
+//!   polling the inner service, which an outage often leaves not ready (a
+//!   pool that reconnects); `call` then rejects. Otherwise the readiness is
+//!   the inner service's. The breaker is asked in `call`, and the response
+//!   future records the outcome when it completes, or the cancel outcome
 //!   ([`Ignored`](tripword::Outcome::Ignored) by default) when it is dropped
-//!   before.
+//!   before. Admitted at `call` while the inner service was not polled
+//!   ready (the breaker's open time ran out in between), the response
+//!   future polls it ready before calling it. [`RegistryLayer`] learns the
+//!   key only at `call`: its readiness is the inner service's, so it cannot
+//!   fail fast by key while that is not ready ([`RegistryService`]).
+//! - **`Send`**: the response futures name the inner service's future, not
+//!   the service or the request, so a layered call is `Send` whenever that
+//!   future is, for a request type that borrows too. A call made later (a
+//!   remote breaker's admission, the readiness above) holds the service and
+//!   the request in a box of the service's [`Deferral`]: `Send` by default,
+//!   or not, for a service that is not, with
+//!   [`BreakerService::local`].
 //!
 //! ```
 //! use std::convert::Infallible;
@@ -71,9 +88,10 @@
 //! # }
 //! ```
 
-// A file each: `future` (the response future, on `crate::call`'s
-// `CallAsync`) <- `service` <- `layer`; `keyed/` the same for a breaker per
-// key, on top of this folder's `future`. Nothing here imports this file.
+// A file each: `deferral` (the boxes of a call made later) <- `future`
+// (the response future, on `crate::call`'s `CallAsync`) <- `service` <-
+// `layer`; `keyed/` the same for a breaker per key, on top of this
+// folder's `deferral` and `future`. Nothing here imports this file.
 
 #[cfg(doc)]
 use tower_layer::Layer;
@@ -89,12 +107,14 @@ use crate::classify::OkOrFailure;
 #[cfg(doc)]
 use crate::policy::CallPolicy;
 
+mod deferral;
 mod future;
 mod keyed;
 mod layer;
 mod service;
 
-pub use future::{DeferredCall, ResponseFuture};
+pub use deferral::{Defer, Deferral, LocalDeferral, SendDeferral};
+pub use future::ResponseFuture;
 pub use keyed::{KeyedResponseFuture, RegistryLayer, RegistryService};
 pub use layer::BreakerLayer;
 pub use service::BreakerService;

@@ -1,34 +1,41 @@
 //! [`BreakerService`], a service behind a breaker.
 
+use core::fmt;
+use core::marker::PhantomData;
 use core::task::{Context, Poll};
 
 use tower_service::Service;
 #[cfg(doc)]
 use tripword::Outcome;
+use tripword::Status;
 use tripword::kit::CircuitBreaker;
 
+use super::deferral::{Defer, LocalDeferral, SendDeferral};
 use super::future::{ClockOf, ResponseFuture};
 use crate::call::error::CallError;
 use crate::classify::{Classify, IntoVerdict, OkOrFailure};
 use crate::policy::{CallPolicy, Timing, Untimed};
 
-/// A service behind a breaker: see the [module](crate::tower) docs.
-#[derive(Clone, Debug)]
-pub struct BreakerService<Svc, H, K = OkOrFailure, S = Untimed> {
+/// A service behind a breaker: see the [module](crate::tower) docs. `D`
+/// is how its response future holds a call it cannot make at once
+/// ([`SendDeferral`], the default: a `Send` box; [`local`](Self::local)
+/// for a service that is not `Send`).
+pub struct BreakerService<Svc, H, K = OkOrFailure, S = Untimed, D = SendDeferral> {
     inner: Svc,
     breaker: H,
     policy: CallPolicy<K, S>,
+    /// Whether the inner service answered ready to `poll_ready` and has
+    /// not been called since (a rejecting breaker's `poll_ready` does not
+    /// poll it, so it stays as it was).
+    ready: bool,
+    deferral: PhantomData<fn() -> D>,
 }
 
 impl<Svc, H> BreakerService<Svc, H> {
     /// `inner` behind `breaker`, with the defaults of
     /// [`BreakerLayer::new`](crate::tower::BreakerLayer::new).
     pub fn new(inner: Svc, breaker: H) -> Self {
-        BreakerService {
-            inner,
-            breaker,
-            policy: CallPolicy::new(),
-        }
+        BreakerService::with_policy(inner, breaker, CallPolicy::new())
     }
 }
 
@@ -39,9 +46,28 @@ impl<Svc, H, K, S> BreakerService<Svc, H, K, S> {
             inner,
             breaker,
             policy,
+            ready: false,
+            deferral: PhantomData,
         }
     }
 
+    /// The same service for an inner service or requests that are not
+    /// `Send` (a service on a `LocalSet`): its response future holds a
+    /// call it cannot make at once in a box that is not `Send`
+    /// ([`LocalDeferral`]). The default needs the inner service and the
+    /// requests to be `Send + 'static`; both need `'static`.
+    pub fn local(self) -> BreakerService<Svc, H, K, S, LocalDeferral> {
+        BreakerService {
+            inner: self.inner,
+            breaker: self.breaker,
+            policy: self.policy,
+            ready: self.ready,
+            deferral: PhantomData,
+        }
+    }
+}
+
+impl<Svc, H, K, S, D> BreakerService<Svc, H, K, S, D> {
     /// The inner service.
     pub fn get_ref(&self) -> &Svc {
         &self.inner
@@ -63,40 +89,94 @@ impl<Svc, H, K, S> BreakerService<Svc, H, K, S> {
     }
 }
 
-impl<Svc, H, K, S, Req> Service<Req> for BreakerService<Svc, H, K, S>
+/// A clone is not ready: its inner service, a clone too, was not polled.
+impl<Svc: Clone, H: Clone, K: Clone, S: Clone, D> Clone for BreakerService<Svc, H, K, S, D> {
+    fn clone(&self) -> Self {
+        BreakerService {
+            inner: self.inner.clone(),
+            breaker: self.breaker.clone(),
+            policy: self.policy.clone(),
+            ready: false,
+            deferral: PhantomData,
+        }
+    }
+}
+
+impl<Svc: fmt::Debug, H: fmt::Debug, K: fmt::Debug, S: fmt::Debug, D> fmt::Debug
+    for BreakerService<Svc, H, K, S, D>
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BreakerService")
+            .field("inner", &self.inner)
+            .field("breaker", &self.breaker)
+            .field("policy", &self.policy)
+            .field("ready", &self.ready)
+            .finish()
+    }
+}
+
+impl<Svc, H, K, S, D, Req> Service<Req> for BreakerService<Svc, H, K, S, D>
 where
     Svc: Service<Req> + Clone,
     H: CircuitBreaker + Clone,
     K: Classify<Svc::Response, Svc::Error> + Clone,
     K::Verdict: IntoVerdict<ClockOf<H>>,
     S: Timing<ClockOf<H>> + Clone,
+    D: Defer<Svc, Req>,
 {
     type Response = Svc::Response;
     type Error = CallError<Svc::Error>;
-    type Future = ResponseFuture<H, Svc, Req, K, S>;
+    type Future = ResponseFuture<H, Svc::Future, K, S, D>;
 
-    /// The inner service's readiness; the breaker is not asked (a ready
-    /// service that is never called holds no probe). An error here is the
-    /// inner service's and is not counted.
+    /// Fails fast: reads the breaker's [`status`](CircuitBreaker::status)
+    /// (a read: it elects no probe and stores nothing). A breaker that
+    /// would reject (`Open`, forced open included, or `Probing`, its probe
+    /// held by another call) makes the service ready at once, without
+    /// polling the inner service: `call` will reject. Otherwise (`Closed`,
+    /// `HalfOpen`) the inner service's readiness; an error there is the
+    /// inner service's ([`CallError::Inner`]) and is not counted.
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx).map_err(CallError::Inner)
+        if rejects(&self.breaker) {
+            return Poll::Ready(Ok(()));
+        }
+        let polled = self.inner.poll_ready(cx);
+        self.ready = matches!(polled, Poll::Ready(Ok(())));
+        polled.map_err(CallError::Inner)
     }
 
-    /// Asks the breaker: admitted, calls the inner service (a panic there is
-    /// a failure); not, returns a future ready with
-    /// [`CallError::Open`] and leaves the inner service alone. An
-    /// admission that needs a round trip (a remote breaker) is awaited by
-    /// the response future, which takes the ready inner service with it and
+    /// Asks the breaker: not admitted, returns a future ready with
+    /// [`CallError::Open`] and leaves the inner service alone; admitted,
+    /// calls the inner service (a panic there is a failure, and unwinds on).
+    /// An admission that needs a round trip (a remote breaker), or one to
+    /// an inner service that `poll_ready` did not poll (the breaker
+    /// rejected then and admits now: its open time ran out, say), is made
+    /// by the response future, which takes the inner service with it and
     /// leaves a clone in its place (the usual tower idiom: `Clone` is
-    /// required for that, and the clone is made only on that path).
+    /// required for that, and the clone is made only on those paths); it
+    /// polls the inner service ready first if it was not, and a readiness
+    /// error there is the call's [`CallError::Inner`], recorded as
+    /// [`Ignored`](Outcome::Ignored) (the dependency was not called).
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
+        let ready = core::mem::replace(&mut self.ready, false);
         ResponseFuture::respond(
             self.breaker.clone(),
             self.policy.clone(),
             &mut self.inner,
             request,
+            ready,
         )
     }
+}
+
+/// Whether `breaker` would reject a call now: its
+/// [`status`](CircuitBreaker::status) is `Open` (forced open included) or
+/// `Probing`. Out of line: the status's rare arms (an open time's
+/// arithmetic, a clock read) would otherwise make every `poll_ready`, and
+/// tower's wrappers around it (`ServiceExt::ready`), too big to inline into
+/// the caller, which costs a closed call more than this call does.
+#[inline(never)]
+fn rejects<H: CircuitBreaker>(breaker: &H) -> bool {
+    matches!(breaker.status(), Status::Open | Status::Probing)
 }

@@ -8,35 +8,38 @@ use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
-use tower_service::Service;
 use tripword::kit::CircuitBreaker;
 
 use crate::call::error::CallError;
+use crate::tower::deferral::{Deferral, SendDeferral};
 use crate::tower::future::ResponseFuture;
 
 pin_project! {
     /// The response future of a [`RegistryService`](crate::tower::RegistryService): the
     /// [`ResponseFuture`] of the request's breaker (`H` is its handle, an
     /// `Arc` of the registry's entry), with the request's key `Q` for the
-    /// error of a rejected call.
+    /// error of a rejected call. As for [`ResponseFuture`], its type names
+    /// the inner future `F`, not the inner service or the request.
     #[must_use = "futures do nothing unless polled; dropped, an admitted call records its cancel outcome"]
-    pub struct KeyedResponseFuture<Q, H, Svc, Req, K, S>
+    pub struct KeyedResponseFuture<Q, H, F, K, S, D = SendDeferral>
     where
         H: CircuitBreaker,
-        Svc: Service<Req>,
+        F: Future,
+        D: Deferral,
     {
         #[pin]
-        response: ResponseFuture<H, Svc, Req, K, S>,
+        response: ResponseFuture<H, F, K, S, D>,
         key: Option<Q>,
     }
 }
 
-impl<Q, H, Svc, Req, K, S, T, E> Future for KeyedResponseFuture<Q, H, Svc, Req, K, S>
+impl<Q, H, F, K, S, D, T, E> Future for KeyedResponseFuture<Q, H, F, K, S, D>
 where
     H: CircuitBreaker,
-    Svc: Service<Req>,
+    F: Future,
+    D: Deferral,
     Q: fmt::Debug,
-    ResponseFuture<H, Svc, Req, K, S>: Future<Output = Result<T, CallError<E>>>,
+    ResponseFuture<H, F, K, S, D>: Future<Output = Result<T, CallError<E>>>,
 {
     type Output = Result<T, CallError<E>>;
 
@@ -53,11 +56,12 @@ where
     }
 }
 
-impl<Q, H, Svc, Req, K, S> fmt::Debug for KeyedResponseFuture<Q, H, Svc, Req, K, S>
+impl<Q, H, F, K, S, D> fmt::Debug for KeyedResponseFuture<Q, H, F, K, S, D>
 where
     Q: fmt::Debug,
     H: CircuitBreaker,
-    Svc: Service<Req>,
+    F: Future,
+    D: Deferral,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyedResponseFuture")
@@ -67,13 +71,14 @@ where
     }
 }
 
-impl<Q, H, Svc, Req, K, S> KeyedResponseFuture<Q, H, Svc, Req, K, S>
+impl<Q, H, F, K, S, D> KeyedResponseFuture<Q, H, F, K, S, D>
 where
     H: CircuitBreaker,
-    Svc: Service<Req>,
+    F: Future,
+    D: Deferral,
 {
     /// `response`, its rejection to name `key`.
-    pub(super) fn new(response: ResponseFuture<H, Svc, Req, K, S>, key: Q) -> Self {
+    pub(super) fn new(response: ResponseFuture<H, F, K, S, D>, key: Q) -> Self {
         KeyedResponseFuture {
             response,
             key: Some(key),

@@ -19,8 +19,10 @@ use crate::policy::{CallPolicy, Untimed};
 /// through a [`BreakerLayer`](crate::tower::BreakerLayer): the same classification
 /// (by default [`OkOrFailure`]; `.classify(StatusClassifier)` for HTTP
 /// status codes), slow-call threshold, cancel outcome
-/// ([`Ignored`](Outcome::Ignored) by default), a panic a failure, readiness
-/// the inner service's. A rejection is [`CallError::Open`], whose
+/// ([`Ignored`](Outcome::Ignored) by default), a panic a failure. Its
+/// readiness is the inner service's, as the key is known only at `call`:
+/// it cannot fail fast by key while the inner service is not ready (see
+/// [`RegistryService`](crate::tower::RegistryService)). A rejection is [`CallError::Open`], whose
 /// [`Rejection`](crate::Rejection) holds the request's key
 /// ([`CallError::key`]) and names it.
 ///
