@@ -24,7 +24,7 @@ use crate::ticket::{Release, Ticket};
 use crate::transition::{self, Decision, Event, Verdict};
 use crate::word::{Corruption, Snapshot, State, TAG_BITS, TAG_PROBING, W32, W64, Word, tag_of};
 #[cfg(target_pointer_width = "64")]
-use crate::word::{TAG_FORCED_OPEN, closed_failures, is_timed};
+use crate::word::{TAG_CLOSED, TAG_FORCED_OPEN, closed_failures, is_timed};
 use core::num::NonZeroUsize;
 
 /// How many `spin_loop` hints a failure waits after losing its count's
@@ -588,7 +588,24 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// `Open`. One load, and a clock read in `Open` or `Probing`.
     #[inline]
     pub fn status(&self) -> Status {
-        transition::status_at(self.config(), self.load(), || self.clock.now())
+        let raw = self.load();
+        // On 64-bit targets (services: a tower layer reads the status on
+        // every request), any `Closed` word, valid or corrupt, reads as
+        // `Closed` here, inline, and the other states, their deadlines and
+        // the clock, out of line. Firmware keeps the one inline decision,
+        // which is smaller (docs/embedded.md, "Footprint").
+        #[cfg(target_pointer_width = "64")]
+        if tag_of(raw.into()) == TAG_CLOSED {
+            return Status::Closed;
+        }
+        self.status_not_closed(raw)
+    }
+
+    /// [`status`](Self::status) past the closed test of 64-bit targets.
+    #[cfg_attr(target_pointer_width = "64", cold, inline(never))]
+    #[cfg_attr(not(target_pointer_width = "64"), inline(always))]
+    fn status_not_closed(&self, raw: W::Raw) -> Status {
+        transition::status_at(self.config(), raw, || self.clock.now())
     }
 
     /// The state as one value (see [`Health`]): a read of the word and the

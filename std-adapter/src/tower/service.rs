@@ -172,11 +172,12 @@ where
 
 /// Whether `breaker` would reject a call now: its
 /// [`status`](CircuitBreaker::status) is `Open` (forced open included) or
-/// `Probing`. Out of line: the status's rare arms (an open time's
-/// arithmetic, a clock read) would otherwise make every `poll_ready`, and
-/// tower's wrappers around it (`ServiceExt::ready`), too big to inline into
-/// the caller, which costs a closed call more than this call does.
-#[inline(never)]
+/// `Probing`. Inline: `tripword`'s own breakers decide a `Closed` word
+/// inline and keep the status's rare arms (an open time's arithmetic, a
+/// clock read) out of line, so `poll_ready` and tower's wrappers around it
+/// (`ServiceExt::ready`) stay small enough to inline into the caller
+/// (`docs/performance/services.md`).
+#[inline]
 fn rejects<H: CircuitBreaker>(breaker: &H) -> bool {
     matches!(breaker.status(), Status::Open | Status::Probing)
 }
