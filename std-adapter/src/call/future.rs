@@ -207,16 +207,14 @@ where
         // during the unwind records a failure.
         let pending = Pending::new(breaker, ticket, timed, p.cancel_outcome());
         let future = make();
-        CallAsync {
-            inner: Guarded::running(pending, ByPolicy::new(policy), future),
-            or_else: None,
-        }
+        Self::running(pending, policy, future)
     }
 
     /// An admitted call whose ticket `pending` already holds (made before
-    /// the protected future, by a caller that had to wait between the
-    /// two: the tower layer's, for the inner service's readiness).
-    #[inline]
+    /// the protected future: by [`admitted`](Self::admitted), or by a
+    /// caller that had to wait between the two: the tower layer's, for the
+    /// inner service's readiness).
+    #[inline(always)]
     pub(crate) fn running(pending: Pending<H>, policy: J, future: F) -> Self {
         CallAsync {
             inner: Guarded::running(pending, ByPolicy::new(policy), future),
