@@ -266,6 +266,7 @@ fn an_entry_reports_its_breakers_health() {
 /// its status alone: a registry of them keeps one that counts a failure
 /// through a flood of made-up keys.
 #[test]
+#[cfg(feature = "macros")]
 fn a_registry_of_named_breakers_keeps_one_counting_failures() {
     use tripword_std::NamedBreaker;
     let config = Config::new()

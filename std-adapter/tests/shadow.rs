@@ -6,8 +6,6 @@
 //! the inner service, polled ready first; switched off, the next call is
 //! rejected. Hand-moved clocks; no timing assertions.
 
-use std::sync::Arc;
-
 use tripword::clock::ManualClock;
 use tripword::kit::{CircuitBreaker, Shadow};
 use tripword::{Breaker, Cause, Config, Observer, Status};
@@ -87,6 +85,7 @@ fn a_registry_of_shadowed_breakers_switched_entry_by_entry() {
 #[cfg(feature = "metrics")]
 mod metrics_counts {
     use std::collections::BTreeMap;
+    use std::sync::Arc;
 
     use metrics::{
         Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit,
@@ -185,6 +184,7 @@ mod metrics_counts {
 #[cfg(all(feature = "tower", feature = "tokio"))]
 mod tower_layer {
     use std::future::{Ready, ready};
+    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::task::{Context, Poll};
 
