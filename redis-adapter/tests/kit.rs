@@ -165,3 +165,44 @@ fn the_trait_names_the_instance_clock_and_the_abandon_outcome() {
         tripword::Release::Stale
     );
 }
+
+/// A fleet key in shadow mode (`tripword::kit::Shadow` around the fleet's
+/// breaker): with the fleet's word open, every call through it is admitted
+/// and runs, the shared word is left as it was (the shadow calls' outcomes
+/// record nothing), and switched off it rejects at once; another instance
+/// sees the word unchanged throughout.
+#[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
+fn a_fleet_key_in_shadow_mode_admits_and_leaves_the_shared_word_alone() {
+    use tripword::kit::Shadow;
+    let server = server();
+    let cfg = config(1, 60_000_000, 1_000_000);
+    let shadowed = Shadow::new(builder(&server, "shadow", cfg).build().unwrap());
+    let other = builder(&server, "shadow", cfg).build().unwrap();
+    assert!(BreakerExt::call(&shadowed, || Err::<(), _>("down")).is_err());
+    assert!(eventually(Duration::from_secs(5), || other.sync().unwrap()
+        == Status::Open));
+    let word = stored(&server, "shadow");
+    let mut ran = 0;
+    for _ in 0..5 {
+        let r = BreakerExt::call(&shadowed, || {
+            ran += 1;
+            Err::<(), _>("still down")
+        });
+        assert!(matches!(r, Err(tripword_std::CallError::Inner(_))));
+    }
+    assert_eq!(ran, 5, "every call ran");
+    assert_eq!(
+        CircuitBreaker::status(&shadowed),
+        Status::Open,
+        "the real state"
+    );
+    assert_eq!(stored(&server, "shadow"), word, "the shared word as it was");
+    shadowed.set_shadow(false);
+    let rejected = BreakerExt::call(&shadowed, || Ok::<_, ()>(())).unwrap_err();
+    assert_eq!(rejected.cause(), Some(Cause::Open));
+    assert_eq!(other.sync().unwrap(), Status::Open);
+}
