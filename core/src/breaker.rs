@@ -21,8 +21,8 @@ use crate::rejected::Rejected;
 use crate::rejected::units_left;
 use crate::status::{Health, Status};
 use crate::ticket::{Release, Ticket};
-use crate::transition::{self, Decision, Event, Verdict};
-use crate::word::{Corruption, Snapshot, State, TAG_BITS, TAG_PROBING, W32, W64, Word, tag_of};
+use crate::transition::{self, Decision, Event};
+use crate::word::{Corruption, Snapshot, TAG_BITS, TAG_PROBING, W32, W64, Word, tag_of};
 #[cfg(target_pointer_width = "64")]
 use crate::word::{TAG_CLOSED, TAG_FORCED_OPEN, closed_failures, is_timed};
 use core::num::NonZeroUsize;
@@ -615,32 +615,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
         let raw = self.load();
         let now = self.clock.now();
         let status = transition::status_at(self.config(), raw, || now);
-        let Ok(snap) = Snapshot::decode::<W>(raw) else {
-            return Health::of_status(status);
-        };
-        let (failures, trips, forced) = match snap.state {
-            State::Closed { failures } => (failures, 0, false),
-            State::Open { trips, .. }
-            | State::HalfOpen { trips }
-            | State::Probing { trips, .. }
-            | State::OpenUntil { trips, .. } => (0, trips, false),
-            State::ForcedOpen => (0, 0, true),
-        };
-        let retry_after = match transition::apply(self.config(), raw, Event::Admit, || now).verdict
-        {
-            Verdict::Rejected(rejected) => rejected.retry_after(),
-            _ => None,
-        };
-        Health {
-            status,
-            counter: Some(snap.counter),
-            failures,
-            trips,
-            window_calls: 0,
-            window_failures: 0,
-            forced,
-            retry_after,
-        }
+        transition::health_at(self.config(), raw, status, Some(now))
     }
 
     /// Holds the breaker open until [`force_close`](Self::force_close): no

@@ -36,8 +36,8 @@
 use crate::config::ValidConfig;
 use crate::outcome::Outcome;
 use crate::rejected::{Rejected, units_left};
-use crate::status::Status;
-use crate::word::{Layout, Phase, Word, counter_of, is_timed, tag, tag_of};
+use crate::status::{Health, Status};
+use crate::word::{Layout, Phase, Snapshot, State, Word, counter_of, is_timed, tag, tag_of};
 
 /// Something that happens to a breaker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -350,6 +350,47 @@ pub fn status_at<W: Word>(
         tag::HALF_OPEN if l.is_valid(w, 0) => Status::HalfOpen,
         tag::FORCED_OPEN if l.is_valid(w, 0) => Status::Open,
         _ => Status::Closed,
+    }
+}
+
+/// What `word` says as a [`Health`]: its counts and counter decoded, with
+/// `status` as the caller reads it (usually [`status_at`] of the same word
+/// and reading) and, when `now` is given, the wait of the rejection an
+/// admission at `now` would get ([`apply`]'s). A read: nothing is stored or
+/// reported. A corrupt word says only its status (spec I8). What
+/// `Breaker::health` returns, for a crate that keeps the word elsewhere.
+pub fn health_at<W: Word>(
+    config: &ValidConfig<W>,
+    word: W::Raw,
+    status: Status,
+    now: Option<u64>,
+) -> Health {
+    let Ok(snap) = Snapshot::decode::<W>(word) else {
+        return Health::of_status(status);
+    };
+    let (failures, trips, forced) = match snap.state {
+        State::Closed { failures } => (failures, 0, false),
+        State::Open { trips, .. }
+        | State::HalfOpen { trips }
+        | State::Probing { trips, .. }
+        | State::OpenUntil { trips, .. } => (0, trips, false),
+        State::ForcedOpen => (0, 0, true),
+    };
+    let retry_after = now.and_then(
+        |now| match apply(config, word, Event::Admit, || now).verdict {
+            Verdict::Rejected(rejected) => rejected.retry_after(),
+            _ => None,
+        },
+    );
+    Health {
+        status,
+        counter: Some(snap.counter),
+        failures,
+        trips,
+        window_calls: 0,
+        window_failures: 0,
+        forced,
+        retry_after,
     }
 }
 

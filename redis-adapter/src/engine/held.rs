@@ -5,7 +5,7 @@
 
 use super::Inner;
 use super::config::{fleet_holds, follower_status};
-use super::words::{shared_health, shared_status, word_health};
+use super::words::{shared_health, shared_status};
 use tripword::transition::{self, Event, Verdict};
 use tripword::word::{Snapshot, State};
 use tripword::{Health, Status, W64};
@@ -30,7 +30,7 @@ impl Inner {
         if self.check.following()
             && let Some(status) = follower_status(&self.config, word)
         {
-            let mut health = word_health(&self.config, word, status, None);
+            let mut health = tripword::transition::health_at(&self.config, word, status, None);
             health.retry_after =
                 fleet_holds(&self.config, word, self.estimate()).and_then(|why| why.retry_after());
             return health;

@@ -7,7 +7,6 @@
 //! the fleet is closed.
 
 use super::mirror::{CLEAR, HELD, RUN};
-use super::words::word_health;
 use crate::observer::{FleetObserver, Scope};
 use crate::time::LocalClock;
 use std::cell::Cell as Slot;
@@ -136,11 +135,11 @@ impl Local {
     }
 
     /// The state as one value, at one reading of its clock (see
-    /// [`word_health`]).
+    /// [`tripword::transition::health_at`]).
     pub(crate) fn health(&self) -> Health {
         let (word, now) = (self.word(), self.clock.micros());
         let status = transition::status_at(&self.config, word, || now);
-        word_health(&self.config, word, status, Some(now))
+        transition::health_at(&self.config, word, status, Some(now))
     }
 
     /// Trips the breaker if it is closed: `failure_threshold` failures

@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
-use tripword::transition::{self, Event, Verdict};
+use tripword::transition;
 use tripword::word::{Snapshot, State};
 use tripword::{Health, Status, ValidConfig, W64, Word};
 
@@ -166,45 +166,5 @@ pub(crate) fn shared_status(config: &ValidConfig<W64>, word: u64, now: Option<u6
 pub(crate) fn shared_health(config: &ValidConfig<W64>, word: u64, now: Option<u64>) -> Health {
     let held = Snapshot::decode::<W64>(word);
     let now = now.filter(|&now| !before_stamp(config, held, now));
-    word_health(config, word, shared_status(config, word, now), now)
-}
-
-/// What `word` says as a [`Health`], with the status `status` (as the
-/// caller reads it) and, when `now` is given, the wait of the rejection an
-/// admission at `now` would get (the pure layer's, as the core breaker's
-/// health reads it). A corrupt word says only its status (spec I8).
-pub(crate) fn word_health(
-    config: &ValidConfig<W64>,
-    word: u64,
-    status: Status,
-    now: Option<u64>,
-) -> Health {
-    let Ok(snap) = Snapshot::decode::<W64>(word) else {
-        return Health::of_status(status);
-    };
-    let (failures, trips, forced) = match snap.state {
-        State::Closed { failures } => (failures, 0, false),
-        State::Open { trips, .. }
-        | State::HalfOpen { trips }
-        | State::Probing { trips, .. }
-        | State::OpenUntil { trips, .. } => (0, trips, false),
-        State::ForcedOpen => (0, 0, true),
-    };
-    let retry_after =
-        now.and_then(
-            |now| match transition::apply(config, word, Event::Admit, || now).verdict {
-                Verdict::Rejected(why) => why.retry_after(),
-                _ => None,
-            },
-        );
-    Health {
-        status,
-        counter: Some(snap.counter),
-        failures,
-        trips,
-        window_calls: 0,
-        window_failures: 0,
-        forced,
-        retry_after,
-    }
+    transition::health_at(config, word, shared_status(config, word, now), now)
 }
