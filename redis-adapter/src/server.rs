@@ -93,8 +93,12 @@ impl RedisServer {
             dir,
         };
         let until = Instant::now() + wait;
+        // Answering is not enough: a stranger that took the port first
+        // answers too (and this child then exits). Only its own process id
+        // counts.
+        let own = server.pid();
         loop {
-            if server.ping() {
+            if server.ping() && server.process_id() == own {
                 return Ok(server);
             }
             if let Some(c) = server.child.as_mut()
@@ -123,6 +127,34 @@ impl RedisServer {
         let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
         let mut buf = [0u8; 7];
         s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    }
+
+    /// The `process_id` of whatever answers `INFO server` on the port.
+    fn process_id(&self) -> Option<u32> {
+        let mut s = TcpStream::connect_timeout(
+            &(Ipv4Addr::LOCALHOST, self.port).into(),
+            Duration::from_secs(1),
+        )
+        .ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+        s.write_all(b"INFO server\r\n").ok()?;
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 4096];
+        while reply.len() < 1 << 16 {
+            let n = s.read(&mut buf).ok()?;
+            if n == 0 {
+                break;
+            }
+            reply.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&reply);
+            if let Some(at) = text.find("process_id:") {
+                let digits = &text[at + "process_id:".len()..];
+                if let Some(end) = digits.find("\r\n") {
+                    return digits[..end].parse().ok();
+                }
+            }
+        }
+        None
     }
 
     /// The port.

@@ -81,59 +81,50 @@ fn cluster_of(name: &str, replicas: usize) -> LocalCluster {
     };
     let nodes = 3 * (1 + replicas);
     for _ in 0..nodes {
-        let (port, bus) = (free_port(), free_port());
-        let child = Command::new(server::binary())
-            .args(["--port", &port.to_string()])
-            .args(["--bind", "127.0.0.1"])
-            .args(["--cluster-enabled", "yes"])
-            .args(["--cluster-port", &bus.to_string()])
-            .arg("--cluster-config-file")
-            .arg(cluster.dir.join(format!("nodes-{port}.conf")))
-            // Without replicas, no failover: a node paused for a while is
-            // not declared failed. With replicas, a failover election that
-            // gets no votes is tried again after four node timeouts.
-            .args([
-                "--cluster-node-timeout",
-                if replicas == 0 { "60000" } else { "5000" },
-            ])
-            .arg("--logfile")
-            .arg(cluster.dir.join(format!("node-{port}.log")))
-            .args(["--save", ""])
-            .args(["--appendonly", "no"])
-            .arg("--dir")
-            .arg(&cluster.dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
+        // A port free when picked may be taken before the node binds it
+        // (by another test's node, or as the local end of a connection):
+        // the node then exits, or a stranger answers on it. Only our own
+        // process answering counts; otherwise try other ports.
+        let mut tries = Vec::new();
+        let (child, port) = loop {
+            let (port, bus) = (listen_port(), listen_port());
+            if port == bus {
+                continue;
+            }
+            let mut child = cluster.spawn_node(port, bus, replicas);
+            if answers_as(&mut child, port) {
+                break (child, port);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            tries.push(port);
+            assert!(
+                tries.len() < 8,
+                "no node started on ports {tries:?}: {}",
+                cluster.log(port)
+            );
+        };
         cluster.children.push(child);
         cluster.ports.push(port);
-    }
-    for &port in &cluster.ports {
-        assert!(
-            eventually(LONG, || {
-                redis::Client::open(url(port))
-                    .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
-                    .is_ok()
-            }),
-            "node {port} answers"
-        );
     }
     let mut create = Command::new(cli());
     create.arg("--cluster").arg("create");
     for &port in &cluster.ports {
         create.arg(format!("127.0.0.1:{port}"));
     }
-    let status = create
+    let out = create
         .args(["--cluster-replicas", &replicas.to_string()])
         .arg("--cluster-yes")
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
+        .output()
         .expect("run redis-cli --cluster create");
-    assert!(status.success(), "redis-cli --cluster create: {status}");
+    assert!(
+        out.status.success(),
+        "redis-cli --cluster create: {}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Every node sees every slot served by the three.
     let ports = cluster.ports.clone();
     assert!(
@@ -188,6 +179,58 @@ impl LocalCluster {
         let status = Command::new("kill").args([sig, &pid]).status().unwrap();
         assert!(status.success(), "kill {sig} {pid}");
     }
+}
+
+impl LocalCluster {
+    /// Starts a cluster node on `port` with its bus on `bus`.
+    fn spawn_node(&self, port: u16, bus: u16, replicas: usize) -> Child {
+        Command::new(server::binary())
+            .args(["--port", &port.to_string()])
+            .args(["--bind", "127.0.0.1"])
+            .args(["--cluster-enabled", "yes"])
+            .args(["--cluster-port", &bus.to_string()])
+            .arg("--cluster-config-file")
+            .arg(self.dir.join(format!("nodes-{port}.conf")))
+            // Without replicas, no failover: a node paused for a while is
+            // not declared failed. With replicas, a failover election that
+            // gets no votes is tried again after four node timeouts.
+            .args([
+                "--cluster-node-timeout",
+                if replicas == 0 { "60000" } else { "5000" },
+            ])
+            .arg("--logfile")
+            .arg(self.dir.join(format!("node-{port}.log")))
+            .args(["--save", ""])
+            .args(["--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server")
+    }
+}
+
+/// Whether `child` itself answers on `port` (its `process_id`), waiting up
+/// to [`LONG`]; false as soon as it has exited (its port was taken).
+fn answers_as(child: &mut Child, port: u16) -> bool {
+    let pid = format!("process_id:{}\r\n", child.id());
+    let until = Instant::now() + LONG;
+    while Instant::now() < until {
+        if child.try_wait().ok().flatten().is_some() {
+            return false;
+        }
+        let info: Option<String> = redis::Client::open(url(port))
+            .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
+            .and_then(|mut c| redis::cmd("INFO").arg("server").query(&mut c))
+            .ok();
+        if info.is_some_and(|i| i.contains(&pid)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
 }
 
 fn url(port: u16) -> String {

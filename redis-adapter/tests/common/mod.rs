@@ -338,6 +338,29 @@ impl Drop for Processes {
     }
 }
 
+/// A port nothing listens on now, for a server a test starts: picked at
+/// random below the kernel's ephemeral range, so that no connection's
+/// local end takes it before the server binds it (another test's server
+/// still may: a caller checks that its own server answers).
+pub fn listen_port() -> u16 {
+    use std::hash::{BuildHasher, RandomState};
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    if low < 12000 {
+        return free_port();
+    }
+    let span = u64::from(low - 11000);
+    for i in 0u64..64 {
+        let port = 10000 + (RandomState::new().hash_one(i) % span) as u16;
+        if std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port)).is_ok() {
+            return port;
+        }
+    }
+    free_port()
+}
+
 /// A port nothing listens on now (the OS's pick of a free one).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
