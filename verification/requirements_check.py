@@ -212,7 +212,7 @@ def _ignored_under_miri(root: Path, path: str, name: str) -> bool:
             while j >= 0 and lines[j].strip() and not lines[j].rstrip().endswith(("}", ";", "{")):
                 above.append(lines[j])
                 j -= 1
-            if re.search(r"cfg_attr\(\s*miri\s*,\s*ignore", " ".join(above)):
+            if re.search(r"cfg_attr\(\s*miri\s*,\s*ignore", " ".join(reversed(above))):
                 return True
     return False
 
