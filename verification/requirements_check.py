@@ -29,6 +29,7 @@ one summary line, last.
 """
 
 import argparse
+import functools
 import re
 import sys
 from dataclasses import dataclass, field
@@ -190,20 +191,25 @@ def _sources(root: Path, path: str) -> list[Path] | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def _read(f: Path) -> str:
+    return f.read_text(encoding="utf-8", errors="replace")
+
+
 def _defines(root: Path, path: str, name: str) -> bool | None:
     """Whether `fn name` is in the cited source; None when it is gone."""
     files = _sources(root, path)
     if files is None:
         return None
     pattern = re.compile(r"\bfn\s+" + re.escape(name) + r"\s*[(<]")
-    return any(pattern.search(f.read_text(encoding="utf-8", errors="replace")) for f in files)
+    return any(pattern.search(_read(f)) for f in files)
 
 
 def _ignored_under_miri(root: Path, path: str, name: str) -> bool:
     """Whether the attributes right above `fn name` ignore it under Miri."""
     pattern = re.compile(r"\bfn\s+" + re.escape(name) + r"\s*[(<]")
     for f in _sources(root, path) or []:
-        lines = f.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = _read(f).splitlines()
         for i, line in enumerate(lines):
             if not pattern.search(line):
                 continue
@@ -219,6 +225,7 @@ def _ignored_under_miri(root: Path, path: str, name: str) -> bool:
 
 def check(root: Path) -> Report:
     """Runs every check on the repository at `root`."""
+    _read.cache_clear()
     problems: list[str] = []
     req = root / REQUIREMENTS
     if not req.is_file():
