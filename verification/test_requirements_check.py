@@ -78,7 +78,7 @@ SOURCES = {
     "fuzz/src/run.rs": "pub fn run(data: &[u8]) {}\n",
     "std/tests/registry.rs": "#[test]\nfn keeps_knowledge() {}\n",
     "verification/tests/fleet_model/main.rs": "mod model;\n#[test]\nfn holds() {}\n",
-    "verification/tests/fleet_model/model.rs": "fn helper() {}\n",
+    "verification/tests/fleet_model/model.rs": "fn step() {}\n",
 }
 
 
