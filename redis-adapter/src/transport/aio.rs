@@ -296,3 +296,6 @@ impl<'a> AsyncOp<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
