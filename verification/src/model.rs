@@ -112,7 +112,7 @@
 //! assert_eq!(m.status(15), Status::Probing);
 //! ```
 
-use tripword::word::{Layout, Word};
+use tripword::word::{Layout, Snapshot, State, Word};
 use tripword::{Cause, Jitter, Outcome, Status, ValidConfig};
 
 /// The model's config: what the user set, the time shift the spec's rule
@@ -858,6 +858,68 @@ impl Model {
     pub fn force_close(&mut self) {
         self.clear_last();
         self.go(ModelState::Closed { failures: 0 });
+    }
+}
+
+/// Loading a state, for the checks that start from an arbitrary word
+/// (`every_word`): constructors only, the rules above are untouched.
+impl Model {
+    /// A model in `state` that has made `counter` state changes; `None`
+    /// when the model cannot be in `state` under its config (a `Closed`
+    /// failure count at or above the threshold: the N-th failure trips).
+    pub fn with_state(config: ModelConfig, state: ModelState, counter: u64) -> Option<Self> {
+        if let ModelState::Closed { failures } = state
+            && failures >= config.failure_threshold
+        {
+            return None;
+        }
+        Some(Model {
+            state,
+            counter,
+            ..Model::new(config)
+        })
+    }
+
+    /// The model of a decoded word: its state and counter, a timestamp or
+    /// deadline of `u` units taken as the clock reading `u << s` that
+    /// starts that unit. `None` where [`with_state`](Self::with_state)
+    /// says the model cannot be in that state (the word is then corrupt
+    /// under this config, SPEC I8).
+    pub fn from_snapshot(config: ModelConfig, snapshot: &Snapshot) -> Option<Self> {
+        let at = |units: u64| units << config.time_shift;
+        let state = match snapshot.state {
+            State::Closed { failures } => ModelState::Closed { failures },
+            State::Open { since, trips } => ModelState::Open {
+                since: at(since),
+                trips: u64::from(trips),
+            },
+            State::HalfOpen { trips } => ModelState::HalfOpen {
+                trips: u64::from(trips),
+            },
+            State::Probing { since, trips } => ModelState::Probing {
+                since: at(since),
+                trips: u64::from(trips),
+            },
+            State::ForcedOpen => ModelState::ForcedOpen,
+            State::OpenUntil { until, trips } => ModelState::OpenUntil {
+                until: at(until),
+                trips: u64::from(trips),
+            },
+            // A state the core decodes and the model does not know yet: the
+            // model cannot be in it, so a check that loads the word reads it
+            // as corrupt, and disagrees with the core's answers from it until
+            // the model learns the state (an arm above).
+            #[allow(unreachable_patterns)]
+            _ => return None,
+        };
+        Self::with_state(config, state, u64::from(snapshot.counter))
+    }
+
+    /// What a corrupt word whose counter field holds `counter` becomes
+    /// before any event applies to it (SPEC I8, fail open): `Closed` with
+    /// no failures and the next counter, so no earlier ticket counts.
+    pub fn repaired(config: ModelConfig, counter: u64) -> Self {
+        Model::with_counter(config, counter + 1)
     }
 }
 
