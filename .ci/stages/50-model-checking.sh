@@ -66,3 +66,17 @@ cargo test --workspace --test fleet_model -- --ignored --nocapture two_losses \
 fleet=$(grep -Eo '^two losses: [0-9]+ states \([0-9]+ unique\)' target/ci-fleet-model.log | grep -Eo '\([0-9]+' | tr -d '(')
 grep -q '^test result: ok. 1 passed' target/ci-fleet-model.log
 note "fleet model, two losses of the key: ${fleet:-?} unique states, every property holds"
+# Every 32-bit word against the model (tests/every_word.rs; the full run is
+# the every_word binary, docs/verification.md "Every 32-bit word"): a shard
+# of 2^14 of the 2^32 words under one config, both picked from the commit
+# hash so that successive commits cover other words; about 3 s on 2 cores.
+# `--workspace` reuses stage 30's build, as above.
+ew_hash=$((0x$(git rev-parse --short=8 HEAD)))
+ew_configs=(default jitter-equal jitter-full long ticks)
+ew_config=${ew_configs[$((ew_hash % ${#ew_configs[@]}))]}
+ew_shard="$(((ew_hash / ${#ew_configs[@]}) % 262144))/262144"
+EVERY_WORD_CONFIG=$ew_config EVERY_WORD_SHARD=$ew_shard \
+  cargo test --workspace --test every_word -- --ignored --nocapture every_w32_word \
+  2>&1 | tee target/ci-every-word.log
+grep -q '^test result: ok. 1 passed' target/ci-every-word.log
+note "$(grep -Eo '^every_word [a-z-]+: W32 shard [0-9/]+.*disagreements' target/ci-every-word.log)"
