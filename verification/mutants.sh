@@ -9,8 +9,10 @@
 #                                              judged by its own tests with
 #                                              every feature on (one tier)
 #   bash verification/mutants.sh redis [-j N]  every mutant of `tripword-redis`,
-#                                              judged by its own tests (they
-#                                              start redis-server; one tier)
+#                                              in two stages: its unit tests,
+#                                              then every test of it (they
+#                                              start redis-server) on what
+#                                              the unit tests missed
 #   bash verification/mutants.sh std-diff BASE, redis-diff BASE
 #                                              only the adapter's mutants in
 #                                              code changed since BASE (CI)
@@ -22,6 +24,13 @@
 # fast paths on every word, linearizability, mutant killers; about 50 s a
 # mutant, because each rebuilds nine optimised test binaries). A mutant is
 # missed only if both tiers miss it; the exit status is non-zero then.
+#
+# An adapter with a `.cargo/mutants-<adapter>-unit.toml` (tripword-redis) is
+# judged in two stages the same way: stage one by its unit tests alone
+# (`--lib`, seconds a mutant), stage two by all its tests (the Redis ones
+# start redis-server: about a minute a mutant) only on what stage one missed.
+# A timeout in stage one is detected (a unit test hung), as cargo-mutants
+# counts it.
 #
 # MUTANTS_MAX (default 40): in `diff` mode, more mutants than this are tested
 # as a shard of that size, chosen by the commit, so CI stays bounded and
@@ -85,19 +94,49 @@ case $mode in std | redis | std-diff | redis-diff)
   if [ "${MUTANTS_IN_PLACE:-0}" = 1 ]; then
     place=(--in-place)
   fi
-  cargo mutants -p "$pkg" "${features[@]}" --config "$config" "${select[@]}" "${shard[@]}" \
-    "${place[@]}" -o "$out/$adapter" "$@" || status=$?
-  if [ "$adapter" = redis ]; then
-    # Servers of test processes killed by a timeout, or of mutants of the
-    # server handle's `Drop`.
-    bash verification/reap-redis.sh
-  fi
-  case $status in 0 | 2 | 3) ;; *) echo "mutants: $pkg run failed ($status)"; exit "$status" ;; esac
-  o="$out/$adapter/mutants.out"
+  # Servers of test processes killed by a timeout, or of mutants of the
+  # server handle's `Drop`.
+  reap() { if [ "$adapter" = redis ]; then bash verification/reap-redis.sh; fi; }
   n() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
-  echo "mutants: $pkg caught $(n "$o/caught.txt"), unviable $(n "$o/unviable.txt"), timeouts $(n "$o/timeout.txt") (detected), missed $(n "$o/missed.txt")" | tee "$out/summary"
-  if [ -s "$o/missed.txt" ]; then
-    cat "$o/missed.txt"
+  unit=".cargo/mutants-$adapter-unit.toml"
+  if [ ! -f "$unit" ]; then
+    cargo mutants -p "$pkg" "${features[@]}" --config "$config" "${select[@]}" "${shard[@]}" \
+      "${place[@]}" -o "$out/$adapter" "$@" || status=$?
+    reap
+    case $status in 0 | 2 | 3) ;; *) echo "mutants: $pkg run failed ($status)"; exit "$status" ;; esac
+    o="$out/$adapter/mutants.out"
+    echo "mutants: $pkg caught $(n "$o/caught.txt"), unviable $(n "$o/unviable.txt"), timeouts $(n "$o/timeout.txt") (detected), missed $(n "$o/missed.txt")" | tee "$out/summary"
+    if [ -s "$o/missed.txt" ]; then
+      cat "$o/missed.txt"
+      exit 2
+    fi
+    exit 0
+  fi
+  # Two stages. Both configs must select the same mutants (the same
+  # exclusions), or stage one would judge mutants stage two leaves out, or
+  # drop some that stage two never sees.
+  if ! cmp -s <(cargo mutants -p "$pkg" --config "$unit" --list) <(cargo mutants -p "$pkg" --config "$config" --list); then
+    echo "mutants: $unit and $config select different mutants (their exclusions differ)"
+    exit 1
+  fi
+  cargo mutants -p "$pkg" "${features[@]}" --config "$unit" "${select[@]}" "${shard[@]}" \
+    "${place[@]}" -o "$out/$adapter-unit" "$@" || status=$?
+  reap
+  case $status in 0 | 2 | 3) ;; *) echo "mutants: $pkg stage one failed to run ($status)"; exit "$status" ;; esac
+  o1="$out/$adapter-unit/mutants.out"
+  o2="$out/$adapter/mutants.out"
+  if [ -s "$o1/missed.txt" ]; then
+    # The names, as regexes matching exactly (with their places).
+    re="^($(sed -e 's/[][\\.^$*+?(){}|/]/\\&/g' "$o1/missed.txt" | paste -sd'|'))\$"
+    status=0
+    cargo mutants -p "$pkg" "${features[@]}" --config "$config" -F "$re" \
+      "${place[@]}" -o "$out/$adapter" "$@" || status=$?
+    reap
+    case $status in 0 | 2 | 3) ;; *) echo "mutants: $pkg stage two failed to run ($status)"; exit "$status" ;; esac
+  fi
+  echo "mutants: $pkg stage one (unit tests) caught $(n "$o1/caught.txt"), unviable $(n "$o1/unviable.txt"), timeouts $(n "$o1/timeout.txt") (detected); stage two (every test) caught $(n "$o2/caught.txt") of $(n "$o1/missed.txt"), timeouts $(n "$o2/timeout.txt") (detected); missed $(n "$o2/missed.txt")" | tee "$out/summary"
+  if [ -s "$o2/missed.txt" ]; then
+    cat "$o2/missed.txt"
     exit 2
   fi
   exit 0
