@@ -5,9 +5,11 @@
 //! binary `every_word` runs the same check sharded (`docs/verification.md`,
 //! "Every 32-bit word").
 
-use tripword::{W32, W64};
-use tripword_verification::every_word::{self, Checker, Tally, fields};
-use tripword_verification::harness::XorShift;
+use tripword::transition::Event;
+use tripword::word::Snapshot;
+use tripword::{Outcome, W32, W64, Word};
+use tripword_verification::every_word::{self, Checker, Tally, fields, lean};
+use tripword_verification::harness::{self, XorShift};
 
 fn assert_agrees(what: &str, tally: &Tally) {
     let first: Vec<String> = tally.first.iter().map(ToString::to_string).collect();
@@ -18,6 +20,81 @@ fn assert_agrees(what: &str, tally: &Tally) {
         tally.disagreements,
         first.join("\n")
     );
+}
+
+/// The lock-free, allocation-free runners of `every_word::lean` observe
+/// what the harness's do, on words of every tag at their readings.
+fn lean_is_the_harness<W: Word>(name: &'static str, config: tripword::Config, words: &[u64]) {
+    let checker = Checker::<W>::new(name, config).expect("valid");
+    let valid = checker.valid();
+    for &raw in words {
+        let w = W::from_u64(raw);
+        let own = Snapshot::counter_bits::<W>(w);
+        let (model, _) = checker.start(raw);
+        for now in checker.readings(&model) {
+            let (a, b, q) = harness::status_both(valid, w, now);
+            assert_eq!(
+                (a, b, q),
+                lean::status_both(valid, w, now),
+                "{raw:#x} at {now}"
+            );
+            for event in [
+                Event::Admit,
+                Event::Release {
+                    counter: own,
+                    outcome: Outcome::Failure,
+                },
+                Event::Release {
+                    counter: own,
+                    outcome: Outcome::Success,
+                },
+                Event::FailureFor {
+                    counter: own,
+                    open_for: 5,
+                },
+                Event::ForceOpen,
+                Event::ForceOpenFor { open_for: 9 },
+                Event::ForceClose,
+            ] {
+                let seen = |l: lean::Seen| harness::Seen {
+                    verdict: l.verdict,
+                    word: l.word,
+                    reads: u64::from(l.reads),
+                    transitions: l.transitions().collect(),
+                    corrupt: l.corrupt,
+                };
+                let what = format!("{raw:#x}, {event:?} at {now}");
+                assert_eq!(
+                    harness::through_pure(valid, w, event, now),
+                    seen(lean::through_pure(valid, w, event, now)),
+                    "pure: {what}"
+                );
+                for probe in [false, true] {
+                    let l = lean::through_breaker(valid, w, event, now, probe);
+                    assert!(l.corrupt_reports <= 1, "{what}");
+                    assert_eq!(
+                        harness::through_breaker(valid, w, event, now, probe),
+                        seen(l),
+                        "breaker: {what}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_lean_runners_observe_what_the_harness_does() {
+    let mut rng = XorShift::new(0x1ea2);
+    let mut words: Vec<u64> = (0..8).collect();
+    words.extend((0..64).map(|_| rng.next_u64() & u64::from(u32::MAX)));
+    for (name, config) in every_word::configs() {
+        lean_is_the_harness::<W32>(name, config, &words);
+    }
+    let (name, config) = every_word::configs()[0];
+    let checker = Checker::<W64>::new(name, config).expect("valid");
+    let w64: Vec<u64> = fields::words(&checker).into_iter().step_by(7).collect();
+    lean_is_the_harness::<W64>(name, config, &w64);
 }
 
 /// Pseudo-random `W32` words (every field spread), and the first and last

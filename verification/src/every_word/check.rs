@@ -3,13 +3,11 @@
 
 use tripword::transition::{Event, Verdict};
 use tripword::word::Snapshot;
-use tripword::{Config, ConfigError, Jitter, Outcome, ValidConfig, Word};
+use tripword::{Config, ConfigError, Jitter, Outcome, Transition, ValidConfig, Word};
 
-use crate::harness::{
-    Seen, rejection_matches, state_mismatch, status_both, through_breaker, through_pure,
-    transitions_match,
-};
-use crate::model::{Model, ModelConfig, ModelState};
+use super::lean::{Seen, status_both, through_breaker, through_pure};
+use crate::harness::{counter_matches, rejection_matches, state_mismatch};
+use crate::model::{Model, ModelConfig, ModelState, ModelTransition};
 
 /// An event, with a release's ticket counter relative to the word's own
 /// counter field (`-1` stale, `0` its own, `+1` one ahead).
@@ -421,14 +419,22 @@ impl<W: Word> Checker<W> {
         if (pure.reads > 0) != m.read_clock() {
             return Some("clock read vs the model");
         }
-        if !transitions_match(
-            &self.mcfg,
-            pure.transitions.iter().copied(),
-            m.transitions(),
-        ) {
+        // `harness::transitions_match`, without collecting.
+        let same = |c: Transition, m: &ModelTransition| {
+            c.from == m.from.status()
+                && c.to == m.to.status()
+                && c.forced == m.forced()
+                && counter_matches(&self.mcfg, m.counter, c.counter)
+        };
+        if pure.count as usize != m.transitions().len()
+            || !pure
+                .transitions()
+                .zip(m.transitions())
+                .all(|(c, m)| same(c, m))
+        {
             return Some("transitions vs the model");
         }
-        if pure.corrupt != corrupt.then_some(raw) {
+        if pure.corrupt != corrupt.then_some(raw) || pure.corrupt_reports > 1 {
             return Some("corrupt-word report vs the model's verdict on the word");
         }
         match Snapshot::decode::<W>(W::from_u64(pure.word)) {

@@ -20,6 +20,7 @@
 
 mod check;
 pub mod fields;
+pub mod lean;
 
 pub use check::{Checker, Disagreement, Ev, KEEP, Tally};
 
