@@ -22,7 +22,9 @@ use crate::rejected::units_left;
 use crate::status::{Health, Status};
 use crate::ticket::{Release, Ticket};
 use crate::transition::{self, Decision, Event};
-use crate::word::{Corruption, Snapshot, TAG_BITS, TAG_PROBING, W32, W64, Word, tag_of};
+use crate::word::{
+    Corruption, RECOVERY, Snapshot, TAG_BITS, TAG_PROBING, TAG_TRIAL, W32, W64, Word, tag_of,
+};
 #[cfg(target_pointer_width = "64")]
 use crate::word::{TAG_CLOSED, TAG_FORCED_OPEN, closed_failures, is_timed};
 use core::num::NonZeroUsize;
@@ -142,27 +144,43 @@ enum Common {
 
 /// What [`Breaker::run_common`] decided, folded into one machine word so
 /// that it comes back in a register beside the word: a rejection is its own
-/// bits (a [`Rejected`], whose two low bits, the cause, are never 2); any
-/// other decision is `2 | decision << 2`.
+/// bits (a [`Rejected`]); any other decision is a value no rejection takes.
+/// Without the recovery states a rejection's cause (its two low bits) is
+/// never 2, and the others are `2 | decision << 2`; with them (the ramp's
+/// cause is 2) they are `(decision + 1) << 2`, cause 0 with a wait, which
+/// no rejection is (cause 0 is the operator's hold, which has none).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Folded(usize);
 
 impl Folded {
-    const OTHER: usize = 2;
-    const RECORDED: Folded = Folded(Self::OTHER | (Decision::Recorded as usize) << 2);
+    const RECORDED: Folded = Folded::other(Decision::Recorded);
+
+    #[inline(always)]
+    const fn other(d: Decision) -> Folded {
+        if RECOVERY {
+            Folded((d as usize + 1) << 2)
+        } else {
+            Folded(2 | (d as usize) << 2)
+        }
+    }
 
     #[inline(always)]
     fn of<W: Word>(applied: &cell::Applied<W>) -> Folded {
         match applied.decision {
             Decision::Rejected => Folded(applied.rejected().bits()),
-            d => Folded(Self::OTHER | (d as usize) << 2),
+            d => Folded::other(d),
         }
     }
 
     /// The rejection, if it is one.
     #[inline(always)]
     fn rejected(self) -> Option<Rejected> {
-        (self.0 & 3 != Self::OTHER).then_some(Rejected::from_bits(self.0))
+        let rejected = if RECOVERY {
+            self.0 & 3 != 0 || self.0 == 0
+        } else {
+            self.0 & 3 != 2
+        };
+        rejected.then_some(Rejected::from_bits(self.0))
     }
 }
 
@@ -416,7 +434,9 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
         let raw: u64 = word.into();
         let result = match folded.rejected() {
             Some(rejected) => Err(rejected),
-            None if tag_of(raw) == TAG_PROBING => Ok(Ticket::probe(self.origin(), &W::LAYOUT, raw)),
+            None if tag_of(raw) == TAG_PROBING || (RECOVERY && tag_of(raw) == TAG_TRIAL) => {
+                Ok(Ticket::probe(self.origin(), &W::LAYOUT, raw))
+            }
             None => Ok(Ticket::admitted(self.origin(), &W::LAYOUT, raw)),
         };
         admitted(&self.observer, result)

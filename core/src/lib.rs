@@ -75,6 +75,7 @@ pub mod kit;
 pub mod log;
 mod observer;
 mod outcome;
+mod recovery;
 pub mod rate;
 mod rejected;
 mod status;
@@ -89,6 +90,9 @@ pub use clock::Clock;
 #[cfg(feature = "jitter")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jitter")))]
 pub use config::Jitter;
+#[cfg(feature = "recovery")]
+#[cfg_attr(docsrs, doc(cfg(feature = "recovery")))]
+pub use config::Ramp;
 pub use config::{Config, ConfigError, ConfigSource, Const, ConstConfig, Field, ValidConfig};
 pub use kit::CircuitBreaker;
 pub use observer::{CallEvent, Observer, OnCall, OnTransition};

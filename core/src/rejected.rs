@@ -5,7 +5,7 @@
 //! rejection to compute its wait, so it lives here, below both.
 
 use crate::config::ValidConfig;
-use crate::word::{Layout, Word, counter_of, is_timed, tag, tag_of};
+use crate::word::{Layout, RECOVERY, Word, counter_of, has_deadline, tag, tag_of};
 
 /// Why a call was not admitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -18,6 +18,10 @@ pub enum Cause {
     /// An operator holds the breaker open
     /// ([`force_open`](crate::Breaker::force_open)).
     ForcedOpen,
+    /// A recovery ramp (`Config::ramp`) admits only a share of calls for
+    /// now, and this one was not in it; the wait is until the share next
+    /// grows (or the ramp ends).
+    Ramp,
 }
 
 impl core::fmt::Display for Cause {
@@ -26,6 +30,7 @@ impl core::fmt::Display for Cause {
             Cause::Open => "open",
             Cause::Probing => "probing",
             Cause::ForcedOpen => "forced open",
+            Cause::Ramp => "ramping up",
         })
     }
 }
@@ -41,8 +46,8 @@ impl core::fmt::Display for Cause {
 /// The cause's two bits are the low bits of the state tag that rejects
 /// (`Open` 1, `OpenUntil` 5, `Probing` 3, `ForcedOpen` 4): 1 for
 /// [`Cause::Open`], 3 for [`Cause::Probing`], 0 for [`Cause::ForcedOpen`], so
-/// a rejection takes its cause from the word with one mask; 2 is never a
-/// rejection's.
+/// a rejection takes its cause from the word with one mask; 2 is the
+/// ramp's (`Ramp` is tag 6; `Trial`, 7, rejects as `Probing`).
 ///
 /// ```
 /// use tripword::{Breaker, Cause, Config, Outcome};
@@ -61,8 +66,11 @@ impl core::fmt::Display for Cause {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rejected(usize);
 
-// `OpenUntil` rejects as `Open` does, with the same two low bits.
+// `OpenUntil` rejects as `Open` does, with the same two low bits; `Trial`
+// (all its probes running) as `Probing`; `Ramp` has the fourth code.
 const _: () = assert!(tag::OPEN_UNTIL & 3 == tag::OPEN & 3);
+const _: () = assert!(tag::TRIAL & 3 == tag::PROBING & 3);
+const _: () = assert!(tag::RAMP & 3 == 2);
 
 impl Rejected {
     const CAUSE_BITS: u32 = 2;
@@ -71,6 +79,7 @@ impl Rejected {
     const OPEN: usize = Self::code(tag::OPEN);
     const PROBING: usize = Self::code(tag::PROBING);
     const FORCED_OPEN: usize = Self::code(tag::FORCED_OPEN);
+    const RAMP: usize = Self::code(tag::RAMP);
 
     /// The cause's code for a rejecting tag: its two low bits (`OpenUntil`
     /// shares `Open`'s, `ForcedOpen`'s are 0).
@@ -136,6 +145,7 @@ impl Rejected {
             Cause::Open => Rejected::from_code(Self::OPEN, wait),
             Cause::Probing => Rejected::from_code(Self::PROBING, wait),
             Cause::ForcedOpen => Rejected::from_code(Self::FORCED_OPEN, 0),
+            Cause::Ramp => Rejected::from_code(Self::RAMP, wait),
         }
     }
 
@@ -173,6 +183,7 @@ impl Rejected {
         match self.0 & 3 {
             Self::OPEN => Cause::Open,
             Self::PROBING => Cause::Probing,
+            Self::RAMP => Cause::Ramp,
             _ => Cause::ForcedOpen,
         }
     }
@@ -198,7 +209,14 @@ impl Rejected {
     pub fn at<W: Word>(config: &ValidConfig<W>, word: u64, now: u64) -> Rejected {
         let l = &W::LAYOUT;
         let t = tag_of(word);
-        if !is_timed(t) {
+        if RECOVERY && t == tag::RAMP {
+            let left = match crate::recovery::ramp_stage(l, config, word, now) {
+                Some((_, left)) => left,
+                None => 0,
+            };
+            return Rejected::waiting(word, Self::wait::<W>(left, config.time_shift(), now));
+        }
+        if !has_deadline(t) {
             // The operator's hold: no timer, no wait.
             return Rejected::waiting(word, 0);
         }
@@ -262,6 +280,9 @@ pub(crate) fn units_left<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, n
 #[cfg_attr(not(target_pointer_width = "64"), inline(never))]
 fn units_left32<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u32, now: u32) -> u32 {
     let tag = tag_of(w.into());
+    if RECOVERY && tag == tag::TRIAL {
+        return crate::recovery::trial_left(l, config, w.into(), now.into()) as u32;
+    }
     let mask = l.time_mask() as u32;
     let now = now >> config.time_shift();
     let stamp = l.since_of(w.into()) as u32;
@@ -297,6 +318,9 @@ fn units_left32<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u32, now: u32) 
 #[cfg_attr(not(target_pointer_width = "64"), inline(never))]
 fn units_left64<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> u64 {
     let tag = tag_of(w);
+    if RECOVERY && tag == tag::TRIAL {
+        return crate::recovery::trial_left(l, config, w, now);
+    }
     let now = l.units_of(now, config.time_shift());
     let stamp = l.since_of(w);
     let mask = l.time_mask();

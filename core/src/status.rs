@@ -1,4 +1,4 @@
-//! The four states a user sees.
+//! The states a user sees.
 
 /// What [`Breaker::status`](crate::Breaker::status) reports.
 ///
@@ -11,8 +11,13 @@ pub enum Status {
     Open,
     /// The next caller becomes the probe.
     HalfOpen,
-    /// A probe is running; other calls are rejected.
+    /// A probe is running (or, with several probes, all of them are);
+    /// other calls are rejected.
     Probing,
+    /// Recovered, on a progressive ramp (`Config::ramp`): a growing share
+    /// of calls is admitted, the rest rejected, until the ramp ends in
+    /// `Closed`.
+    Recovering,
 }
 
 impl core::fmt::Display for Status {
@@ -22,6 +27,7 @@ impl core::fmt::Display for Status {
             Status::Open => "open",
             Status::HalfOpen => "half-open",
             Status::Probing => "probing",
+            Status::Recovering => "recovering",
         })
     }
 }

@@ -38,6 +38,18 @@ impl Log {
     }
 }
 
+/// A word that is no state, with counter `counter`: tag 7 in a build
+/// without the recovery states (where it is unknown), else a `ForcedOpen`
+/// with its top bit set (stray bits). Both are corrupt (spec I8).
+fn no_state<W: Word>(counter: u64) -> W::Raw {
+    let stray = if crate::word::RECOVERY {
+        4 | 1u64 << (W::LAYOUT.word_bits - 1)
+    } else {
+        0b111
+    };
+    W::from_u64(stray | counter << 3)
+}
+
 /// A clock that counts its reads.
 struct CountingClock {
     now: Cell<u64>,
@@ -676,7 +688,7 @@ fn corrupt_word_is_reported_once_and_fails_open<W: Word>() {
     let b: Breaker<&ManualClock, W, Log> =
         Breaker::from_parts(valid(seed_config()), &clock, Log::default());
     // Corrupt the word in place, as a stray write or retained RAM would.
-    let garbage = W::from_u64(0b111 | (12 << 3));
+    let garbage = no_state::<W>(12);
     poke(&b, garbage);
     assert!(b.snapshot().is_err());
     assert_eq!(b.status(), Status::Closed, "a corrupt word reads as closed");
@@ -707,7 +719,7 @@ fn closed_looking_corrupt_words_are_repaired<W: Word>() {
     }
     .encode::<W>();
     let stray = W::from_u64(1u64 << (l.word_bits - 1) | 9 << 3);
-    let all_ones_tag = W::from_u64(0b111);
+    let all_ones_tag = no_state::<W>(0);
     let top_bit_only = W::from_u64(1u64 << (l.word_bits - 1));
     for (garbage, next) in [
         (over_threshold, 10),
@@ -2343,8 +2355,7 @@ fn pair_observer_forwards_corrupt_words() {
     let clock = ManualClock::new(0);
     let (a, b) = (Log::default(), Log::default());
     let config = seed_config().check::<W64>().unwrap();
-    // Tag 7 is no state: the word is corrupt.
-    let breaker = Breaker::with_word(config, &clock, (&a, &b), 7);
+    let breaker = Breaker::with_word(config, &clock, (&a, &b), no_state::<W64>(0));
     assert!(breaker.acquire().is_ok());
     assert_eq!(a.corrupt.borrow().len(), 1);
     assert_eq!(*a.corrupt.borrow(), *b.corrupt.borrow());
@@ -2588,13 +2599,13 @@ fn closed_admissions_are_not_probes<W: Word>() {
     let p = b.permit().expect("closed admits");
     assert!(!p.is_probe());
     assert_eq!(p.success(), Release::Recorded);
-    // The slow path, into a repaired `Closed` word: tag 7 is no state.
-    poke(&b, W::from_u64(0b111));
+    // The slow path, into a repaired `Closed` word.
+    poke(&b, no_state::<W>(0));
     let t = b.acquire().expect("a corrupt word fails open");
     assert_eq!(b.status(), Status::Closed);
     assert!(!t.is_probe(), "a repaired word admits no probe");
     assert_eq!(b.release(t, Outcome::Success), Release::Recorded);
-    poke(&b, W::from_u64(0b111));
+    poke(&b, no_state::<W>(0));
     let p = b.permit().expect("a corrupt word fails open");
     assert!(!p.is_probe(), "a repaired word admits no probe");
     assert_eq!(p.success(), Release::Recorded);

@@ -35,9 +35,12 @@
 
 use crate::config::ValidConfig;
 use crate::outcome::Outcome;
+use crate::recovery;
 use crate::rejected::{Rejected, units_left};
 use crate::status::{Health, Status};
-use crate::word::{Layout, Phase, Snapshot, State, Word, counter_of, is_timed, tag, tag_of};
+use crate::word::{
+    Layout, Phase, RECOVERY, Snapshot, State, Word, counter_of, has_deadline, tag, tag_of,
+};
 
 /// Something that happens to a breaker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -349,6 +352,22 @@ pub fn status_at<W: Word>(
         // failure count needs no test against the threshold here.
         tag::HALF_OPEN if l.is_valid(w, 0) => Status::HalfOpen,
         tag::FORCED_OPEN if l.is_valid(w, 0) => Status::Open,
+        // A trial with room (or timed out) admits the next caller as a
+        // probe; a full one rejects as `Probing` does.
+        tag::TRIAL if RECOVERY => {
+            let now = now();
+            if recovery::trial_left(l, config, w, now) == 0
+                || recovery::trial_has_room(l, config, w)
+            {
+                Status::HalfOpen
+            } else {
+                Status::Probing
+            }
+        }
+        tag::RAMP if RECOVERY => match recovery::ramp_stage(l, config, w, now()) {
+            Some(_) => Status::Recovering,
+            None => Status::Closed,
+        },
         _ => Status::Closed,
     }
 }
@@ -373,7 +392,9 @@ pub fn health_at<W: Word>(
         State::Open { trips, .. }
         | State::HalfOpen { trips }
         | State::Probing { trips, .. }
-        | State::OpenUntil { trips, .. } => (0, trips, false),
+        | State::OpenUntil { trips, .. }
+        | State::Trial { trips, .. }
+        | State::Ramp { trips, .. } => (0, trips, false),
         State::ForcedOpen => (0, 0, true),
     };
     let retry_after = now.and_then(
@@ -438,7 +459,7 @@ impl Decision {
         match self {
             Decision::Admitted => Verdict::Admitted {
                 counter: counter_of(l, word),
-                probe: tag_of(word) == tag::PROBING,
+                probe: tag_of(word) == tag::PROBING || (RECOVERY && tag_of(word) == tag::TRIAL),
             },
             Decision::Rejected => Verdict::Rejected(Rejected::waiting(word, 0)),
             Decision::Recorded => Verdict::Recorded,
@@ -520,15 +541,26 @@ fn decide_valid<W: Word>(
             if tag == tag::FORCED_OPEN {
                 return (w, Decision::Rejected, 0);
             }
+            if RECOVERY && tag == tag::RAMP {
+                return recovery::ramp_admit(l, config, w, now());
+            }
             // Half-open, or timed: the single probe is elected (Probing
-            // since now) unless the deadline is still ahead.
+            // since now) unless the deadline is still ahead; a trial with
+            // room admits another probe.
             let now = now();
             let w = match lapse(l, config, w, now) {
                 Ok(w) => w,
+                Err(left) if RECOVERY && tag == tag::TRIAL => {
+                    return recovery::trial_admit(l, config, w, left);
+                }
                 Err(left) => return (w, Decision::Rejected, left),
             };
-            let probe = l.probing(l.next_counter(counter_of(l, w)), units(now), trips);
-            (probe, Decision::Admitted, 0)
+            let next = l.next_counter(counter_of(l, w));
+            if RECOVERY && config.recovery().probes > 1 {
+                let trial = recovery::trial_start(l, config, next, now, trips);
+                return (trial, Decision::Admitted, 0);
+            }
+            (l.probing(next, units(now), trips), Decision::Admitted, 0)
         }
         Event::Release {
             counter: ticket,
@@ -553,7 +585,7 @@ fn decide_valid<W: Word>(
             let now = now();
             // As after a trip: the trips so far (at least one) are kept for
             // the backoff of the next open time.
-            let trips = if is_timed(tag) || tag == tag::HALF_OPEN {
+            let trips = if tag != tag::CLOSED && tag != tag::FORCED_OPEN {
                 trips.max(1)
             } else {
                 1
@@ -574,7 +606,7 @@ fn decide_valid<W: Word>(
 /// timed), or `Err` with the units left before it lapses.
 #[inline(always)]
 fn lapse<W: Word>(l: &Layout, config: &ValidConfig<W>, w: u64, now: u64) -> Result<u64, u64> {
-    if !is_timed(tag_of(w)) {
+    if !has_deadline(tag_of(w)) {
         return Ok(w);
     }
     match units_left(l, config, w, now) {
@@ -601,7 +633,10 @@ fn release<W: Word>(
 ) -> (u64, Decision, u64) {
     let tag = tag_of(w);
     let counter = counter_of(l, w);
-    if ticket != counter || (tag != tag::CLOSED && tag != tag::PROBING) {
+    let accepts = tag == tag::CLOSED
+        || tag == tag::PROBING
+        || (RECOVERY && (tag == tag::TRIAL || tag == tag::RAMP));
+    if ticket != counter || !accepts {
         return (w, Decision::Stale, 0);
     }
     let next = l.next_counter(counter);
@@ -619,16 +654,31 @@ fn release<W: Word>(
                 }
             }
         }
+    } else if RECOVERY && tag == tag::RAMP {
+        // The ramp counts its admitted calls' failures, reading the clock
+        // only for a trip.
+        match recovery::ramp_release(l, config, w, outcome) {
+            Ok(word) => word,
+            Err(trips) => trip(l, config, next, now(), trips, hint),
+        }
     } else {
         // The probe's result counts only before its timeout.
         let now = now();
         if let Ok(lapsed) = lapse(l, config, w, now) {
             return (lapsed, Decision::Stale, 0);
         }
-        match outcome {
-            Outcome::Success => l.closed(next, 0),
-            Outcome::Failure => trip(l, config, next, now, trips.saturating_add(1), hint),
-            Outcome::Ignored => l.half_open(next, trips),
+        if RECOVERY && tag == tag::TRIAL {
+            match recovery::trial_release(l, config, w, outcome, now) {
+                None => return (w, Decision::Stale, 0),
+                Some(Ok(word)) => word,
+                Some(Err(trips)) => trip(l, config, next, now, trips, hint),
+            }
+        } else {
+            match outcome {
+                Outcome::Success => recovery::recovered(l, config, next, now, trips),
+                Outcome::Failure => trip(l, config, next, now, trips.saturating_add(1), hint),
+                Outcome::Ignored => l.half_open(next, trips),
+            }
         }
     };
     (word, Decision::Recorded, 0)

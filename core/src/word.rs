@@ -49,6 +49,14 @@ pub struct Layout {
     pub time_bits: u32,
     /// Width of the consecutive-failure count kept by `Closed`.
     pub failure_bits: u32,
+    /// Width of each of the three counts a `Trial` keeps (probes running,
+    /// passed, failed): at most `2^probe_bits - 1` probes.
+    pub probe_bits: u32,
+    /// Width of the admission credit a `Ramp` keeps: shares are in units of
+    /// `2^-share_bits`.
+    pub share_bits: u32,
+    /// Width of the consecutive-failure count a `Ramp` keeps.
+    pub ramp_failure_bits: u32,
 }
 
 /// Width of the state tag at the bottom of every word.
@@ -60,8 +68,15 @@ pub(crate) const TAG_HALF_OPEN: u64 = 2;
 pub(crate) const TAG_PROBING: u64 = 3;
 pub(crate) const TAG_FORCED_OPEN: u64 = 4;
 pub(crate) const TAG_OPEN_UNTIL: u64 = 5;
+pub(crate) const TAG_RAMP: u64 = 6;
+pub(crate) const TAG_TRIAL: u64 = 7;
 
-const fn mask(bits: u32) -> u64 {
+/// Whether the recovery states (`Trial`, `Ramp`: tags 7 and 6) exist in
+/// this build (the `recovery` feature). Without it their tags are corrupt
+/// and the code that handles them is not linked.
+pub(crate) const RECOVERY: bool = cfg!(feature = "recovery");
+
+pub(crate) const fn mask(bits: u32) -> u64 {
     if bits >= 64 {
         u64::MAX
     } else {
@@ -150,10 +165,10 @@ impl Layout {
     pub(crate) const fn counter_field_mask(&self) -> u64 {
         mask(self.counter_bits) << TAG_BITS
     }
-    const fn payload_shift(&self) -> u32 {
+    pub(crate) const fn payload_shift(&self) -> u32 {
         TAG_BITS + self.counter_bits
     }
-    const fn time_shift(&self) -> u32 {
+    pub(crate) const fn time_shift(&self) -> u32 {
         self.payload_shift() + self.trips_bits
     }
     /// The counter that follows `counter` (modulo the counter's width).
@@ -292,6 +307,9 @@ impl Word for W64 {
         trips_bits: 5,
         time_bits: 34,
         failure_bits: 16,
+        probe_bits: 4,
+        share_bits: 10,
+        ramp_failure_bits: 4,
     };
     #[cfg(not(tripword_loom))]
     const IS_ALWAYS_LOCK_FREE: bool = AtomicU64::is_always_lock_free();
@@ -318,6 +336,9 @@ impl Word for W32 {
         trips_bits: 4,
         time_bits: 15,
         failure_bits: 12,
+        probe_bits: 2,
+        share_bits: 5,
+        ramp_failure_bits: 2,
     };
     #[cfg(not(tripword_loom))]
     const IS_ALWAYS_LOCK_FREE: bool = AtomicU32::is_always_lock_free();
@@ -378,6 +399,37 @@ pub enum State {
         /// Trips since the breaker was last closed.
         trips: u32,
     },
+    /// Several probes (`Config::probes`): a trial of up to `n` calls that
+    /// started at `since`; it closes once enough of them pass and reopens
+    /// once too many fail (`docs/spec.md`, "Several probes"). The `recovery`
+    /// feature.
+    Trial {
+        /// When the trial started, in units of `2^(s + 3 probe_bits)` ticks
+        /// modulo its time field (the same ring, coarser units).
+        since: u64,
+        /// Trips since the breaker was last closed.
+        trips: u32,
+        /// Probes admitted that have not reported.
+        running: u32,
+        /// Probes that succeeded.
+        passed: u32,
+        /// Probes that failed.
+        failed: u32,
+    },
+    /// The progressive ramp after a recovery (`Config::ramp`): since
+    /// `since`, a growing share of calls is admitted (`docs/spec.md`, "The
+    /// ramp"). The `recovery` feature.
+    Ramp {
+        /// When the ramp started, in units of `2^(s + share_bits +
+        /// ramp_failure_bits)` ticks modulo its time field.
+        since: u64,
+        /// Trips since the breaker was last closed.
+        trips: u32,
+        /// The admission credit, in units of `2^-share_bits` calls.
+        credit: u32,
+        /// Consecutive failures of admitted calls.
+        failures: u32,
+    },
 }
 
 /// The name of a state, without its payload.
@@ -393,6 +445,8 @@ pub(crate) enum Phase {
     Probing,
     /// See [`State::ForcedOpen`].
     ForcedOpen,
+    /// See [`State::Ramp`].
+    Recovering,
 }
 
 impl Phase {
@@ -404,6 +458,7 @@ impl Phase {
             Phase::Open | Phase::ForcedOpen => Status::Open,
             Phase::HalfOpen => Status::HalfOpen,
             Phase::Probing => Status::Probing,
+            Phase::Recovering => Status::Recovering,
         }
     }
 }
@@ -428,6 +483,8 @@ impl State {
             State::Probing { .. } => Phase::Probing,
             State::ForcedOpen => Phase::ForcedOpen,
             State::OpenUntil { .. } => Phase::Open,
+            State::Trial { .. } => Phase::Probing,
+            State::Ramp { .. } => Phase::Recovering,
         }
     }
 }
@@ -499,10 +556,18 @@ pub(crate) const fn tag_of(raw: u64) -> u64 {
 }
 
 /// Whether a tag keeps a timestamp (`Open`, `Probing`, `OpenUntil`: the odd
-/// tags but 7). Every bit pattern of these tags is a valid word.
+/// tags but 7). Every bit pattern of these tags is a valid word. `Trial`
+/// (7) keeps one too, but admits before its deadline: see [`has_deadline`].
 #[inline(always)]
 pub(crate) const fn is_timed(tag: u64) -> bool {
     tag & 1 == 1 && tag != 7
+}
+
+/// Whether a tag's word lapses at a deadline: the timed tags and, in a
+/// build with the recovery states, `Trial` (its probe timeout).
+#[inline(always)]
+pub(crate) const fn has_deadline(tag: u64) -> bool {
+    tag & 1 == 1 && (tag != TAG_TRIAL || RECOVERY)
 }
 
 #[inline(always)]
@@ -546,12 +611,12 @@ impl Layout {
         (raw >> self.time_shift()) & self.time_mask()
     }
     #[inline(always)]
-    const fn pack(&self, tag: u64, counter: u32, payload: u64) -> u64 {
+    pub(crate) const fn pack(&self, tag: u64, counter: u32, payload: u64) -> u64 {
         tag | ((counter as u64 & mask(self.counter_bits)) << TAG_BITS)
             | (payload << self.payload_shift())
     }
     #[inline(always)]
-    const fn clamp(value: u32, max: u32) -> u64 {
+    pub(crate) const fn clamp(value: u32, max: u32) -> u64 {
         (if value < max { value } else { max }) as u64
     }
     /// `Closed` with `failures` consecutive failures.
@@ -605,6 +670,8 @@ impl Layout {
             TAG_OPEN | TAG_PROBING | TAG_OPEN_UNTIL => true,
             TAG_HALF_OPEN => raw >> self.time_shift() == 0,
             TAG_FORCED_OPEN => payload == 0,
+            // Every bit pattern is a state too, where they exist.
+            TAG_TRIAL | TAG_RAMP => RECOVERY,
             _ => false,
         }
     }
@@ -616,6 +683,8 @@ impl Layout {
             TAG_HALF_OPEN => Phase::HalfOpen,
             TAG_PROBING => Phase::Probing,
             TAG_FORCED_OPEN => Phase::ForcedOpen,
+            TAG_TRIAL if RECOVERY => Phase::Probing,
+            TAG_RAMP if RECOVERY => Phase::Recovering,
             _ => Phase::Closed,
         }
     }
@@ -626,6 +695,7 @@ pub(crate) mod tag {
     pub(crate) use super::TAG_OPEN_UNTIL as OPEN_UNTIL;
     pub(crate) use super::{TAG_CLOSED as CLOSED, TAG_FORCED_OPEN as FORCED_OPEN};
     pub(crate) use super::{TAG_HALF_OPEN as HALF_OPEN, TAG_OPEN as OPEN, TAG_PROBING as PROBING};
+    pub(crate) use super::{TAG_RAMP as RAMP, TAG_TRIAL as TRIAL};
 }
 
 #[inline]
@@ -661,6 +731,8 @@ pub(crate) fn decode_u64(layout: &Layout, raw: u64) -> Result<Snapshot, Corrupti
             }
             State::ForcedOpen
         }
+        TAG_TRIAL if RECOVERY => layout.trial_state(raw),
+        TAG_RAMP if RECOVERY => layout.ramp_state(raw),
         other => return Err(Corruption::UnknownTag(other as u8)),
     };
     // Open/Probing use every payload bit; W64's fields fill the word exactly,
@@ -678,6 +750,19 @@ pub(crate) fn encode_u64(layout: &Layout, snap: &Snapshot) -> u64 {
         State::Probing { since, trips } => layout.probing(c, since, trips),
         State::ForcedOpen => layout.forced_open(c),
         State::OpenUntil { until, trips } => layout.open_until(c, until, trips),
+        State::Trial {
+            since,
+            trips,
+            running,
+            passed,
+            failed,
+        } => layout.trial(c, since, trips, [running, passed, failed]),
+        State::Ramp {
+            since,
+            trips,
+            credit,
+            failures,
+        } => layout.ramp(c, since, trips, credit, failures),
     }
 }
 

@@ -103,7 +103,7 @@ fn get(series: &Series, name: &str, breaker: &str, label: Option<(&str, &str)>) 
 }
 
 fn state(series: &Series, breaker: &str) -> Vec<f64> {
-    ["closed", "open", "half_open", "probing"]
+    ["closed", "open", "half_open", "probing", "recovering"]
         .map(|s| get(series, names::STATUS, breaker, Some((names::STATE, s))))
         .to_vec()
 }
@@ -142,7 +142,7 @@ fn counters_and_gauge_follow_the_breaker() {
         );
     }
     assert_eq!(get(&s, names::STALE_RELEASES, "payments", None), 0.0);
-    assert_eq!(state(&s, "payments"), [1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(state(&s, "payments"), [1.0, 0.0, 0.0, 0.0, 0.0]);
 
     for _ in 0..3 {
         b.release(b.acquire().unwrap(), Outcome::Success);
@@ -182,7 +182,7 @@ fn counters_and_gauge_follow_the_breaker() {
         ),
         1.0
     );
-    assert_eq!(state(&s, "payments"), [0.0, 1.0, 0.0, 0.0]);
+    assert_eq!(state(&s, "payments"), [0.0, 1.0, 0.0, 0.0, 0.0]);
     // The other breaker's series are its own.
     assert_eq!(
         get(
@@ -193,14 +193,14 @@ fn counters_and_gauge_follow_the_breaker() {
         ),
         1.0
     );
-    assert_eq!(state(&s, "search"), [1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(state(&s, "search"), [1.0, 0.0, 0.0, 0.0, 0.0]);
 
     // The probe: half-open then probing; a rejection while it runs; it
     // succeeds and closes the breaker.
     clock.advance(90);
     let probe = b.acquire().unwrap();
     let s = read(&snapshotter);
-    assert_eq!(state(&s, "payments"), [0.0, 0.0, 0.0, 1.0]);
+    assert_eq!(state(&s, "payments"), [0.0, 0.0, 0.0, 1.0, 0.0]);
     assert!(b.acquire().is_err());
     b.release(probe, Outcome::Success);
     b.force_open();
@@ -231,7 +231,7 @@ fn counters_and_gauge_follow_the_breaker() {
         ),
         4.0
     );
-    assert_eq!(state(&s, "payments"), [0.0, 1.0, 0.0, 0.0]);
+    assert_eq!(state(&s, "payments"), [0.0, 1.0, 0.0, 0.0, 0.0]);
 }
 
 #[test]
@@ -249,7 +249,7 @@ fn the_gauge_keeps_the_latest_transition_when_reports_cross() {
     o.on_transition(t(2, Status::Open, Status::HalfOpen));
     o.on_transition(t(1, Status::Closed, Status::Open));
     let s = read(&snapshotter);
-    assert_eq!(state(&s, "b"), [0.0, 0.0, 1.0, 0.0]);
+    assert_eq!(state(&s, "b"), [0.0, 0.0, 1.0, 0.0, 0.0]);
     // Both counted as transitions all the same.
     assert_eq!(
         get(&s, names::TRANSITIONS, "b", Some((names::STATE, "open"))),
@@ -264,9 +264,9 @@ fn the_gauge_keeps_the_latest_transition_when_reports_cross() {
         o.on_transition(t(max - 1, Status::Open, Status::HalfOpen));
         o.on_transition(t(0, Status::Probing, Status::Closed));
         o.on_transition(t(max, Status::HalfOpen, Status::Probing));
-        assert_eq!(state(&read(&snapshotter), name), [1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(state(&read(&snapshotter), name), [1.0, 0.0, 0.0, 0.0, 0.0]);
         o.on_transition(t(1, Status::Closed, Status::Open));
-        assert_eq!(state(&read(&snapshotter), name), [0.0, 1.0, 0.0, 0.0]);
+        assert_eq!(state(&read(&snapshotter), name), [0.0, 1.0, 0.0, 0.0, 0.0]);
     }
 }
 
@@ -296,7 +296,7 @@ fn the_name_is_the_label() {
     let recorder = Recording::new();
     let o = metrics::with_local_recorder(&recorder, || MetricsObserver::new("payments"));
     assert_eq!(o.name(), "payments");
-    assert_eq!(state(&read(&recorder), o.name()), [1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(state(&read(&recorder), o.name()), [1.0, 0.0, 0.0, 0.0, 0.0]);
 }
 
 /// The gauge as the breaker's status reads it.
@@ -306,8 +306,9 @@ fn shows(status: Status) -> Vec<f64> {
         Status::Open => 1,
         Status::HalfOpen => 2,
         Status::Probing => 3,
+        Status::Recovering => 4,
     };
-    (0..4).map(|i| if i == at { 1.0 } else { 0.0 }).collect()
+    (0..5).map(|i| if i == at { 1.0 } else { 0.0 }).collect()
 }
 
 /// Drives a breaker on word `W` through trip, probe and close (four

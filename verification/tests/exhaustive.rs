@@ -584,7 +584,9 @@ impl<W: Word> Explorer<'_, W> {
                     State::Open { trips, .. }
                     | State::HalfOpen { trips }
                     | State::Probing { trips, .. }
-                    | State::OpenUntil { trips, .. } => trips.max(1),
+                    | State::OpenUntil { trips, .. }
+                    | State::Trial { trips, .. }
+                    | State::Ramp { trips, .. } => trips.max(1),
                 };
                 assert_eq!(trips, want, "force_open_for trips: {}", ctx());
                 let timed = matches!(
@@ -776,6 +778,12 @@ impl<W: Word> Explorer<'_, W> {
                 self.counts.side_checks += 1;
                 let (w, _) = self.edge(word, model, Ev::Admit, now);
                 let _ = w;
+            }
+            // The recovery states' deadlines are checked on every edge
+            // against the model (its rules for them: `model.rs`).
+            State::Trial { .. } | State::Ramp { .. } => {
+                self.counts.side_checks += 1;
+                let _ = self.edge(word, model, Ev::Admit, now);
             }
         }
     }

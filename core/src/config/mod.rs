@@ -48,6 +48,13 @@ pub struct Config {
     abandon: Outcome,
     #[cfg(feature = "jitter")]
     jitter: Jitter,
+    #[cfg(feature = "recovery")]
+    probes: u8,
+    // 0: all the probes.
+    #[cfg(feature = "recovery")]
+    to_close: u8,
+    #[cfg(feature = "recovery")]
+    ramp: Ramp,
 }
 
 /// Jitter on the open time after a trip (`docs/spec.md`, "Jitter"), so that
@@ -153,6 +160,15 @@ pub enum Field {
     MinimumCalls,
     /// [`Rate::window`](crate::rate::Rate::window).
     Window,
+    /// `Config::probes` (feature `recovery`).
+    Probes,
+    /// `Config::probes_to_close` (feature `recovery`).
+    ProbesToClose,
+    /// The stage length of `Config::ramp` (feature `recovery`).
+    Ramp,
+    /// A stage's share of `Config::ramp`, in basis points (feature
+    /// `recovery`).
+    RampShare,
 }
 
 impl Field {
@@ -167,6 +183,10 @@ impl Field {
             Field::FailureRate => "failure_rate (percent)",
             Field::MinimumCalls => "minimum_calls",
             Field::Window => "window",
+            Field::Probes => "probes",
+            Field::ProbesToClose => "probes_to_close",
+            Field::Ramp => "ramp step",
+            Field::RampShare => "ramp share (basis points)",
         }
     }
 }
@@ -203,6 +223,10 @@ impl ConfigError {
                 "tripword: minimum_calls is out of range for this word width's bucket counts"
             }
             Field::Window => "tripword: window is out of range (at least one tick per bucket)",
+            Field::Probes => "tripword: probes is out of range for this word width",
+            Field::ProbesToClose => "tripword: probes_to_close is out of range 1..=probes",
+            Field::Ramp => "tripword: the ramp's stages do not fit half the word's ring",
+            Field::RampShare => "tripword: ramp shares must rise, each in 1..=9999 basis points",
         }
     }
 }
@@ -210,7 +234,11 @@ impl ConfigError {
 impl core::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let unit = match self.field {
-            Field::FailureThreshold | Field::MinimumCalls => "",
+            Field::FailureThreshold
+            | Field::MinimumCalls
+            | Field::Probes
+            | Field::ProbesToClose
+            | Field::RampShare => "",
             Field::FailureRate => " percent",
             _ => " ticks",
         };
@@ -242,6 +270,12 @@ impl Config {
             abandon: Outcome::Failure,
             #[cfg(feature = "jitter")]
             jitter: Jitter::None,
+            #[cfg(feature = "recovery")]
+            probes: 1,
+            #[cfg(feature = "recovery")]
+            to_close: 0,
+            #[cfg(feature = "recovery")]
+            ramp: Ramp::NONE,
         }
     }
 
@@ -323,14 +357,23 @@ impl Config {
     /// allowed.
     pub const fn check<W: Word>(self) -> Result<ValidConfig<W>, ConfigError> {
         match self.check_layout(&W::LAYOUT) {
-            Ok(d) => Ok(ValidConfig {
-                config: self,
-                shift: d.shift,
-                open_units: d.open_units,
-                cap_units: d.cap_units,
-                probe_units: d.probe_units,
-                width: PhantomData,
-            }),
+            Ok(d) => {
+                #[cfg(feature = "recovery")]
+                let recovery = match self.check_recovery(&W::LAYOUT, d.shift) {
+                    Ok(r) => r,
+                    Err(e) => return Err(e),
+                };
+                Ok(ValidConfig {
+                    config: self,
+                    shift: d.shift,
+                    open_units: d.open_units,
+                    cap_units: d.cap_units,
+                    probe_units: d.probe_units,
+                    #[cfg(feature = "recovery")]
+                    recovery,
+                    width: PhantomData,
+                })
+            }
             Err(e) => Err(e),
         }
     }
@@ -476,6 +519,8 @@ pub struct ValidConfig<W: Word = W64> {
     // 0 when there is no backoff.
     cap_units: u64,
     probe_units: u64,
+    #[cfg(feature = "recovery")]
+    recovery: recovery::Recovery,
     width: PhantomData<fn() -> W>,
 }
 
@@ -726,8 +771,12 @@ mod sealed {
     pub trait Sealed {}
 }
 
+mod recovery;
 mod source;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "recovery")]
+pub use recovery::Ramp;
+pub(crate) use recovery::{ramp_extra, trial_extra};
 pub use source::*;

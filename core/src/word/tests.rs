@@ -88,12 +88,15 @@ fn encode_reduces_out_of_range_fields() {
 
 #[test]
 fn corrupt_words_are_named() {
-    assert_eq!(Snapshot::decode::<W64>(6), Err(Corruption::UnknownTag(6)));
-    assert_eq!(Snapshot::decode::<W32>(7), Err(Corruption::UnknownTag(7)));
-    assert_eq!(
-        Snapshot::decode::<W64>(u64::MAX),
-        Err(Corruption::UnknownTag(7))
-    );
+    // Tags 6 and 7 are the recovery states where they exist.
+    if !crate::word::RECOVERY {
+        assert_eq!(Snapshot::decode::<W64>(6), Err(Corruption::UnknownTag(6)));
+        assert_eq!(Snapshot::decode::<W32>(7), Err(Corruption::UnknownTag(7)));
+        assert_eq!(
+            Snapshot::decode::<W64>(u64::MAX),
+            Err(Corruption::UnknownTag(7))
+        );
+    }
     // Closed with a bit set above the failure field.
     assert_eq!(Snapshot::decode::<W64>(1 << 63), Err(Corruption::StrayBits));
     assert_eq!(Snapshot::decode::<W32>(1 << 31), Err(Corruption::StrayBits));

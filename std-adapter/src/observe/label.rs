@@ -3,7 +3,7 @@
 
 use tripword::{Cause, Outcome, Status};
 
-/// `closed`, `open`, `half_open`, `probing`.
+/// `closed`, `open`, `half_open`, `probing`, `recovering`.
 ///
 /// ```
 /// assert_eq!(tripword_std::observe::status_name(tripword::Status::HalfOpen), "half_open");
@@ -14,6 +14,7 @@ pub const fn status_name(status: Status) -> &'static str {
         Status::Open => "open",
         Status::HalfOpen => "half_open",
         Status::Probing => "probing",
+        Status::Recovering => "recovering",
     }
 }
 
@@ -30,7 +31,7 @@ pub const fn outcome_name(outcome: Outcome) -> &'static str {
     }
 }
 
-/// `open`, `probing`, `forced_open`.
+/// `open`, `probing`, `forced_open`, `ramp`.
 ///
 /// ```
 /// assert_eq!(tripword_std::observe::cause_name(tripword::Cause::ForcedOpen), "forced_open");
@@ -40,5 +41,6 @@ pub const fn cause_name(cause: Cause) -> &'static str {
         Cause::Open => "open",
         Cause::Probing => "probing",
         Cause::ForcedOpen => "forced_open",
+        Cause::Ramp => "ramp",
     }
 }

@@ -59,12 +59,13 @@ pub mod names {
 }
 
 const OUTCOMES: [Outcome; 3] = [Outcome::Success, Outcome::Failure, Outcome::Ignored];
-const CAUSES: [Cause; 3] = [Cause::Open, Cause::Probing, Cause::ForcedOpen];
-const STATES: [Status; 4] = [
+const CAUSES: [Cause; 4] = [Cause::Open, Cause::Probing, Cause::ForcedOpen, Cause::Ramp];
+const STATES: [Status; 5] = [
     Status::Closed,
     Status::Open,
     Status::HalfOpen,
     Status::Probing,
+    Status::Recovering,
 ];
 
 /// The order of a breaker's state counters, learnt from the counters it
@@ -171,10 +172,10 @@ const fn is_later(a: u32, b: u32, bits: u32) -> bool {
 pub struct MetricsObserver {
     name: Arc<str>,
     calls: [Counter; 3],
-    rejections: [Counter; 3],
+    rejections: [Counter; 4],
     stale: Counter,
-    transitions: [Counter; 4],
-    status: [Gauge; 4],
+    transitions: [Counter; 5],
+    status: [Gauge; 5],
     // The counter of the last transition written to the gauge, in the
     // order of the breaker's counter field.
     order: Mutex<CounterOrder>,
@@ -266,6 +267,7 @@ const fn status_index(s: Status) -> usize {
         Status::Open => 1,
         Status::HalfOpen => 2,
         Status::Probing => 3,
+        Status::Recovering => 4,
     }
 }
 
@@ -290,6 +292,7 @@ impl Observer for MetricsObserver {
             Cause::Open => 0,
             Cause::Probing => 1,
             Cause::ForcedOpen => 2,
+            Cause::Ramp => 3,
         };
         self.rejections[i].increment(1);
     }

@@ -129,6 +129,9 @@ impl Observer for TracingObserver {
             Status::Closed => transition_event!(info, self, t, "circuit breaker closed"),
             Status::HalfOpen => transition_event!(debug, self, t, "circuit breaker half-open"),
             Status::Probing => transition_event!(debug, self, t, "circuit breaker probing"),
+            Status::Recovering => {
+                transition_event!(info, self, t, "circuit breaker recovering (ramping up)")
+            }
         }
     }
 

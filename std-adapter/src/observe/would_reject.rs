@@ -8,7 +8,7 @@ use tripword::{Cause, Rejected};
 use super::label::cause_name;
 use super::metrics::{MetricsObserver, names};
 
-const CAUSES: [Cause; 3] = [Cause::Open, Cause::Probing, Cause::ForcedOpen];
+const CAUSES: [Cause; 4] = [Cause::Open, Cause::Probing, Cause::ForcedOpen, Cause::Ramp];
 
 /// Counts the calls a breaker in shadow mode
 /// ([`Shadow`](tripword::kit::Shadow)) would have rejected: a
@@ -43,7 +43,7 @@ const CAUSES: [Cause; 3] = [Cause::Open, Cause::Probing, Cause::ForcedOpen];
 /// ```
 #[derive(Clone, Debug)]
 pub struct WouldReject {
-    rejections: [Counter; 3],
+    rejections: [Counter; 4],
 }
 
 impl WouldReject {
@@ -81,6 +81,7 @@ impl ShadowObserver for WouldReject {
             Cause::Open => 0,
             Cause::Probing => 1,
             Cause::ForcedOpen => 2,
+            Cause::Ramp => 3,
         };
         self.rejections[i].increment(1);
     }

@@ -57,9 +57,14 @@ pub(super) fn in_durations<C: RealClock, W: Word>(
     let (given, start, end) = match error.field {
         // A config's check never names the failure-rate fields: those are
         // the policy's (`rate.rs`, with the window in durations).
-        Field::FailureThreshold | Field::FailureRate | Field::MinimumCalls | Field::Window => {
-            (None, Duration::ZERO, Duration::ZERO)
-        }
+        Field::FailureThreshold
+        | Field::FailureRate
+        | Field::MinimumCalls
+        | Field::Window
+        | Field::Probes
+        | Field::ProbesToClose
+        | Field::Ramp
+        | Field::RampShare => (None, Duration::ZERO, Duration::ZERO),
         Field::OpenFor => (
             Some(open_for),
             shortest_at_least(error.min, tick),

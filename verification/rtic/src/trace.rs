@@ -95,31 +95,33 @@ fn status_bits(s: Status) -> u32 {
         Status::Open => 1,
         Status::HalfOpen => 2,
         Status::Probing => 3,
+        Status::Recovering => 4,
     }
 }
 
 fn status_of(bits: u32) -> Status {
-    match bits & 3 {
+    match bits & 7 {
         0 => Status::Closed,
         1 => Status::Open,
         2 => Status::HalfOpen,
-        _ => Status::Probing,
+        3 => Status::Probing,
+        _ => Status::Recovering,
     }
 }
 
 fn encode(t: Transition, by: By) -> u32 {
     status_bits(t.from)
-        | status_bits(t.to) << 2
-        | u32::from(by == By::Handler) << 4
+        | status_bits(t.to) << 3
+        | u32::from(by == By::Handler) << 6
         | (t.counter & 0xffff) << 16
 }
 
 fn decode(raw: u32) -> Entry {
     Entry {
         from: status_of(raw),
-        to: status_of(raw >> 2),
+        to: status_of(raw >> 3),
         counter: raw >> 16,
-        by: if raw & 1 << 4 != 0 {
+        by: if raw & 1 << 6 != 0 {
             By::Handler
         } else {
             By::Task
