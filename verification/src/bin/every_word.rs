@@ -13,6 +13,7 @@
 //! non-zero on any disagreement.
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use tripword::{W32, W64};
@@ -112,8 +113,10 @@ fn main() -> ExitCode {
             let (k, n) = args.shard;
             let (first, last) = every_word::shard(k, n, 32);
             let step = ((last - first) / 100).max(1 << 16);
+            let mark = AtomicU64::new(step);
             let progress = |done: u64| {
-                if done % step < 1 << 16 && done < last - first {
+                if done >= mark.load(Ordering::Relaxed) && done < last - first {
+                    mark.fetch_add(step, Ordering::Relaxed);
                     let secs = started.elapsed().as_secs_f64();
                     eprintln!(
                         "every_word {name}: {done} of {} words, {:.0} words/s",

@@ -12,8 +12,9 @@ use tripword::{Config, Jitter, W64, Word};
 
 use super::Checker;
 
-/// The configs for `W64`: those of [`configs`](super::configs), and one
-/// with a time shift near the largest (a horizon of `2^60` ticks).
+/// The configs for `W64`: those of [`configs`](super::configs), one with a
+/// large time shift (a horizon of `2^60` ticks), and one in exact ticks
+/// with the longest open time and cap the time field holds.
 pub fn configs() -> Vec<(&'static str, Config)> {
     let mut v = super::configs();
     v.push((
@@ -25,6 +26,17 @@ pub fn configs() -> Vec<(&'static str, Config)> {
             .probe_timeout(1 << 36)
             .horizon(1 << 60)
             .jitter(Jitter::Equal { seed: 3 }),
+    ));
+    // Exact ticks and the longest open time the field holds: the backoff's
+    // doubling at its widest (`2^32` units shifted by up to 30 trips).
+    v.push((
+        "huge-w64",
+        Config::new()
+            .failure_threshold(2)
+            .open_for(1 << 32)
+            .exponential_backoff(1 << 33)
+            .probe_timeout(1 << 33)
+            .horizon(0),
     ));
     v
 }
