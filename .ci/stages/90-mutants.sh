@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Mutation testing of the code changed (core, std adapter, Redis adapter)
 # since the last commit known to leave no mutant missed (docs/verification-mutants.md,
-# "Mutation testing"). The base is the commit named in
-# `verification/mutants-clean` (written, and tagged `mutants-clean-*`, after
-# `verification/mutants.sh full` or `diff` showed 0 missed there; the file
-# because a clone need not carry tags), else the newest such tag, else the
-# previous commit. Two tiers (core tests, then every verification suite on
+# "Mutation testing"). The base is the commit named on the line starting
+# "The clean commit:" in docs/verification-mutants.md (its section "The
+# clean commit": moved, and tagged `mutants-clean-*`, after
+# `verification/mutants.sh full` or `diff` showed 0 missed there; in the
+# tree because a clone need not carry tags), else the newest such tag, else
+# the previous commit. Two tiers (core tests, then every verification suite on
 # what they missed), at most MUTANTS_MAX mutants (a shard chosen by the
 # commit when the change has more), bounded by a timeout. Fails on a missed
 # mutant.
@@ -15,8 +16,9 @@ if ! command -v cargo-mutants >/dev/null 2>&1; then
   cargo install --locked cargo-mutants@27.1.0 >/dev/null 2>&1 || cargo install --locked cargo-mutants
 fi
 base=$(git tag --list 'mutants-clean-*' --sort=-creatordate | head -1)
-if [ -s verification/mutants-clean ] && git rev-parse -q --verify "$(cat verification/mutants-clean)^{commit}" >/dev/null; then
-  base=$(cat verification/mutants-clean)
+clean=$(sed -n 's/^The clean commit: `\([0-9a-f]\{7,40\}\)`\.\{0,1\}$/\1/p' docs/verification-mutants.md | head -1)
+if [ -n "$clean" ] && git rev-parse -q --verify "$clean^{commit}" >/dev/null; then
+  base=$clean
 fi
 base=${MUTANTS_BASE:-${base:-HEAD~1}}
 if ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
@@ -26,7 +28,8 @@ fi
 MUTANTS_MAX=${MUTANTS_MAX:-8} timeout 1200 bash verification/mutants.sh diff "$base" -j 2
 note "since $base: $(cat target/mutants/summary)"
 # The adapters, judged by their own tests (the Redis adapter's start
-# redis-server, which stage 10 installed): at most 2 mutants each. In
+# redis-server, which stage 10 installed; its unit tests judge first, and
+# the whole suite only what they miss): at most 2 mutants each. In
 # place, one at a time, when the adapters' sources have no uncommitted
 # change (as in CI's clone): stages 35 and 85 built the adapters' tests
 # with the same features, so a mutant rebuilds the adapter and relinks its
