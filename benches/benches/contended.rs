@@ -20,11 +20,12 @@ use criterion::{
 use tripword::{W32, W64};
 use tripword_benches::pool::Pool;
 use tripword_benches::subjects::{
-    AtomicPair, Failsafe, MutexBaseline, PrivateTripword, Recloser, Scenario, Seatbelt, Subject,
+    AtomicPair, Failsafe, MutexBaseline, PrivateTripword, Recloser, Seatbelt, Subject,
     TowerResilience, Tripword,
 };
+use tripword_lab::Workload;
 
-fn bench<S: Subject>(g: &mut BenchmarkGroup<'_, WallTime>, scenario: Scenario, threads: usize) {
+fn bench<S: Subject>(g: &mut BenchmarkGroup<'_, WallTime>, scenario: &Workload, threads: usize) {
     let Some(subject) = S::build(scenario) else {
         return;
     };
@@ -36,8 +37,8 @@ fn bench<S: Subject>(g: &mut BenchmarkGroup<'_, WallTime>, scenario: Scenario, t
 
 fn contended(c: &mut Criterion) {
     let max = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for scenario in Scenario::ALL {
-        let mut g = c.benchmark_group(format!("contended_{}", scenario.name()));
+    for scenario in &Workload::builtin() {
+        let mut g = c.benchmark_group(format!("contended_{}", scenario.name));
         for threads in 1..=max {
             g.throughput(Throughput::Elements(threads as u64));
             bench::<AtomicPair>(&mut g, scenario, threads);

@@ -38,7 +38,7 @@ use tripword_benches::exec::{block_on, now, poll_once, runtime};
 use tripword_benches::hot_loop;
 use tripword_benches::mutex_breaker::MutexBreaker;
 use tripword_benches::subjects::{
-    AtomicPair, Call, TicketApi, call, failsafe_breaker, failsafe_call, recloser_breaker,
+    AtomicPair, Request, TicketApi, call, failsafe_breaker, failsafe_call, recloser_breaker,
     recloser_call, recloser_trip, seatbelt_breaker, seatbelt_call, storm_call, tower_breaker,
     tower_call,
 };
@@ -116,12 +116,12 @@ fn closed_call(c: &mut Criterion) {
     });
     let (sb, _sb_clock) = seatbelt_breaker(0.5, 100, Duration::from_secs(10));
     g.bench_function("seatbelt", |b| {
-        b.iter(|| now(seatbelt_call(black_box(&sb), Call::Succeed)))
+        b.iter(|| now(seatbelt_call(black_box(&sb), Request::Succeed)))
     });
     let rt = runtime();
     let mut tw = tower_breaker(5, Duration::from_secs(10));
     g.bench_function("tower_resilience", |b| {
-        b.iter(|| block_on(&rt, tower_call(&mut tw, Call::Succeed)))
+        b.iter(|| block_on(&rt, tower_call(&mut tw, Request::Succeed)))
     });
     g.finish();
 }
@@ -178,23 +178,23 @@ fn open_rejection(c: &mut Criterion) {
         b.iter(|| recloser_call(black_box(&rc), true))
     });
     let (sb, _sb_clock) = seatbelt_breaker(0.5, 1, Duration::from_secs(1000));
-    now(seatbelt_call(&sb, Call::Fail));
+    now(seatbelt_call(&sb, Request::Fail));
     assert!(
-        !now(seatbelt_call(&sb, Call::Succeed)),
+        !now(seatbelt_call(&sb, Request::Succeed)),
         "seatbelt should be open"
     );
     g.bench_function("seatbelt", |b| {
-        b.iter(|| now(seatbelt_call(black_box(&sb), Call::Succeed)))
+        b.iter(|| now(seatbelt_call(black_box(&sb), Request::Succeed)))
     });
     let rt = runtime();
     let mut tw = tower_breaker(1, Duration::from_secs(1000));
-    block_on(&rt, tower_call(&mut tw, Call::Fail));
+    block_on(&rt, tower_call(&mut tw, Request::Fail));
     assert!(
-        !block_on(&rt, tower_call(&mut tw, Call::Succeed)),
+        !block_on(&rt, tower_call(&mut tw, Request::Succeed)),
         "tower should be open"
     );
     g.bench_function("tower_resilience", |b| {
-        b.iter(|| block_on(&rt, tower_call(&mut tw, Call::Succeed)))
+        b.iter(|| block_on(&rt, tower_call(&mut tw, Request::Succeed)))
     });
     g.finish();
 }
@@ -247,20 +247,20 @@ fn probing_rejection(c: &mut Criterion) {
 
     let rt = runtime();
     let mut tw = tower_breaker(1, Duration::from_micros(1));
-    block_on(&rt, tower_call(&mut tw, Call::Fail));
+    block_on(&rt, tower_call(&mut tw, Request::Fail));
     std::thread::sleep(Duration::from_millis(1));
     let mut prober = tw.clone();
-    let mut probe = Box::pin(tower_call(&mut prober, Call::Hang));
+    let mut probe = Box::pin(tower_call(&mut prober, Request::Hang));
     {
         let _context = rt.enter();
         assert!(poll_once(&mut probe).is_none(), "tower probe should hang");
     }
     assert!(
-        !block_on(&rt, tower_call(&mut tw, Call::Succeed)),
+        !block_on(&rt, tower_call(&mut tw, Request::Succeed)),
         "tower should reject while probing"
     );
     g.bench_function("tower_resilience", |b| {
-        b.iter(|| block_on(&rt, tower_call(&mut tw, Call::Succeed)))
+        b.iter(|| block_on(&rt, tower_call(&mut tw, Request::Succeed)))
     });
     g.finish();
 
@@ -322,12 +322,12 @@ fn failure_release(c: &mut Criterion) {
     });
     let (sb, _sb_clock) = seatbelt_breaker(0.99, u32::MAX, Duration::from_secs(10));
     g.bench_function("seatbelt", |b| {
-        b.iter(|| now(seatbelt_call(black_box(&sb), Call::Fail)))
+        b.iter(|| now(seatbelt_call(black_box(&sb), Request::Fail)))
     });
     let rt = runtime();
     let mut tw = tower_breaker(usize::MAX, Duration::from_secs(10));
     g.bench_function("tower_resilience", |b| {
-        b.iter(|| block_on(&rt, tower_call(&mut tw, Call::Fail)))
+        b.iter(|| block_on(&rt, tower_call(&mut tw, Request::Fail)))
     });
     g.finish();
 }

@@ -46,8 +46,8 @@ use tripword::{Breaker, Outcome, W64};
 use tripword_benches::exec::{block_on, finish, runtime};
 use tripword_benches::pool::Pool;
 use tripword_benches::subjects::{
-    AtomicPair, OPEN_FOR_US, Scenario, admitted, call, layer_call, resilience_call, result,
-    std_call, std_call_async, tower_layer, tripword_layer, w64_breaker,
+    AtomicPair, OPEN_FOR_US, admitted, call, layer_call, resilience_call, result, std_call,
+    std_call_async, tower_layer, tripword_layer, w64_breaker,
 };
 use tripword_std::classify::OkOrFailure;
 use tripword_std::tower::BreakerLayer;
@@ -55,7 +55,8 @@ use tripword_std::{BreakerExt, MonotonicClock};
 
 /// The closed scenario's `tripword_w64` breaker.
 fn closed_breaker() -> Breaker<MonotonicClock, W64> {
-    w64_breaker(Scenario::Closed).expect("the closed scenario's config is in range")
+    w64_breaker(&tripword_lab::Workload::closed())
+        .expect("the closed scenario's config is in range")
 }
 
 fn call_async(c: &mut Criterion) {

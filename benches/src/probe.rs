@@ -65,6 +65,6 @@ pub fn std_call_async_w64(b: &Breaker<tripword_std::MonotonicClock>) -> bool {
 pub fn std_tower_w64(svc: &mut crate::subjects::TripwordService) -> bool {
     crate::exec::now(crate::subjects::layer_call(
         svc,
-        crate::subjects::Call::Succeed,
+        crate::subjects::Request::Succeed,
     ))
 }

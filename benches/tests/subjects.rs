@@ -6,15 +6,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tripword_benches::subjects::{
-    Failsafe, Recloser, Scenario, Seatbelt, Subject, TowerResilience, TripwordCall,
-    TripwordCallAsync, TripwordTower, Worker, run_calls,
+    Failsafe, Recloser, Seatbelt, Subject, TowerResilience, TripwordCall, TripwordCallAsync,
+    TripwordTower, Worker, run_calls,
 };
+use tripword_lab::{Call, Workload};
 
 fn closed<S: Subject>() {
-    let subject = Arc::new(S::build(Scenario::Closed).expect("closed"));
+    let subject = Arc::new(S::build(&Workload::closed()).expect("closed"));
     let mut w = subject.worker();
-    assert_eq!(run_calls(&mut w, Scenario::Closed, 100), 100, "{}", S::NAME);
-    assert!(w.closed(), "{}: one call outside a batch", S::NAME);
+    assert_eq!(
+        run_calls(&mut w, &Workload::closed().plan(0), 0, 100),
+        100,
+        "{}",
+        S::NAME
+    );
+    assert!(
+        w.call(Call::SUCCESS),
+        "{}: one call outside a batch",
+        S::NAME
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -22,7 +32,7 @@ fn closed<S: Subject>() {
     let admitted = rt.block_on(async {
         let mut n = 0;
         for _ in 0..100 {
-            n += u64::from(w.call_async(Scenario::Closed).await);
+            n += u64::from(w.call_async(Call::SUCCESS).await);
         }
         n
     });
@@ -41,10 +51,10 @@ fn closed_calls_are_admitted() {
 /// The failure storm trips the breaker after 65 535 failures; the call
 /// that is rejected closes it again.
 fn storm<S: Subject>() {
-    let subject = Arc::new(S::build(Scenario::FailureStorm).expect("storm"));
+    let subject = Arc::new(S::build(&Workload::failure_storm()).expect("storm"));
     let mut w = subject.worker();
     let calls = 70_000;
-    let admitted = run_calls(&mut w, Scenario::FailureStorm, calls);
+    let admitted = run_calls(&mut w, &Workload::failure_storm().plan(0), 0, calls);
     assert_eq!(
         admitted,
         calls - 1,
@@ -57,7 +67,7 @@ fn storm<S: Subject>() {
     let admitted = rt.block_on(async {
         let mut n = 0;
         for _ in 0..calls {
-            n += u64::from(w.call_async(Scenario::FailureStorm).await);
+            n += u64::from(w.call_async(Call::FAILURE).await);
         }
         n
     });
@@ -74,10 +84,10 @@ fn failure_storm_trips_and_resets() {
 /// Tripped at start, open for 1 µs: after a pause the next call is the
 /// probe, admitted; it fails and reopens the breaker.
 fn half_open<S: Subject>() {
-    let subject = Arc::new(S::build(Scenario::HalfOpenStorm).expect("half-open"));
+    let subject = Arc::new(S::build(&Workload::half_open_storm()).expect("half-open"));
     let mut w = subject.worker();
     std::thread::sleep(Duration::from_millis(2));
-    assert!(w.half_open_storm(), "{}: the probe", S::NAME);
+    assert!(w.call(Call::FAILURE), "{}: the probe", S::NAME);
 }
 
 #[test]
@@ -91,10 +101,10 @@ fn half_open_storm_admits_a_probe() {
 
 /// The peers never trip in the failure storm: every call is admitted.
 fn storm_never_trips<S: Subject>() {
-    let subject = Arc::new(S::build(Scenario::FailureStorm).expect("storm"));
+    let subject = Arc::new(S::build(&Workload::failure_storm()).expect("storm"));
     let mut w = subject.worker();
     assert_eq!(
-        run_calls(&mut w, Scenario::FailureStorm, 1000),
+        run_calls(&mut w, &Workload::failure_storm().plan(0), 0, 1000),
         1000,
         "{}",
         S::NAME

@@ -3,10 +3,10 @@
 //! ```text
 //! cargo run --release -p tripword-benches --bin contention -- --help
 //! cargo run --release -p tripword-benches --bin contention -- [--quick]
-//!     [--threads N] [--out DIR] [--millis MS] [--repeats R] [--only NAME]...
+//!     [--workers N,N,…] [--out DIR] [--millis MS] [--repeats R] [--only NAME]...
 //! ```
 //!
-//! The lab (`tripword_benches::lab`) with every built-in implementation:
+//! The lab (the `tripword-lab` crate) with every built-in implementation:
 //! the baselines, `tripword` (the core's ticket API in both widths,
 //! `tripword-std`'s `call`, `call_async` and tower layer) and the peers
 //! (`failsafe`, `recloser`, `seatbelt`, `tower-resilience`), on OS threads
@@ -18,25 +18,27 @@
 //! the `tripword_w64_call_async` and `tripword_w64_call` cells, and
 //! `tripword_w64_tower` against `tower_resilience`) as PASS/MISS from this
 //! run's own numbers, and a `GOALS:` summary line for CI. Writes
-//! `contention.csv`, `contention.md` and `contention-<scheduler>.svg` to
-//! `--out` (default `target/contention`). Never fails on timings.
+//! the lab's files to a folder of its own under `--out` (default
+//! `target/lab`). Never fails on timings.
 //! `docs/lab.md` is the guide.
 
 use std::fmt::Write as _;
 
-use tripword_benches::lab::{Lab, Scenario, Scheduler, Subject as _};
-use tripword_benches::report::{HEADLINE, Row};
-use tripword_benches::subjects::{
-    AtomicPair, Failsafe, Kind, MutexBaseline, PrivateTripword, TowerResilience, TripwordCall,
-    TripwordCallAsync, TripwordTower,
+use tripword_lab::subjects::{
+    AtomicPair, Failsafe, Kind, MutexBaseline, PrivateTripword, Subject as _, TowerResilience,
+    TripwordCall, TripwordCallAsync, TripwordTower,
 };
+use tripword_lab::{Lab, Row};
+
+/// The implementation every goal is about.
+const HEADLINE: &str = "tripword_w64";
 
 fn get<'a>(rows: &'a [Row], sched: &str, scen: &str, imp: &str, threads: usize) -> Option<&'a Row> {
     rows.iter().find(|r| {
         r.scheduler == sched
-            && r.scenario == scen
+            && r.workload == scen
             && r.implementation == imp
-            && r.threads == threads
+            && r.workers == threads
     })
 }
 
@@ -49,8 +51,8 @@ fn verdict(pass: bool) -> &'static str {
 fn goals(rows: &[Row], widest: usize) -> String {
     let mut out = String::new();
     let mut compact: Vec<String> = Vec::new();
-    let os = Scheduler::OsThreads.name();
-    let closed = Scenario::Closed.name();
+    let os = "os_threads";
+    let closed = "closed";
     let head1 = get(rows, os, closed, HEADLINE, 1);
     match (head1, get(rows, os, closed, AtomicPair::NAME, 1)) {
         (Some(h), Some(p)) => {
@@ -70,7 +72,7 @@ fn goals(rows: &[Row], widest: usize) -> String {
         let head = get(rows, os, closed, HEADLINE, t);
         let fastest_peer = rows
             .iter()
-            .filter(|r| r.scheduler == os && r.scenario == closed && r.threads == t)
+            .filter(|r| r.scheduler == os && r.workload == closed && r.workers == t)
             .filter(|r| r.kind == Kind::Peer)
             .max_by(|a, b| a.median().total_cmp(&b.median()));
         if let (Some(h), Some(p)) = (head, fastest_peer) {
@@ -139,14 +141,13 @@ fn goals(rows: &[Row], widest: usize) -> String {
 /// at least 1.5× `failsafe`'s throughput and 2× the `Mutex` baseline's. The
 /// compact line gives the worst of the four ratios against its bar.
 fn storm_goals(rows: &[Row], widest: usize, out: &mut String, compact: &mut Vec<String>) {
-    let os = Scheduler::OsThreads.name();
+    let os = "os_threads";
     if widest < 2 {
         out.push_str("GOAL 6 n/a: needs --threads 2 or more\n");
         return;
     }
     let mut worst: Option<(f64, String)> = None;
-    for scenario in [Scenario::FailureStorm, Scenario::HalfOpenStorm] {
-        let scen = scenario.name();
+    for scen in ["failure_storm", "half_open_storm"] {
         let Some(head) = get(rows, os, scen, HEADLINE, 2) else {
             continue;
         };
@@ -182,16 +183,15 @@ fn storm_goals(rows: &[Row], widest: usize, out: &mut String, compact: &mut Vec<
 /// tower layer has at least 10× `tower-resilience`'s throughput (G5). The
 /// compact line gives the worst cell of each.
 fn service_goals(rows: &[Row], widest: usize, out: &mut String, compact: &mut Vec<String>) {
-    let closed = Scenario::Closed.name();
+    let closed = "closed";
     let workers: Vec<usize> = [1, 2].into_iter().filter(|t| *t <= widest).collect();
     let (mut worst_extra, mut worst_ratio): (Option<f64>, Option<f64>) = (None, None);
-    for scheduler in [Scheduler::TokioMultiThread, Scheduler::TokioCurrentThread] {
-        let sched = scheduler.name();
+    for sched in ["tokio_multi_thread", "tokio_current_thread"] {
         for &t in &workers {
             // Time per call on one thread: the multi-thread runtime runs
             // one worker per thread, the current-thread one every task on
             // its one thread.
-            let busy = if scheduler == Scheduler::TokioCurrentThread {
+            let busy = if sched == "tokio_current_thread" {
                 1
             } else {
                 t
@@ -239,6 +239,6 @@ fn service_goals(rows: &[Row], widest: usize, out: &mut String, compact: &mut Ve
 
 fn main() {
     let sweep = Lab::from_args().builtin().run();
-    let goals = goals(&sweep.rows, sweep.widest());
+    let goals = goals(&sweep.results.rows, sweep.widest());
     sweep.report(&[goals]);
 }

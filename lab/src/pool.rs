@@ -1,5 +1,5 @@
 //! Pre-spawned workers released by a [`Barrier`], for criterion's
-//! `iter_custom` and for the sweep's OS-thread runs.
+//! `iter_custom` (a fixed number of calls per worker) and for timed runs.
 //!
 //! The threads are spawned once per (implementation, scenario, thread
 //! count); each measurement releases them all at once through a barrier, so
@@ -8,19 +8,18 @@
 //! workers. A pool's threads are left where the OS puts them
 //! ([`Placement::Unpinned`]) or each pinned to a core of its own
 //! ([`Placement::Pinned`], through `core_affinity`).
-//!
-//! [`run_tokio`] and [`run_smol`] run the same calls as tasks on an async
-//! executor.
+//! The lab's own schedulers are in [`crate::sched`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::subjects::{Scenario, Subject, Worker, run_calls};
+use crate::subject::{Subject, run_calls};
+use crate::workload::Workload;
 
 /// How many calls a timed worker makes between two looks at the stop flag.
-pub const CHUNK: u64 = 1024;
+const CHUNK: u64 = crate::workload::CHUNK as u64;
 
 #[derive(Debug)]
 enum Job {
@@ -79,29 +78,58 @@ pub enum Placement {
 }
 
 /// The cores worker threads are pinned to, in order (`core_affinity`'s
-/// list); empty where the platform cannot list them.
-pub fn cores() -> Vec<core_affinity::CoreId> {
-    core_affinity::get_core_ids().unwrap_or_default()
+/// list); empty where the platform cannot list them (or without the
+/// `pinned` feature).
+pub fn cores() -> Vec<usize> {
+    #[cfg(feature = "pinned")]
+    {
+        core_affinity::get_core_ids()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| c.id)
+            .collect()
+    }
+    #[cfg(not(feature = "pinned"))]
+    {
+        Vec::new()
+    }
+}
+
+/// Pins this thread to core `id` (of [`cores`]); nothing without the
+/// `pinned` feature.
+pub fn pin_to(id: usize) {
+    #[cfg(feature = "pinned")]
+    core_affinity::set_for_current(core_affinity::CoreId { id });
+    #[cfg(not(feature = "pinned"))]
+    let _ = id;
 }
 
 impl Pool {
-    /// Spawns `threads` unpinned workers of `subject` for `scenario`.
-    pub fn new<S: Subject>(subject: &Arc<S>, scenario: Scenario, threads: usize) -> Pool {
-        Pool::placed(subject, scenario, threads, Placement::Unpinned)
+    /// Spawns `threads` unpinned workers of `subject` making the calls of
+    /// `workload` (worker `i` its [`plan`](Workload::plan)`(i)`).
+    pub fn new<S: Subject>(subject: &Arc<S>, workload: &Workload, threads: usize) -> Pool {
+        Pool::placed(subject, workload, threads, Placement::Unpinned)
     }
 
-    /// Spawns `threads` workers of `subject` for `scenario`, placed as
-    /// `placement` says.
+    /// [`new`](Self::new), placed as `placement` says.
     pub fn placed<S: Subject>(
         subject: &Arc<S>,
-        scenario: Scenario,
+        workload: &Workload,
         threads: usize,
         placement: Placement,
     ) -> Pool {
         let subject = Arc::clone(subject);
+        let next = Arc::new(AtomicU64::new(0));
+        let workload = workload.clone();
         Pool::from_batch_placed(threads, placement, move || {
             let mut worker = subject.worker();
-            move |n| run_calls(&mut worker, scenario, n)
+            let plan = workload.plan(next.fetch_add(1, Ordering::Relaxed) as usize);
+            let mut from = 0usize;
+            move |n| {
+                let admitted = run_calls(&mut worker, &plan, from, n);
+                from = from.wrapping_add(n as usize);
+                admitted
+            }
         })
     }
 
@@ -114,7 +142,7 @@ impl Pool {
     /// ```
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// use tripword_benches::pool::Pool;
+    /// use tripword_lab::pool::Pool;
     ///
     /// let count = Arc::new(AtomicU64::new(0));
     /// let c = Arc::clone(&count);
@@ -166,7 +194,7 @@ impl Pool {
                 let core = (!cores.is_empty()).then(|| cores[i % cores.len()]);
                 std::thread::spawn(move || {
                     if let Some(core) = core {
-                        core_affinity::set_for_current(core);
+                        pin_to(core);
                     }
                     worker_loop(&shared, make())
                 })
@@ -249,162 +277,5 @@ impl Drop for Pool {
         for h in self.handles.drain(..) {
             let _ = h.join();
         }
-    }
-}
-
-/// Spawns `workers` on a fresh tokio runtime of `scheduler` and lets them
-/// call for about `duration`.
-///
-/// `MultiThread` uses `threads` worker threads and `threads` tasks;
-/// `CurrentThread` runs `threads` tasks on one thread. Each task yields to
-/// the scheduler every [`CHUNK`] calls, as a well-behaved task in a busy
-/// service would.
-pub fn run_tokio<S: Subject>(
-    subject: &Arc<S>,
-    scenario: Scenario,
-    threads: usize,
-    multi_thread: bool,
-    duration: Duration,
-) -> Run {
-    let rt = if multi_thread {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
-            .enable_time()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-    }
-    .expect("tokio runtime");
-    let stop = Arc::new(AtomicBool::new(false));
-    let go = Arc::new(tokio::sync::Barrier::new(threads + 1));
-    let (calls, admitted, elapsed) = rt.block_on(async {
-        let tasks: Vec<_> = (0..threads)
-            .map(|_| {
-                let mut worker = subject.worker();
-                let stop = Arc::clone(&stop);
-                let go = Arc::clone(&go);
-                tokio::spawn(async move {
-                    go.wait().await;
-                    let (mut calls, mut admitted) = (0u64, 0u64);
-                    loop {
-                        for _ in 0..CHUNK {
-                            admitted += u64::from(worker.call_async(scenario).await);
-                        }
-                        calls += CHUNK;
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        tokio::task::yield_now().await;
-                    }
-                    (calls, admitted)
-                })
-            })
-            .collect();
-        // A plain thread (asleep, not busy) rings the stop bell, so the
-        // current-thread scheduler does not need to run a timer for it.
-        let stopper = {
-            let stop = Arc::clone(&stop);
-            std::thread::spawn(move || {
-                std::thread::sleep(duration);
-                stop.store(true, Ordering::Relaxed);
-            })
-        };
-        go.wait().await;
-        let t0 = Instant::now();
-        let (mut calls, mut admitted) = (0, 0);
-        for t in tasks {
-            let (c, a) = t.await.expect("worker task");
-            calls += c;
-            admitted += a;
-        }
-        let elapsed = t0.elapsed();
-        let _ = stopper.join();
-        (calls, admitted, elapsed)
-    });
-    Run {
-        calls,
-        admitted,
-        elapsed,
-    }
-}
-
-/// Spawns `threads` tasks of `subject` on a `smol` executor
-/// (`async-executor`) run by `threads` threads, and lets them call for about
-/// `duration`.
-///
-/// Each task yields every [`CHUNK`] calls, as in [`run_tokio`]. The executor
-/// threads are in the context of a one-thread tokio runtime with a time
-/// driver (idle unless a call arms a timer: `tower-resilience` does when its
-/// state lock is contended), so the tokio-based peers run here too.
-pub fn run_smol<S: Subject>(
-    subject: &Arc<S>,
-    scenario: Scenario,
-    threads: usize,
-    duration: Duration,
-) -> Run {
-    let timers = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_time()
-        .build()
-        .expect("tokio runtime for timers");
-    let ex = Arc::new(smol::Executor::new());
-    let (shutdown, closed) = smol::channel::bounded::<()>(1);
-    let executors: Vec<_> = (0..threads)
-        .map(|_| {
-            let ex = Arc::clone(&ex);
-            let closed = closed.clone();
-            let handle = timers.handle().clone();
-            std::thread::spawn(move || {
-                let _context = handle.enter();
-                smol::future::block_on(ex.run(closed.recv()))
-            })
-        })
-        .collect();
-    let stop = Arc::new(AtomicBool::new(false));
-    let go = Arc::new(smol::lock::Barrier::new(threads + 1));
-    let tasks: Vec<_> = (0..threads)
-        .map(|_| {
-            let mut worker = subject.worker();
-            let stop = Arc::clone(&stop);
-            let go = Arc::clone(&go);
-            ex.spawn(async move {
-                go.wait().await;
-                let (mut calls, mut admitted) = (0u64, 0u64);
-                loop {
-                    for _ in 0..CHUNK {
-                        admitted += u64::from(worker.call_async(scenario).await);
-                    }
-                    calls += CHUNK;
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    smol::future::yield_now().await;
-                }
-                (calls, admitted)
-            })
-        })
-        .collect();
-    // This thread only waits: never more busy threads than executor threads.
-    smol::future::block_on(go.wait());
-    let t0 = Instant::now();
-    std::thread::sleep(duration);
-    stop.store(true, Ordering::Relaxed);
-    let (mut calls, mut admitted) = (0, 0);
-    for t in tasks {
-        let (c, a) = smol::future::block_on(t);
-        calls += c;
-        admitted += a;
-    }
-    let elapsed = t0.elapsed();
-    drop(shutdown);
-    for e in executors {
-        let _ = e.join();
-    }
-    Run {
-        calls,
-        admitted,
-        elapsed,
     }
 }

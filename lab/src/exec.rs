@@ -42,6 +42,7 @@ thread_local! {
     static WAKER: Waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
 }
 
+#[cfg(feature = "tokio")]
 /// A current-thread tokio runtime with a time driver: the fallback of
 /// [`block_on`].
 pub fn runtime() -> tokio::runtime::Runtime {
@@ -51,11 +52,12 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime")
 }
 
+#[cfg(feature = "tokio")]
 /// Runs `future` to completion on this thread: one poll inside `rt`'s
 /// context; if that is not enough, `rt.block_on` finishes it.
 ///
 /// ```
-/// use tripword_benches::exec::{block_on, runtime};
+/// use tripword_lab::exec::{block_on, runtime};
 /// let rt = runtime();
 /// assert_eq!(block_on(&rt, async { 1 + 1 }), 2);
 /// ```
@@ -64,13 +66,14 @@ pub fn block_on<F: Future>(rt: &tokio::runtime::Runtime, future: F) -> F::Output
     finish(rt, future)
 }
 
+#[cfg(feature = "tokio")]
 /// [`block_on`] for a thread that is already in `rt`'s context (it holds
 /// `rt.enter()` around a batch of calls): entering a tokio context clones
 /// the runtime's handle and costs tens of nanoseconds, more than a
 /// `tripword` call through a tower layer.
 ///
 /// ```
-/// use tripword_benches::exec::{finish, runtime};
+/// use tripword_lab::exec::{finish, runtime};
 /// let rt = runtime();
 /// let _context = rt.enter();
 /// assert_eq!(finish(&rt, async { 1 + 1 }), 2);
@@ -92,6 +95,7 @@ pub fn finish<F: Future>(rt: &tokio::runtime::Runtime, future: F) -> F::Output {
 
 /// The rare end of [`finish`], out of line so that the common one stays
 /// small: `rt` drives the pinned future to completion.
+#[cfg(feature = "tokio")]
 #[cold]
 #[inline(never)]
 fn finish_pending<F: Future>(
@@ -109,7 +113,7 @@ fn finish_pending<F: Future>(
 /// ready at once.
 ///
 /// ```
-/// use tripword_benches::exec::now;
+/// use tripword_lab::exec::now;
 /// assert_eq!(now(std::future::ready(7)), 7);
 /// ```
 #[inline]

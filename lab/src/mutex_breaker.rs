@@ -34,7 +34,7 @@ impl Inner {
 ///
 /// ```
 /// use tripword::{clock::ManualClock, Outcome};
-/// use tripword_benches::mutex_breaker::MutexBreaker;
+/// use tripword_lab::mutex_breaker::MutexBreaker;
 ///
 /// let b = MutexBreaker::new(2, 10, 5, ManualClock::new(0));
 /// for _ in 0..2 {
