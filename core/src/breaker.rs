@@ -388,20 +388,49 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Breaker<C, W, O, P> {
         let word = self.load();
         let raw: u64 = word.into();
         let l = &W::LAYOUT;
-        if l.closed_below(raw, self.config().failure_threshold()) {
+        // On 64-bit targets the bound on the whole word is kept in the
+        // config, compared straight from memory; an MCU derives it.
+        #[cfg(target_pointer_width = "64")]
+        let closed = tag_of(raw) == TAG_CLOSED && raw < self.config().closed_limit();
+        #[cfg(not(target_pointer_width = "64"))]
+        let closed = l.closed_below(raw, self.config().failure_threshold());
+        if closed {
             let ticket = Ticket::admitted(self.origin(), l, raw);
             self.observer.on_admitted(&ticket);
             return Ok(ticket);
         }
+        #[cfg(target_pointer_width = "64")]
+        {
+            // The slow path's answer comes back as two words in registers
+            // (a `Result<Ticket, Rejected>` returned out of line goes
+            // through memory, and the fast path above would then store its
+            // ticket there too, to merge).
+            let (origin, bits) = self.acquire_slow_split(word);
+            match NonZeroUsize::new(origin) {
+                Some(origin) => Ok(Ticket::from_parts(origin, bits)),
+                None => Err(Rejected::from_bits(bits)),
+            }
+        }
+        #[cfg(not(target_pointer_width = "64"))]
         self.acquire_slow(word)
+    }
+
+    /// [`acquire_slow`](Self::acquire_slow) as two words: the ticket's
+    /// origin and stamp, or 0 and the rejection's bits.
+    #[cfg(target_pointer_width = "64")]
+    #[inline(never)]
+    fn acquire_slow_split(&self, word: W::Raw) -> (usize, usize) {
+        match self.acquire_slow(word) {
+            Ok(ticket) => ticket.into_parts(),
+            Err(rejected) => (0, rejected.bits()),
+        }
     }
 
     /// Every admission the inlined closed path cannot decide. Out of line so
     /// that `acquire` stays small enough to inline into callers.
     // Out of line where the fast paths above live (64-bit targets); on
     // 32-bit MCUs, where only the shared loop remains, inline for size.
-    #[cfg_attr(target_pointer_width = "64", inline(never))]
-    #[cfg_attr(not(target_pointer_width = "64"), inline)]
+    #[inline]
     fn acquire_slow(&self, word: W::Raw) -> Result<Ticket, Rejected> {
         #[cfg(target_pointer_width = "64")]
         {

@@ -67,6 +67,20 @@ impl Ticket {
         }
     }
 
+    /// The ticket whose [`into_parts`](Self::into_parts) are these.
+    #[cfg(target_pointer_width = "64")]
+    #[inline(always)]
+    pub(crate) fn from_parts(origin: NonZeroUsize, stamp: usize) -> Ticket {
+        Ticket { origin, stamp }
+    }
+
+    /// The two words of the ticket: its origin and its stamp.
+    #[cfg(target_pointer_width = "64")]
+    #[inline(always)]
+    pub(crate) fn into_parts(self) -> (usize, usize) {
+        (self.origin.get(), self.stamp)
+    }
+
     /// The address of the word of the breaker that issued this ticket.
     #[inline(always)]
     pub(crate) fn issuer(&self) -> usize {

@@ -144,7 +144,11 @@ impl Layout {
     /// `u64`, so its shift stays 32-bit, while the shifted threshold would be
     /// compared as a 64-bit value, which costs 8 B more on a 32-bit MCU. The
     /// two forms agree for every value, since nothing overflows `u64`.
+    ///
+    /// 64-bit targets keep the shifted threshold in the config instead
+    /// (`ValidConfig::closed_limit`); a unit test checks the two agree.
     #[inline(always)]
+    #[cfg_attr(target_pointer_width = "64", allow(dead_code))]
     pub(crate) const fn closed_below(&self, raw: u64, threshold: u32) -> bool {
         tag_of(raw) == TAG_CLOSED
             && if self.word_bits > 32 {
@@ -558,6 +562,8 @@ pub(crate) const fn tag_of(raw: u64) -> u64 {
 /// Whether a tag keeps a timestamp (`Open`, `Probing`, `OpenUntil`: the odd
 /// tags but 7). Every bit pattern of these tags is a valid word. `Trial`
 /// (7) keeps one too, but admits before its deadline: see [`has_deadline`].
+/// The 64-bit fast paths' test (an MCU leaves them to the shared loop).
+#[cfg(target_pointer_width = "64")]
 #[inline(always)]
 pub(crate) const fn is_timed(tag: u64) -> bool {
     tag & 1 == 1 && tag != 7

@@ -365,6 +365,8 @@ impl Config {
                 };
                 Ok(ValidConfig {
                     config: self,
+                    #[cfg(target_pointer_width = "64")]
+                    closed_limit: closed_limit(&W::LAYOUT, self.failure_threshold),
                     shift: d.shift,
                     open_units: d.open_units,
                     cap_units: d.cap_units,
@@ -481,6 +483,13 @@ struct Derived {
     probe_units: u64,
 }
 
+/// The closed fast path's bound for `threshold` (see
+/// [`ValidConfig::closed_limit`]).
+#[cfg(target_pointer_width = "64")]
+const fn closed_limit(l: &Layout, threshold: u32) -> u64 {
+    (threshold as u64) << (crate::word::TAG_BITS + l.counter_bits)
+}
+
 /// The smaller of two values, in a `const fn` (`Ord::min` is not `const`).
 /// Its one comparison is where every clamp of this module is decided, so
 /// the clamps' boundary (`a == b`, where both arms agree) is one equivalent
@@ -514,6 +523,11 @@ pub(crate) const fn units(ticks: u64, shift: u32) -> u64 {
 /// ```
 pub struct ValidConfig<W: Word = W64> {
     config: Config,
+    // The closed fast path's bound on the whole word (`Layout::closed_below`),
+    // kept so that `acquire` compares the word with it straight from memory;
+    // 64-bit targets only (an MCU computes it: 8 bytes of config less).
+    #[cfg(target_pointer_width = "64")]
+    closed_limit: u64,
     shift: u32,
     open_units: u64,
     // 0 when there is no backoff.
@@ -569,7 +583,20 @@ impl<W: Word> ValidConfig<W> {
     /// on trips).
     pub(crate) const fn with_threshold_one(mut self) -> Self {
         self.config.failure_threshold = 1;
+        #[cfg(target_pointer_width = "64")]
+        {
+            self.closed_limit = closed_limit(&W::LAYOUT, 1);
+        }
         self
+    }
+
+    /// A `Closed` word counting fewer failures than the threshold is below
+    /// this, and no other word is, once its tag is known to be `Closed`:
+    /// `threshold << (tag and counter bits)` (`Layout::closed_below`).
+    #[cfg(target_pointer_width = "64")]
+    #[inline(always)]
+    pub(crate) const fn closed_limit(&self) -> u64 {
+        self.closed_limit
     }
 
     /// The config as given.

@@ -128,3 +128,37 @@ fn counter_wraps() {
     assert_eq!(l.next_counter(l.max_counter()), 0);
     assert_eq!(l.next_counter(5), 6);
 }
+
+/// The closed fast path's two forms agree: the MCU's (`closed_below`, the
+/// threshold shifted or the word shifted) and the 64-bit targets' (the
+/// config's precomputed bound on the whole word), on every tag and around
+/// every boundary.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn the_closed_bound_in_the_config_agrees_with_closed_below() {
+    fn check<W: Word>(thresholds: &[u32]) {
+        let l = W::LAYOUT;
+        for &n in thresholds {
+            let config = crate::Config::new()
+                .failure_threshold(n)
+                .check::<W>()
+                .unwrap();
+            let limit = config.closed_limit();
+            let ps = TAG_BITS + l.counter_bits;
+            for f in [0, 1, n.saturating_sub(1), n, n + 1, l.max_failures()] {
+                for c in [0u64, 1, u64::from(l.max_counter())] {
+                    for tag in 0..8u64 {
+                        let raw = (u64::from(f) << ps | c << TAG_BITS | tag) & mask(l.word_bits);
+                        assert_eq!(
+                            l.closed_below(raw, n),
+                            tag_of(raw) == TAG_CLOSED && raw < limit,
+                            "{raw:#x} threshold {n}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    check::<W64>(&[1, 2, 5, 1_000, 65_535]);
+    check::<W32>(&[1, 2, 5, 1_000, 4_095]);
+}
