@@ -10,6 +10,11 @@
 //!       |     0     | failures (12) | counter (10) | tag (3) |    Closed
 //! ```
 //!
+//! With the `recovery` feature two more states use the spare tags: `Trial`
+//! (7, several probes) and `Ramp` (6, the progressive ramp), whose counts
+//! take the low bits of the time field, which then keeps the same ring in
+//! coarser units (`docs/design-word.md`, "Recovery states").
+//!
 //! `time` is in units of `2^s` ticks, modulo the field, where `s` is the
 //! config's [`time_shift`](crate::ValidConfig::time_shift). `HalfOpen` keeps
 //! only `trips`; the operator-held `ForcedOpen` keeps nothing but the counter.
