@@ -132,7 +132,7 @@ pub use policy::CallPolicy;
 pub use registry::{Entry, Registry};
 pub use registry::{RegistrySettings, RegistrySettingsError};
 pub use settings::{
-    FailureRate, MillisBreaker, Settings, SettingsError, StdBreaker, StdRateBreaker,
+    FailureRate, MillisBreaker, RampSettings, Settings, SettingsError, StdBreaker, StdRateBreaker,
 };
 /// The core crate, for what is not re-exported here (`tripword::rate`,
 /// `tripword::cell`, ...): a service needs no `tripword` dependency of its
@@ -142,8 +142,8 @@ pub use tripword;
 pub use tripword::kit::CircuitBreaker;
 #[doc(no_inline)]
 pub use tripword::{
-    Breaker, Cause, Clock, Config, ConfigError, Observer, OnTransition, Outcome, Rejected, Status,
-    Transition, ValidConfig, W32, W64, Word,
+    Breaker, Cause, Clock, Config, ConfigError, Observer, OnTransition, Outcome, Ramp, Rejected,
+    Status, Transition, ValidConfig, W32, W64, Word,
 };
 
 /// The names most code needs: `use tripword_std::prelude::*;`.

@@ -31,19 +31,21 @@
 //! # Ok::<(), tripword_std::SettingsError>(())
 //! ```
 
-use core::fmt;
-use core::ops::RangeInclusive;
 use std::time::Duration;
 
-use tripword::{Breaker, Config, ConfigError, Field, Observer, Outcome, ValidConfig, W64, Word};
+use tripword::{Breaker, Config, ConfigError, Observer, Outcome, ValidConfig, W64, Word};
 
 use self::range::{Durations, in_durations};
 use crate::clock::{MonotonicClock, RealClock, duration_to_ticks, span_to_ticks};
 
+mod error;
 mod range;
 mod rate;
+mod recovery;
 
+pub use self::error::SettingsError;
 pub use self::rate::{FailureRate, StdRateBreaker};
+pub use self::recovery::RampSettings;
 
 /// A breaker on the real microsecond clock: [`W64`] and no observer unless
 /// named. Build one with [`Settings::build`], or as a `static`:
@@ -209,6 +211,21 @@ pub struct Settings {
     /// [`without_failure_rate`](Settings::without_failure_rate)).
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub failure_rate: Option<FailureRate>,
+    /// The probes a half-open breaker admits, 1 for the single probe (set
+    /// with [`probes`](method@Settings::probes)).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "recovery::is_one"))]
+    pub probes: u8,
+    /// How many of the probes must succeed to close, `None` for all of
+    /// them (set with [`probes_to_close`](method@Settings::probes_to_close)).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub probes_to_close: Option<u8>,
+    /// The ramp after the probes succeed, [`RampSettings::NONE`] for none
+    /// (set with [`ramp`](method@Settings::ramp)).
+    #[cfg_attr(
+        feature = "serde",
+        serde(skip_serializing_if = "RampSettings::is_none")
+    )]
+    pub ramp: RampSettings,
 }
 
 /// [`Outcome`] as `"success"`, `"failure"`, `"ignored"` (the core has no
@@ -267,8 +284,8 @@ impl Settings {
     /// Defaults: 5 consecutive failures trip; open for 1 s, no backoff; a
     /// probe times out after 5 s; the core's default horizon for the word
     /// width; an abandoned permit is a failure; no failure-rate policy
-    /// (a rate breaker's is then [`FailureRate::default`]). All fit either
-    /// word width with either clock.
+    /// (a rate breaker's is then [`FailureRate::default`]); one probe, no
+    /// ramp. All fit either word width with either clock.
     ///
     /// ```
     /// use std::time::Duration;
@@ -283,6 +300,8 @@ impl Settings {
     /// assert_eq!(s.horizon, None);
     /// assert_eq!(s.abandon_as, Outcome::Failure);
     /// assert_eq!(s.failure_rate, None);
+    /// assert_eq!((s.probes, s.probes_to_close), (1, None));
+    /// assert!(s.ramp.is_none());
     /// ```
     pub const fn new() -> Self {
         Settings {
@@ -293,6 +312,9 @@ impl Settings {
             horizon: None,
             abandon_as: Outcome::Failure,
             failure_rate: None,
+            probes: 1,
+            probes_to_close: None,
+            ramp: RampSettings::NONE,
         }
     }
 
@@ -454,7 +476,7 @@ impl Settings {
         if let Some(horizon) = self.horizon {
             config = config.horizon(span_to_ticks(horizon, C::TICK));
         }
-        config
+        self.recovery_config::<C>(config)
     }
 
     /// Converts to a core [`ValidConfig`] in `C`'s ticks, checked against
@@ -481,11 +503,12 @@ impl Settings {
     ///
     /// # Errors
     /// The first field out of range, in the core's order (failure
-    /// threshold, open time, probe timeout, backoff cap, horizon).
+    /// threshold, open time, probe timeout, backoff cap, horizon, then
+    /// the probes, the probes to close, the ramp's step and its shares).
     pub fn config<C: RealClock, W: Word>(&self) -> Result<ValidConfig<W>, SettingsError> {
         self.to_config::<C>()
             .check::<W>()
-            .map_err(|error| self.error::<C, W>(error))
+            .map_err(|error| self.error::<C, W>(self.recovery_error::<C, W>(error)))
     }
 
     /// The core's `error` for this configuration, in durations, with the
@@ -498,6 +521,7 @@ impl Settings {
                 probe_timeout: self.probe_timeout,
                 backoff_cap: self.exponential_backoff,
                 horizon: self.horizon,
+                ramp_step: self.ramp.step(),
             },
         );
         SettingsError {
@@ -572,202 +596,5 @@ impl Settings {
         observer: O,
     ) -> Result<Breaker<C, W, O>, SettingsError> {
         Ok(Breaker::from_parts(self.config::<C, W>()?, clock, observer))
-    }
-}
-
-/// A [`Settings`] value out of range for its clock and word width: which
-/// field, the value given, and the allowed range, in durations (in counts
-/// for the failure threshold and the failure rate's percent and minimum
-/// calls). The message names the field as its key in a config file
-/// (`failure_rate.window` for the window of [`FailureRate`]).
-///
-/// ```
-/// use std::time::Duration;
-/// use tripword::{Field, W32};
-/// use tripword_std::{MillisClock, Settings};
-///
-/// let err = Settings::new()
-///     .open_for(Duration::from_millis(1))
-///     .exponential_backoff(Duration::from_secs(3600))
-///     .config::<MillisClock, W32>()
-///     .unwrap_err();
-/// assert_eq!(err.field(), Field::BackoffCap);
-/// assert_eq!(
-///     err.to_string(),
-///     "exponential_backoff cap = 3600s is out of range 1ms..=32.767s (1ms ticks, 32-bit word)",
-/// );
-/// // The core's error, in ticks, is the source: 1 ms is 2 ticks, doubled
-/// // 14 times.
-/// assert_eq!(err.in_ticks().max, 2 << 14);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SettingsError {
-    error: ConfigError,
-    tick: Duration,
-    given: Option<Duration>,
-    // The range in durations (unused for the failure threshold).
-    start: Duration,
-    end: Duration,
-    // For a horizon error: whether the horizon was the default, and the
-    // longest duration it was added to.
-    default_horizon: bool,
-    longest: Duration,
-    word_bits: u32,
-}
-
-impl SettingsError {
-    /// The field out of range.
-    ///
-    /// ```
-    /// use tripword::{Field, W64};
-    /// use tripword_std::{MonotonicClock, Settings};
-    /// let err = Settings::new().failure_threshold(0)
-    ///     .config::<MonotonicClock, W64>().unwrap_err();
-    /// assert_eq!(err.field(), Field::FailureThreshold);
-    /// ```
-    pub fn field(&self) -> Field {
-        self.error.field
-    }
-
-    /// The core's error, with the value and range in ticks (or counts).
-    /// Its range is [`range`](Self::range)'s, in ticks: for a duration
-    /// past 2^60 ticks, the core names the 2^60 it checks first; this names
-    /// the word's own bound where that is less (the 32-bit word's, about
-    /// 2^31 ticks).
-    ///
-    /// ```
-    /// use tripword::{Field, W32};
-    /// use tripword_std::{MonotonicClock, Settings};
-    /// let err = Settings::new().failure_threshold(5000)
-    ///     .config::<MonotonicClock, W32>().unwrap_err();
-    /// assert_eq!((err.in_ticks().min, err.in_ticks().max), (1, 4095));
-    /// ```
-    pub fn in_ticks(&self) -> &ConfigError {
-        &self.error
-    }
-
-    /// The duration given (for the horizon, the default when none was
-    /// set), or `None` for a count (the failure threshold, the failure
-    /// rate's percent and minimum calls: see [`in_ticks`](Self::in_ticks)).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword::W64;
-    /// use tripword_std::{MonotonicClock, Settings};
-    /// let err = Settings::new().probe_timeout(Duration::ZERO)
-    ///     .config::<MonotonicClock, W64>().unwrap_err();
-    /// assert_eq!(err.given(), Some(Duration::ZERO));
-    /// ```
-    pub fn given(&self) -> Option<Duration> {
-        self.given
-    }
-
-    /// The allowed range in durations, or `None` for a count: exactly the
-    /// durations the conversion to ticks accepts, given the other fields.
-    /// An open time's, a probe timeout's and a backoff cap's end at the
-    /// longest duration the word holds (2^60 ticks on [`W64`], about 2^31
-    /// on [`W32`](tripword::W32)), a backoff cap's earlier where doubling
-    /// `open_for` cannot reach, and start at `open_for`; a horizon's ends
-    /// where the word's time field, added to the longest duration, runs
-    /// out; a failure-rate window's spans one tick per bucket to 2^60
-    /// ticks, whatever the word.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword::W32;
-    /// use tripword_std::{MillisClock, Settings};
-    /// let err = Settings::new()
-    ///     .open_for(Duration::MAX)
-    ///     .config::<MillisClock, W32>().unwrap_err();
-    /// let longest = *err.range().unwrap().end(); // about 24.9 days
-    /// assert_eq!(longest, Duration::from_millis(2_147_352_576));
-    /// assert!(Settings::new().open_for(longest).config::<MillisClock, W32>().is_ok());
-    /// ```
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword::W32;
-    /// use tripword_std::{MillisClock, Settings};
-    /// let err = Settings::new()
-    ///     .open_for(Duration::from_millis(100))
-    ///     .exponential_backoff(Duration::from_millis(99))
-    ///     .config::<MillisClock, W32>().unwrap_err();
-    /// assert_eq!(err.range(),
-    ///            Some(Duration::from_millis(100)..=Duration::from_millis(101 * (1 << 14) - 1)));
-    /// ```
-    pub fn range(&self) -> Option<RangeInclusive<Duration>> {
-        match self.error.field {
-            Field::FailureThreshold | Field::FailureRate | Field::MinimumCalls => None,
-            _ => Some(self.start..=self.end),
-        }
-    }
-
-    /// The clock's tick the conversion used.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tripword::W32;
-    /// use tripword_std::{MillisClock, Settings};
-    /// let err = Settings::new().open_for(Duration::ZERO)
-    ///     .config::<MillisClock, W32>().unwrap_err();
-    /// assert_eq!(err.tick(), Duration::from_millis(1));
-    /// ```
-    pub fn tick(&self) -> Duration {
-        self.tick
-    }
-}
-
-impl fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The key in a config file; the core's name for the others.
-        let name = match self.error.field {
-            Field::FailureRate => "failure_rate.percent",
-            Field::MinimumCalls => "failure_rate.minimum_calls",
-            Field::Window => "failure_rate.window",
-            field => field.name(),
-        };
-        let (tick, bits) = (self.tick, self.word_bits);
-        match (self.error.field, self.given) {
-            (Field::Horizon, Some(given)) => {
-                let default = if self.default_horizon {
-                    " (default)"
-                } else {
-                    ""
-                };
-                write!(
-                    f,
-                    "{name}{default} = {given:?} is out of range {:?}..={:?} with the longest \
-                     duration {:?} ({tick:?} ticks, {bits}-bit word)",
-                    self.start, self.end, self.longest
-                )
-            }
-            // The core's shortest window is one tick per bucket.
-            (Field::Window, Some(given)) => write!(
-                f,
-                "{name} = {given:?} is out of range {:?}..={:?} ({tick:?} ticks, {} buckets)",
-                self.start, self.end, self.error.min
-            ),
-            (_, Some(given)) => write!(
-                f,
-                "{name} = {given:?} is out of range {:?}..={:?} ({tick:?} ticks, {bits}-bit word)",
-                self.start, self.end
-            ),
-            (Field::FailureRate, None) => write!(
-                f,
-                "{name} = {} is out of range {}..={}",
-                self.error.value, self.error.min, self.error.max
-            ),
-            (_, None) => write!(
-                f,
-                "{name} = {} is out of range {}..={} ({bits}-bit word)",
-                self.error.value, self.error.min, self.error.max
-            ),
-        }
-    }
-}
-
-impl std::error::Error for SettingsError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
     }
 }

@@ -526,7 +526,7 @@ mod registry_serde {
     use tripword::Outcome;
 
     use super::{RegistrySettings, Settings};
-    use crate::settings::{FailureRate, outcome_serde};
+    use crate::settings::{FailureRate, RampSettings, outcome_serde};
 
     /// An override as written: only the keys it changes.
     #[derive(Deserialize)]
@@ -546,6 +546,12 @@ mod registry_serde {
         abandon_as: Option<Outcome>,
         #[serde(default)]
         failure_rate: Option<RatePatch>,
+        #[serde(default)]
+        probes: Option<u8>,
+        #[serde(default)]
+        probes_to_close: Option<u8>,
+        #[serde(default)]
+        ramp: Option<RampSettings>,
     }
 
     /// An override's `failure_rate` table: only the keys it changes.
@@ -587,6 +593,17 @@ mod registry_serde {
                     Some(patch) => Some(patch.apply(base.failure_rate)),
                     None => base.failure_rate,
                 },
+                // An override's `probes` without `probes_to_close` means
+                // all of its probes, as the setter does.
+                probes: self.probes.unwrap_or(base.probes),
+                probes_to_close: match (self.probes, self.probes_to_close) {
+                    (_, Some(k)) => Some(k),
+                    (Some(_), None) => None,
+                    (None, None) => base.probes_to_close,
+                },
+                // A ramp replaces the default's whole (an empty one, `{ step
+                // = "0s", shares = [] }`, is none).
+                ramp: self.ramp.unwrap_or(base.ramp),
             }
         }
     }

@@ -16,6 +16,8 @@ pub(super) struct Durations {
     pub(super) probe_timeout: Duration,
     pub(super) backoff_cap: Option<Duration>,
     pub(super) horizon: Option<Duration>,
+    /// The length of a ramp's stage.
+    pub(super) ramp_step: Duration,
 }
 
 /// The core's error in durations.
@@ -47,6 +49,7 @@ pub(super) fn in_durations<C: RealClock, W: Word>(
         probe_timeout,
         backoff_cap,
         horizon,
+        ramp_step,
     } = durations;
     if matches!(
         error.field,
@@ -55,16 +58,22 @@ pub(super) fn in_durations<C: RealClock, W: Word>(
         error.max = error.max.min(longest_ticks::<W>());
     }
     let (given, start, end) = match error.field {
-        // A config's check never names the failure-rate fields: those are
-        // the policy's (`rate.rs`, with the window in durations).
+        // Counts. A config's check never names the failure-rate fields:
+        // those are the policy's (`rate.rs`, with the window in durations).
         Field::FailureThreshold
         | Field::FailureRate
         | Field::MinimumCalls
         | Field::Window
         | Field::Probes
         | Field::ProbesToClose
-        | Field::Ramp
         | Field::RampShare => (None, Duration::ZERO, Duration::ZERO),
+        // A stage's length converts as an open time does: at least as long
+        // as set, at most the core's longest stage for this many stages.
+        Field::Ramp => (
+            Some(ramp_step),
+            shortest_at_least(error.min, tick),
+            longest_at_most(error.max, tick),
+        ),
         Field::OpenFor => (
             Some(open_for),
             shortest_at_least(error.min, tick),

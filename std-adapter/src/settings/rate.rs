@@ -305,6 +305,10 @@ impl Settings {
     /// The config and policy of a rate breaker, checked: the config as
     /// [`config`](Settings::config) checks it, but for the failure
     /// threshold, which a rate breaker does not read; then the policy.
+    ///
+    /// The recovery options are carried: the probes' and the ramp's
+    /// results go to the breaker's word, as the single probe's do; with
+    /// the threshold of one, one failure during the ramp reopens it.
     pub(crate) fn rate_parts<C: RealClock, W: Word, const N: usize>(
         &self,
     ) -> Result<(ValidConfig<W>, ValidRate<W, N>), SettingsError> {
@@ -316,8 +320,11 @@ impl Settings {
     /// word, 8 buckets, no observer. The policy is
     /// [`failure_rate`](method@Settings::failure_rate), or
     /// [`FailureRate::default`] (50 % over 10 s, 20 calls) when none is
-    /// set; the open time, backoff, probe timeout, horizon and abandon
-    /// outcome are the consecutive breaker's;
+    /// set; the open time, backoff, probe timeout, horizon, abandon
+    /// outcome, [probes](method@Settings::probes) and
+    /// [ramp](method@Settings::ramp) are the consecutive breaker's (the
+    /// ramp reopens on its first failure: a rate breaker's word counts
+    /// failures to one);
     /// [`failure_threshold`](method@Settings::failure_threshold) is not
     /// read (nor checked).
     ///
