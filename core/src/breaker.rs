@@ -305,6 +305,18 @@ impl<C, W: Word, O, P: ConfigSource<W>> Breaker<C, W, O, P> {
         ticket.origin == self.origin() && raw == ticket.stamp as u64
     }
 
+    /// Whether the word is a `Ramp` (recovery feature) whose counter is the
+    /// ticket's: a release the word itself judges, not the failure-rate
+    /// window (the ramp counts its own failures, `docs/spec.md`, "The
+    /// ramp").
+    #[inline(always)]
+    pub(crate) fn ramp_current(&self, ticket: &Ticket) -> bool {
+        let raw: u64 = self.load().into();
+        RECOVERY
+            && tag_of(raw) == crate::word::TAG_RAMP
+            && (raw & W::LAYOUT.counter_field_mask()) as usize == ticket.stamp
+    }
+
     #[inline(always)]
     fn origin(&self) -> NonZeroUsize {
         // Words are at least 4-byte aligned: bit 0 is free for the probe

@@ -421,7 +421,9 @@ impl<C: Clock, W: Word, O: Observer, const N: usize> RateBreaker<C, W, O, N> {
     /// by another meanwhile is stale. `Ignored` counts nothing. The observer hears each release as from
     /// [`Breaker::release`]: recorded, stale, and the trip's transition.
     pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
-        if ticket.is_probe() || outcome == Outcome::Ignored {
+        // Probes, ignored outcomes and a recovery ramp's calls are the
+        // word's to judge; the window counts `Closed` calls only.
+        if ticket.is_probe() || outcome == Outcome::Ignored || self.breaker.ramp_current(&ticket) {
             return self.breaker.release(ticket, outcome);
         }
         if !self.breaker.closed_current(&ticket) {

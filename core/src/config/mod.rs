@@ -587,6 +587,11 @@ impl<W: Word> ValidConfig<W> {
         {
             self.closed_limit = closed_limit(&W::LAYOUT, 1);
         }
+        // The ramp's failures reopen at the threshold too.
+        #[cfg(feature = "recovery")]
+        {
+            self.recovery.ramp_failures = 1;
+        }
         self
     }
 

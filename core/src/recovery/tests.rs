@@ -318,3 +318,104 @@ fn recovery_words_round_trip_and_every_pattern_decodes() {
         assert_eq!(snap.encode::<W32>(), raw);
     }
 }
+
+/// The config fixed at compile time: probes and a ramp as immediates.
+struct Recovering;
+impl ConstConfig for Recovering {
+    const CONFIG: Config = Config::new()
+        .failure_threshold(1)
+        .open_for(100)
+        .probe_timeout(TIMEOUT)
+        .horizon(0)
+        .probes(2)
+        .ramp(Ramp::linear(1 << 18, 1));
+}
+
+static STATIC_CONFIG: ValidConfig<W32> = ValidConfig::new(Recovering::CONFIG);
+
+/// One trip, two probes, the ramp, its end: the same on every breaker form.
+fn every_form_recovers<B: CircuitBreaker>(b: &B, clock: &ManualClock) {
+    let t = b.acquire().unwrap();
+    b.release(t, Outcome::Failure);
+    clock.advance(b.acquire().err().unwrap().retry_after().unwrap());
+    let [p, q] = [(); 2].map(|_| b.acquire().unwrap());
+    assert_eq!(b.acquire().err().unwrap().cause(), Cause::Probing);
+    b.release(p, Outcome::Success);
+    b.release(q, Outcome::Success);
+    assert_eq!(b.status(), Status::Recovering);
+    // Half the calls get through (1/2 on both words), alternating.
+    let admitted: Vec<bool> = (0..8)
+        .map(|_| match b.acquire() {
+            Ok(t) => {
+                b.release(t, Outcome::Success);
+                true
+            }
+            Err(r) => {
+                assert_eq!(r.cause(), Cause::Ramp);
+                false
+            }
+        })
+        .collect();
+    assert_eq!(admitted.iter().filter(|a| **a).count(), 4, "{admitted:?}");
+    let wait = b
+        .acquire()
+        .err()
+        .map(|r| r.retry_after().unwrap())
+        .unwrap_or(0);
+    clock.advance(wait + (1 << 18));
+    assert!(b.acquire().is_ok());
+    assert_eq!(b.status(), Status::Closed);
+}
+
+#[test]
+fn const_static_and_inline_breakers_recover_alike() {
+    let clock = ManualClock::new(0);
+    let b: ConstBreaker<Recovering, &ManualClock, W32> =
+        ConstBreaker::from_parts(Const::new(), &clock, ());
+    every_form_recovers(&b, &clock);
+    let clock = ManualClock::new(0);
+    let b: StaticBreaker<&ManualClock, W32> = StaticBreaker::from_parts(&STATIC_CONFIG, &clock, ());
+    every_form_recovers(&b, &clock);
+    let clock = ManualClock::new(0);
+    let b = make::<W64>(Recovering::CONFIG, &clock);
+    every_form_recovers(&b, &clock);
+}
+
+#[test]
+fn a_rate_breaker_recovers_through_probes_and_a_ramp() {
+    use crate::rate::{Rate, RateBreaker};
+    let clock = ManualClock::new(0);
+    let config = Config::new()
+        .open_for(100)
+        .probe_timeout(TIMEOUT)
+        .horizon(0)
+        .probes(2)
+        .ramp(Ramp::linear(1 << 18, 1));
+    let rate = Rate::new().failure_rate(50).minimum_calls(2).window(1_000);
+    let b = RateBreaker::<_, W64>::new(config, rate, &clock).unwrap();
+    every_form_recovers_rate(&b, &clock);
+}
+
+/// As [`every_form_recovers`], tripping by the failure rate (two failures
+/// of two calls).
+fn every_form_recovers_rate<B: CircuitBreaker>(b: &B, clock: &ManualClock) {
+    for _ in 0..2 {
+        let t = b.acquire().unwrap();
+        b.release(t, Outcome::Failure);
+    }
+    assert_eq!(b.status(), Status::Open);
+    clock.advance(b.acquire().err().unwrap().retry_after().unwrap());
+    let [p, q] = [(); 2].map(|_| b.acquire().unwrap());
+    assert_eq!(b.acquire().err().unwrap().cause(), Cause::Probing);
+    b.release(p, Outcome::Success);
+    b.release(q, Outcome::Success);
+    assert_eq!(b.status(), Status::Recovering);
+    // The ramp's failures reopen it: a rate breaker's threshold is one.
+    loop {
+        if let Ok(t) = b.acquire() {
+            b.release(t, Outcome::Failure);
+            break;
+        }
+    }
+    assert_eq!(b.status(), Status::Open);
+}
