@@ -18,7 +18,7 @@ use crate::duration;
 
 /// The keys a declaration takes, as the error for an unknown one lists
 /// them.
-const KEYS: &str = "failure_threshold, open_for, exponential_backoff, probe_timeout, horizon, abandon_as, name, clock, word, observer";
+const KEYS: &str = "failure_threshold, open_for, exponential_backoff, probe_timeout, horizon, abandon_as, probes, probes_to_close, ramp, name, clock, word, observer";
 
 /// Everything `breakers!` was given.
 pub(crate) struct Declarations {
@@ -134,8 +134,12 @@ impl Entry {
             }
             seen.push(key_name.clone());
             match key_name.as_str() {
-                "failure_threshold" | "abandon_as" => {
+                "failure_threshold" | "abandon_as" | "probes" | "probes_to_close" => {
                     setters.extend(quote_spanned!(value.span()=> .#key(#value)));
+                }
+                "ramp" => {
+                    let ramp = ramp(value)?;
+                    setters.extend(quote_spanned!(value.span()=> .ramp(#ramp)));
                 }
                 "open_for" | "exponential_backoff" | "probe_timeout" | "horizon" => {
                     let duration = duration::expand(&key_name, value)?;
@@ -230,6 +234,48 @@ fn path<'a>(key: &str, value: &'a Expr) -> syn::Result<&'a Path> {
     }
 }
 
+/// A `ramp` value: `progressive(1s)`, `linear(10s, 4)` or `stages(500ms,
+/// [100, 1000, 5000])`, the constructors of `RampSettings` with duration
+/// literals; any other expression is kept as written (a `const`
+/// `RampSettings`).
+fn ramp(value: &Expr) -> syn::Result<TokenStream> {
+    let Expr::Call(call) = value else {
+        return Ok(value.to_token_stream());
+    };
+    let Expr::Path(func) = &*call.func else {
+        return Ok(value.to_token_stream());
+    };
+    let Some(name) = func.path.get_ident().map(Ident::to_string) else {
+        return Ok(value.to_token_stream());
+    };
+    let args: Vec<&Expr> = call.args.iter().collect();
+    let arity = match name.as_str() {
+        "progressive" => 1,
+        "linear" | "stages" => 2,
+        _ => return Ok(value.to_token_stream()),
+    };
+    if args.len() != arity {
+        return Err(Error::new(
+            call.span(),
+            "`ramp` is `progressive(1s)`, `linear(10s, 4)`, `stages(500ms, [100, 1000, 5000])` (shares in basis points) or a `const` `RampSettings`",
+        ));
+    }
+    let ident = Ident::new(&name, func.span());
+    let step = duration::expand("ramp", args[0])?;
+    let krate = quote_spanned!(value.span()=> ::tripword_std);
+    Ok(match name.as_str() {
+        "progressive" => quote_spanned!(value.span()=> #krate::RampSettings::#ident(#step)),
+        _ => {
+            let second = args[1];
+            let second = match second {
+                Expr::Array(_) => quote_spanned!(second.span()=> &#second),
+                _ => second.to_token_stream(),
+            };
+            quote_spanned!(value.span()=> #krate::RampSettings::#ident(#step, #second))
+        }
+    })
+}
+
 /// A setting as the user wrote it, on one line, for the generated docs.
 fn source_text(value: &Expr) -> String {
     let text = value
@@ -320,6 +366,33 @@ mod tests {
         // Only a clock: the other parameters are the defaults, written out.
         let out = expand_str("Y: clock = tripword_std::MillisClock;").unwrap();
         assert!(out.contains("NamedBreaker < () , tripword_std :: MillisClock , :: tripword_std :: declare :: __private :: W64 >"), "{out}");
+    }
+
+    #[test]
+    fn probes_and_a_ramp() {
+        let out = expand_str(
+            "A: probes = 3, probes_to_close = 2, ramp = progressive(1s); B: ramp = linear(10s, 4); C: ramp = stages(500ms, [100, 5000]); D: ramp = MY_RAMP;",
+        )
+        .unwrap();
+        assert!(out.contains(". probes (3)"), "{out}");
+        assert!(out.contains(". probes_to_close (2)"), "{out}");
+        assert!(
+            out.contains(". ramp (:: tripword_std :: RampSettings :: progressive (:: core :: time :: Duration :: new (1u64 , 0u32)))"),
+            "{out}"
+        );
+        assert!(
+            out.contains(":: tripword_std :: RampSettings :: linear (:: core :: time :: Duration :: new (10u64 , 0u32) , 4)"),
+            "{out}"
+        );
+        assert!(
+            out.contains(":: tripword_std :: RampSettings :: stages (:: core :: time :: Duration :: new (0u64 , 500000000u32) , & [100 , 5000])"),
+            "{out}"
+        );
+        assert!(out.contains(". ramp (MY_RAMP)"), "{out}");
+        let err = expand_str("X: ramp = linear(10s);").unwrap_err();
+        assert!(err.starts_with("`ramp` is `progressive(1s)`"), "{err}");
+        let err = expand_str("X: ramp = progressive(10);").unwrap_err();
+        assert!(err.starts_with("`ramp` needs a unit"), "{err}");
     }
 
     #[test]

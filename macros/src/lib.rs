@@ -59,6 +59,9 @@ use proc_macro::TokenStream;
 /// | `probe_timeout` | a duration: a probe that has not reported by then is given up | `5s` |
 /// | `horizon` | a duration (`Settings::horizon`) | the word's default |
 /// | `abandon_as` | an `Outcome`: what a permit dropped without one records | `Outcome::Failure` |
+/// | `probes` | probes admitted in half-open (`u8`; 1..=15 on `W64`, 1..=3 on `W32`) | 1 |
+/// | `probes_to_close` | how many of them must succeed to close (`u8`, `1..=probes`) | all of them |
+/// | `ramp` | `progressive(1s)`, `linear(10s, 4)`, `stages(500ms, [100, 1000, 5000])` (shares in basis points): `RampSettings`' constructors with a duration; or a `const` `RampSettings` | none |
 /// | `name` | a string literal, as observers and `NamedBreaker::name` give it | the static's name in lower case |
 /// | `clock` | a unit-struct `RealClock` (`MillisClock`, a test clock of your own) | `MonotonicClock` |
 /// | `word` | the word width, `W64` or `W32` | `W64` |
@@ -101,12 +104,37 @@ use proc_macro::TokenStream;
 /// assert_eq!(PAYMENTS.status(), Status::Closed);
 /// ```
 ///
+/// Several probes in half-open and a ramp after them (`Settings::probes`,
+/// `Settings::ramp`, `docs/services.md`, "Recovery options"):
+///
+/// ```
+/// tripword_std::breakers! {
+///     /// Five probes, four of which must pass; then 0.1 % to 50 % of
+///     /// calls, two seconds a stage.
+///     INVENTORY_API: open_for = 30s, probes = 5, probes_to_close = 4,
+///         ramp = progressive(2s);
+///     PRICES: probes = 3, ramp = stages(500ms, [1000, 5000]), word = tripword_std::W32,
+///         clock = tripword_std::MillisClock;
+/// }
+/// assert_eq!(INVENTORY_API.config().probes(), 5);
+/// assert_eq!(INVENTORY_API.config().ramp().stages_count(), 6);
+/// assert_eq!(PRICES.config().ramp().step(), 501); // ms, at least 500
+/// ```
+///
 /// Out of range, the declaration does not compile: the 64-bit word counts
 /// at most 65 535 failures.
 ///
 /// ```compile_fail,E0080
 /// tripword_std::breakers! {
 ///     TOO_PATIENT: failure_threshold = 70_000;
+/// }
+/// ```
+///
+/// Nor do more probes than the word holds (15 on `W64`):
+///
+/// ```compile_fail,E0080
+/// tripword_std::breakers! {
+///     TOO_MANY: probes = 16;
 /// }
 /// ```
 ///
