@@ -35,10 +35,15 @@
 //!   breaker's [`status`](CircuitBreaker::status) (a read: it elects no
 //!   probe, so a service made ready and then dropped, or never called,
 //!   holds none). A breaker that would reject (open, forced open, or
-//!   probing for another call) makes the service ready at once without
-//!   polling the inner service, which an outage often leaves not ready (a
-//!   pool that reconnects); `call` then rejects. Otherwise the readiness is
-//!   the inner service's. The breaker is asked in `call`, and the response
+//!   probing: its probes all held by other calls) makes the service ready
+//!   at once without polling the inner service, which an outage often
+//!   leaves not ready (a pool that reconnects); `call` then rejects.
+//!   Otherwise (closed, half-open, a trial of several probes with room,
+//!   or recovering through a ramp, which admits a share of calls) the
+//!   readiness is the inner service's; a call the ramp refuses is
+//!   [`CallError::Open`] with cause [`Ramp`](tripword::Cause::Ramp) and
+//!   the wait until the ramp's next stage (`docs/services.md`, "Recovery
+//!   options"). The breaker is asked in `call`, and the response
 //!   future records the outcome when it completes, or the cancel outcome
 //!   ([`Ignored`](tripword::Outcome::Ignored) by default) when it is dropped
 //!   before. Admitted at `call` while the inner service was not polled

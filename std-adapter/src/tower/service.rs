@@ -130,10 +130,12 @@ where
 
     /// Fails fast: reads the breaker's [`status`](CircuitBreaker::status)
     /// (a read: it elects no probe and stores nothing). A breaker that
-    /// would reject (`Open`, forced open included, or `Probing`, its probe
-    /// held by another call) makes the service ready at once, without
+    /// would reject (`Open`, forced open included, or `Probing`, its
+    /// probes held by other calls) makes the service ready at once, without
     /// polling the inner service: `call` will reject. Otherwise (`Closed`,
-    /// `HalfOpen`) the inner service's readiness; an error there is the
+    /// `HalfOpen`, a trial with room, which reads `HalfOpen`, and
+    /// `Recovering`, whose ramp admits a share of calls and refuses the
+    /// rest in `call`) the inner service's readiness; an error there is the
     /// inner service's ([`CallError::Inner`]) and is not counted.
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -172,7 +174,8 @@ where
 
 /// Whether `breaker` would reject a call now: its
 /// [`status`](CircuitBreaker::status) is `Open` (forced open included) or
-/// `Probing`. Inline: `tripword`'s own breakers decide a `Closed` word
+/// `Probing`. Not `Recovering`: a ramp admits a share of calls, and which
+/// ones only its admission decides. Inline: `tripword`'s own breakers decide a `Closed` word
 /// inline and keep the status's rare arms (an open time's arithmetic, a
 /// clock read) out of line, so `poll_ready` and tower's wrappers around it
 /// (`ServiceExt::ready`) stay small enough to inline into the caller
