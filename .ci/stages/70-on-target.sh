@@ -16,7 +16,9 @@
 # (docs/embedded.md, "Footprint"), with the config in a `static`
 # (StaticBreaker) and as a compile-time constant (ConstBreaker), the two forms
 # that guide recommends: the stage fails if either passes the 1 KiB goal
-# (docs/embedded.md, "Footprint", has the ledger of what fills it).
+# (docs/embedded.md, "Footprint", has the ledger of what fills it). The same
+# two forms with the core's `recovery` feature on, options unused and used,
+# are printed beside them (information only).
 set -euo pipefail
 source .ci/lib.sh
 FOOTPRINT_GOAL=1024
@@ -108,8 +110,15 @@ const_b=$(( $(text w32-const) - base ))
 # What jitter adds for a firmware that uses it; information only.
 jitter_b=$(( $(text w32-static,jitter) - base ))
 rate_b=$(( $(text w32-rate) - base ))
+# The core's `recovery` feature on (information only; the goal is judged
+# on the default build above): with the options unused (one probe, no
+# ramp) and used (3 probes, a 2-stage ramp), config in a static and a const.
+rec_static_b=$(( $(text w32-static,recovery) - base ))
+rec_static_used_b=$(( $(text w32-static,recovery-used) - base ))
+rec_const_b=$(( $(text w32-const,recovery) - base ))
+rec_const_used_b=$(( $(text w32-const,recovery-used) - base ))
 echo "footprint: W32 acquire+release+status on thumbv7em, opt-level s: config in a static $static_b B, config a const $const_b B (goal $FOOTPRINT_GOAL B)"
-footprint="W32 acquire+release+status on thumbv7em: ${static_b} B (static config), ${const_b} B (const config), ${jitter_b} B (static, jittered), ${rate_b} B (RateBreaker W32, inline)"
+footprint="W32 acquire+release+status on thumbv7em: ${static_b} B (static config), ${const_b} B (const config), ${jitter_b} B (static, jittered), ${rate_b} B (RateBreaker W32, inline); feature recovery on: ${rec_static_b}/${rec_static_used_b} B (static, options unused/used), ${rec_const_b}/${rec_const_used_b} B (const, unused/used)"
 for b in "$static_b" "$const_b"; do
   if [ "$b" -gt "$FOOTPRINT_GOAL" ]; then
     echo "footprint over the goal: $b B > $FOOTPRINT_GOAL B"

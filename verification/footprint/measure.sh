@@ -48,6 +48,21 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   echo "| $target | release (s) | $((t - t0)) B | $((r - r0)) B |"
 done
 
+echo
+echo "| target | profile (opt-level) | breaker, core feature \`recovery\` on | code (.text) | .rodata | RAM (.data + .bss) |"
+echo "|---|---|---|---:|---:|---:|"
+for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
+  read -r t0 r0 d0 b0 <<<"$(sections "$target" release "")"
+  for word in w32-static w32-const; do
+    for use in recovery recovery-used; do
+      read -r t r d b <<<"$(sections "$target" release "$word,$use")"
+      case $word in w32-static) form="config in a static" ;; w32-const) form="config a const (ConstBreaker)" ;; esac
+      case $use in recovery) opts="options unused" ;; recovery-used) opts="3 probes (2 to close), a 2-stage ramp" ;; esac
+      echo "| $target | release (s) | W32, $form, $opts | $((t - t0)) B | $((r - r0)) B | $((d + b - d0 - b0)) B |"
+    done
+  done
+done
+
 if [ "${1:-}" = "--symbols" ]; then
   for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
     for word in w32-static w32-const w64-static; do

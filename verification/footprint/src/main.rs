@@ -41,18 +41,29 @@ fn SysTick() {
 /// The config every measured breaker uses (unused in the baseline build).
 #[allow(dead_code)]
 #[cfg(not(feature = "jitter"))]
-const CONFIG: tripword::Config = tripword::Config::new()
+const PLAIN: tripword::Config = tripword::Config::new()
     .failure_threshold(5)
     .open_for(1_000)
     .probe_timeout(500);
 /// The same config with equal jitter (feature `jitter`).
 #[allow(dead_code)]
 #[cfg(feature = "jitter")]
-const CONFIG: tripword::Config = tripword::Config::new()
+const PLAIN: tripword::Config = tripword::Config::new()
     .failure_threshold(5)
     .open_for(1_000)
     .probe_timeout(500)
     .jitter(tripword::Jitter::Equal { seed: 0x5eed });
+/// The measured config: [`PLAIN`], or with feature `recovery-used` three
+/// probes (two to close) and a ramp of two 20 s stages (25 %, 50 %).
+#[allow(dead_code)]
+#[cfg(not(feature = "recovery-used"))]
+const CONFIG: tripword::Config = PLAIN;
+#[allow(dead_code)]
+#[cfg(feature = "recovery-used")]
+const CONFIG: tripword::Config = PLAIN
+    .probes(3)
+    .probes_to_close(2)
+    .ramp(tripword::Ramp::stages(20_000, &[2_500, 5_000]));
 
 /// A `static` breaker and its three measured calls, in a module of its own:
 /// `measured!(module, BREAKER: Type = init; acquire, release, status)`.
