@@ -180,7 +180,13 @@ impl RedisBreaker {
     /// `Probing` and the server's time (estimated) is before the deadline,
     /// it rejects locally. Otherwise (the deadline passed, the mirror is
     /// stale or corrupt) it goes to Redis, where at most one instance of the
-    /// fleet is elected probe. In [`Mode::Local`] the local breaker decides.
+    /// fleet is elected probe (exactly `n` with `Config::probes(n)`: a
+    /// trial with room goes to Redis, a full one rejects locally as
+    /// `Probing` does). In a ramp (`Config::ramp`) each instance admits its
+    /// share of its own calls with no network and no write (rejecting the
+    /// rest with [`Cause::Ramp`](tripword::Cause::Ramp)); the instance that
+    /// finds the last stage over stores the end in Redis. In
+    /// [`Mode::Local`] the local breaker decides.
     ///
     /// # Errors
     /// [`Rejected`]: not admitted, with the cause and the wait.
@@ -191,9 +197,9 @@ impl RedisBreaker {
 
     /// Reports how an admitted call went. A release settles locally, with
     /// no network, only when the mirror shows it changes nothing (a success
-    /// with no failures counted, an ignored outcome, a ticket whose state has
-    /// passed); a failure, a success after failures and every probe result go
-    /// to Redis.
+    /// with no failures counted, in `Closed` or in a ramp, an ignored
+    /// outcome, a ticket whose state has passed); a failure, a success
+    /// after failures and every probe result go to Redis.
     #[inline]
     pub fn release(&self, ticket: Ticket, outcome: Outcome) -> Release {
         self.inner.release(ticket, outcome)
@@ -222,8 +228,9 @@ impl RedisBreaker {
     /// whether its time is up is Redis's to say, at the next admission.
     /// An instance that follows the fleet's word (its config is not the
     /// fleet's, see [`config_mismatch`](Self::config_mismatch)) reports
-    /// `Probing` while the word is, `Open` while the word is in any other
-    /// state but `Closed`, and its local breaker's status otherwise.
+    /// `Probing` while the word is (or holds a trial), `Recovering` while
+    /// it ramps, `Open` while the word is in any other state but `Closed`,
+    /// and its local breaker's status otherwise.
     pub fn status(&self) -> Status {
         self.inner.status()
     }
@@ -348,8 +355,9 @@ impl RedisBreaker {
     /// never writes it (it is in [`Mode::Local`], its `force_*` return
     /// [`Error::ConfigMismatch`]), and it never admits a call the fleet's
     /// word rejects: while the word (as its mirror last saw it) is `Open`,
-    /// `Probing` or `ForcedOpen` it rejects, whatever its own open time
-    /// says; while the word is `Closed` its local breaker decides. It
+    /// `Probing` (or a trial), a ramp or `ForcedOpen` it rejects, whatever
+    /// its own open time says; while the word is `Closed` its local breaker
+    /// decides. It
     /// reports the mismatch once per fingerprint seen: to its observer
     /// ([`FleetObserver::on_config_mismatch`]), and, whatever the observer,
     /// as a `tracing` warning with both fingerprints (feature `tracing`)

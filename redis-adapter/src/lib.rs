@@ -10,6 +10,11 @@
 //! - **The closed path never touches the network.** Each instance keeps a
 //!   mirror of the word; an admission in `Closed` reads it (one atomic
 //!   load). Failures, probe elections and probe results go to Redis.
+//! - **Recovery** (`Config::probes`, `Config::ramp`): a trial's `n`
+//!   probes are elected in Redis, exactly `n` fleet-wide; during a ramp
+//!   each instance admits its share of its own calls from its mirror, with
+//!   no round trip and no write (`docs/distributed.md`, "The ramp in a
+//!   fleet").
 //! - **The mirror** learns of other instances' changes by pub/sub (every
 //!   compare-and-set publishes the word it stored) and, whatever pub/sub
 //!   delivers, by reading the word every refresh period ([`watch`](Builder::refresh)).

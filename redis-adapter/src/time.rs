@@ -25,6 +25,14 @@
 //!   least every refresh period), so a local rejection lasts at most that
 //!   much longer than the server's clock says.
 //!
+//! In a ramp (`Config::ramp`) the estimate also picks the stage whose share
+//! an instance admits of its own calls (`docs/distributed.md`, "The ramp in
+//! a fleet"): an estimate off by `e` moves the instance's stage boundaries
+//! by `e`, nothing more, and stores nothing; the ramp's end is stored only
+//! on the server's time (an estimate that finds the last stage over asks
+//! Redis, which ends the ramp or, still in a stage, leaves the word as it
+//! is).
+//!
 //! See `docs/distributed-proofs.md`, "Time".
 
 use std::sync::atomic::{AtomicU64, Ordering};

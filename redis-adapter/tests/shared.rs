@@ -238,9 +238,12 @@ fn corrupt_values_are_repaired() {
     }
     .encode::<W64>()
         | (1 << 63);
+    // `HalfOpen` (tag 2) with a time bit, written with leading zeros
+    // (every pattern of tags 6 and 7 is a recovery state).
+    let zeros = format!("00{}", 2u64 | (1 << 63));
     let bad: [(&str, &[&str]); 4] = [
         ("SET", &["k", "garbage"]),
-        ("SET", &["k", "007"]),
+        ("SET", &["k", &zeros]),
         ("SET", &["k", "99999999999999999999999"]),
         ("SET", &["k", &invalid.to_string()]),
     ];

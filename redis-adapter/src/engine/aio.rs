@@ -8,6 +8,7 @@
 //! `cluster-async`, the async form takes the sync path on a cluster.
 
 use super::Inner;
+use super::recovery::{self, Found};
 use super::ticket::{Release, Ticket};
 use crate::transport::Member;
 use crate::transport::aio::AsyncOp;
@@ -46,16 +47,20 @@ async fn remote<T>(
 pub(crate) async fn acquire_remote(inner: &Inner, base: u64) -> Result<Ticket, Rejected> {
     let done = remote(inner, async |op| {
         let (seen, at) = op.fetch().await?;
+        if recovery::stage(&inner.config, seen, at).is_some() {
+            // The ramp in a stage: the instance's share, nothing written.
+            return Ok(Found::Ramp(seen, at));
+        }
         let applied = op
             .apply(&inner.config, seen, Some(at), Event::Admit, |swap| {
                 inner.report(swap);
             })
             .await?;
-        Ok((applied, op.latest.map_or(at, |(t, _)| t)))
+        Ok(Found::Applied(applied, op.latest.map_or(at, |(t, _)| t)))
     })
     .await;
     match done {
-        Ok((applied, at)) => inner.admission(base, applied, at),
+        Ok(found) => inner.found(base, found),
         Err(_) => {
             inner.detach();
             inner.acquire_local()

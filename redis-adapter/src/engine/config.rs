@@ -25,6 +25,7 @@ pub(crate) fn fingerprint(config: &ValidConfig<W64>, quorum: &Quorum) -> String 
         config.probe_timeout(),
         config.horizon()
     );
+    recovery(config, &mut print);
     if quorum.on() {
         // Instances of one fleet must count the same votes alike; without
         // a quorum the fingerprint is as it always was.
@@ -35,6 +36,31 @@ pub(crate) fn fingerprint(config: &ValidConfig<W64>, quorum: &Quorum) -> String 
         ));
     }
     print
+}
+
+/// The recovery options in the fingerprint, when set: instances of one
+/// fleet must read a trial's counts and a ramp's stages alike. With one
+/// probe and no ramp the fingerprint is as it always was.
+fn recovery(config: &ValidConfig<W64>, print: &mut String) {
+    if config.probes() > 1 {
+        print.push_str(&format!(
+            " probes={} probes_to_close={}",
+            config.probes(),
+            config.probes_to_close()
+        ));
+    }
+    let ramp = config.ramp();
+    if ramp.stages_count() > 0 {
+        let shares: Vec<String> = (0..ramp.stages_count())
+            .filter_map(|i| ramp.share(i))
+            .map(|bp| bp.to_string())
+            .collect();
+        print.push_str(&format!(
+            " ramp_step={} ramp_shares={}",
+            ramp.step(),
+            shares.join(",")
+        ));
+    }
 }
 
 /// The fingerprint part of what is stored under `<key>:config`, and its
@@ -55,10 +81,12 @@ pub(crate) fn published_fingerprint(stored: &str) -> (&str, u64) {
 /// `Closed`, whatever its config reads of the open time. `Open` rejects
 /// even past its open time (the fleet's open time may be longer than this
 /// instance's, and its probe is an instance of the fleet's config to
-/// elect), `Probing` rejects (a follower never holds the fleet's probe),
-/// `ForcedOpen` rejects, and so do `OpenUntil` and `HalfOpen` (as
-/// `Open`). `None`: the word is `Closed` (or unreadable), and
-/// the follower's local breaker decides.
+/// elect), `Probing` and a `Trial` reject as `Probing` (a follower never
+/// holds the fleet's probes), a `Ramp` as `Ramp` (the ramp's share is of
+/// the fleet's config; a follower waits for its end, which an instance of
+/// that config stores), `ForcedOpen` rejects, and so do `OpenUntil` and
+/// `HalfOpen` (as `Open`). `None`: the word is `Closed` (or unreadable),
+/// and the follower's local breaker decides.
 ///
 /// The wait of an `Open` rejection is the one this instance's config reads
 /// at the estimated server time `now`, at least 0 (the fleet's probe may
@@ -71,7 +99,8 @@ pub(crate) fn fleet_holds(
     let state = Snapshot::decode::<W64>(word).ok()?.state;
     let cause = match state {
         State::Closed { .. } => return None,
-        State::Probing { .. } => Cause::Probing,
+        State::Probing { .. } | State::Trial { .. } => Cause::Probing,
+        State::Ramp { .. } => Cause::Ramp,
         State::ForcedOpen => Cause::ForcedOpen,
         // Open, open until a time, half-open (its probe is the fleet's).
         _ => Cause::Open,
@@ -81,7 +110,8 @@ pub(crate) fn fleet_holds(
             |now| match transition::apply(config, word, Event::Admit, || now).verdict {
                 // A rejection the word makes is of the cause above: `Open`,
                 // `OpenUntil` and `HalfOpen` reject as `Open` (or admit),
-                // a running probe as `Probing`, a forced word as
+                // a running probe or a full trial as `Probing`, a ramp as
+                // `Ramp` (until its next stage), a forced word as
                 // `ForcedOpen`.
                 Verdict::Rejected(why) => why.retry_after(),
                 _ => None,
@@ -246,13 +276,13 @@ impl ConfigCheck {
 }
 
 /// The status a follower reports while the fleet's `word` holds it off
-/// (see [`fleet_holds`]): `Probing` while the fleet probes, `Open`
-/// otherwise; `None` while the word is `Closed`.
+/// (see [`fleet_holds`]): `Probing` while the fleet probes, `Recovering`
+/// while it ramps, `Open` otherwise; `None` while the word is `Closed`.
 pub(crate) fn follower_status(config: &ValidConfig<W64>, word: u64) -> Option<Status> {
     let why = fleet_holds(config, word, None)?;
-    Some(if why.cause() == Cause::Probing {
-        Status::Probing
-    } else {
-        Status::Open
+    Some(match why.cause() {
+        Cause::Probing => Status::Probing,
+        Cause::Ramp => Status::Recovering,
+        _ => Status::Open,
     })
 }

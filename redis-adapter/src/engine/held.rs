@@ -43,7 +43,9 @@ impl Inner {
     /// (`force_open`) holds the local breaker, with no open time to end
     /// it; an open with an end (`force_open_for`) opens it for what is
     /// left of it at the estimated server time (for its own open time
-    /// without an estimate); any other state but `Closed` trips it. The
+    /// without an estimate); any other state but `Closed` trips it (a
+    /// `Ramp` too, unless its last stage is over at the estimated server
+    /// time). The
     /// local breaker moves before the switch: no call may find the
     /// instance local with its breaker still closed.
     pub(super) fn keep_hold(&self, word: u64) {
@@ -58,6 +60,10 @@ impl Inner {
                 Some(open_for) => self.force_local(Event::ForceOpenFor { open_for }),
                 None => self.local.trip(),
             },
+            // A ramp past its last stage at the estimated server time is
+            // `Closed` (the next admission would store it).
+            State::Ramp { .. }
+                if shared_status(&self.config, word, self.estimate()) == Status::Closed => {}
             state if state.status() != Status::Closed => self.local.trip(),
             _ => {}
         }

@@ -90,13 +90,8 @@ impl Local {
     pub(crate) fn acquire(&self) -> Result<(u32, bool), Rejected> {
         let (applied, at) = self.run(Event::Admit, &mut |_| {});
         if applied.decision == Decision::Admitted {
-            let probe = matches!(
-                Snapshot::decode::<W64>(applied.word),
-                Ok(Snapshot {
-                    state: State::Probing { .. },
-                    ..
-                })
-            );
+            // The single probe, or one of a trial's.
+            let probe = super::words::probing(applied.word);
             return Ok((Snapshot::counter_bits::<W64>(applied.word), probe));
         }
         // The rejection (cause and wait) the word makes at the reading the

@@ -42,15 +42,27 @@
 //! changes had moved the mirror on to that counter).
 //! With failures, the success goes to Redis, which decides on the word
 //! there. A published end of a run is thus left to the next refresh, or to
-//! the instance's own next round trip.
+//! the instance's own next round trip. A `Ramp`'s failures are kept by the
+//! same rule.
+//!
+//! **The ramp.** In `Ramp` no admission is one load (the stage depends on
+//! the time), but none goes to Redis either: each instance admits its
+//! share of its own calls by its own credit, [`Mirror::credit`], set to
+//! none when a new ramp is taken (see `engine::recovery`). A success with
+//! no ramp failures counted stores nothing, so [`Mirror::quiet`] holds a
+//! `Ramp` word as it holds a `Closed` one.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use super::words::ramp;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use tripword::transition::{self, Event, Verdict};
 use tripword::word::{Snapshot, State};
 use tripword::{Outcome, ValidConfig, W64, Word};
 
-/// No word: a corrupt pattern (tag 7), which the kit never admits on.
+/// No word: every bit set, a `Trial` (tag 7; a corrupt pattern without the
+/// core's `recovery` feature), which is never a fast word: an admission on
+/// it elects a probe, stores a change or is rejected, and a success on it
+/// is never quiet.
 pub(crate) const NONE: u64 = u64::MAX;
 
 #[derive(Debug)]
@@ -61,9 +73,13 @@ pub(crate) struct Mirror {
     /// nothing and the instance is attached; [`NONE`] otherwise.
     admit: AtomicU64,
     /// `word` while a success released with its counter stores nothing
-    /// (`Closed` with no failures) and the instance is attached; [`NONE`]
-    /// otherwise.
+    /// (`Closed` with no failures, or `Ramp` with no ramp failures) and the
+    /// instance is attached; [`NONE`] otherwise.
     quiet: AtomicU64,
+    /// The instance's ramp credit, in units of `2^-share_bits` calls: what
+    /// its share of the ramp admits by (see `engine::recovery`). Set to 0
+    /// when a `Ramp` of another counter is taken.
+    credit: AtomicU32,
     /// How many times `word` changed: an operation's base (see
     /// [`Mirror::base`]).
     changes: AtomicU64,
@@ -93,23 +109,30 @@ fn ahead(a: u64, b: u64) -> bool {
     d != 0 && d <= max / 2
 }
 
-/// Whether `word` is `Closed` with failures counted.
+/// Whether `a` and `b` carry one counter.
+fn same_counter(a: u64, b: u64) -> bool {
+    Snapshot::counter_bits::<W64>(a) == Snapshot::counter_bits::<W64>(b)
+}
+
+/// Whether `word` is `Closed` with failures counted, or `Ramp` with ramp
+/// failures counted.
 fn failing(word: u64) -> bool {
     matches!(
         Snapshot::decode::<W64>(word),
         Ok(Snapshot {
-            state: State::Closed { failures: 1.. },
+            state: State::Closed { failures: 1.. } | State::Ramp { failures: 1.., .. },
             ..
         })
     )
 }
 
-/// Whether `word` is `Closed` with no failures counted.
+/// Whether `word` is `Closed` with no failures counted, or `Ramp` with no
+/// ramp failures counted.
 fn clear(word: u64) -> bool {
     matches!(
         Snapshot::decode::<W64>(word),
         Ok(Snapshot {
-            state: State::Closed { failures: 0 },
+            state: State::Closed { failures: 0 } | State::Ramp { failures: 0, .. },
             ..
         })
     )
@@ -117,7 +140,8 @@ fn clear(word: u64) -> bool {
 
 /// Whether `word`, of unknown order against `current`, is taken: only
 /// `Closed` with failures over `Closed` with none of the same counter (see
-/// the module docs, "One counter").
+/// the module docs, "One counter"), and likewise `Ramp` with ramp failures
+/// over `Ramp` with none: its failures change the word, not the counter.
 fn safer(word: u64, current: u64) -> bool {
     Snapshot::counter_bits::<W64>(word) == Snapshot::counter_bits::<W64>(current)
         && failing(word)
@@ -130,6 +154,7 @@ impl Mirror {
             word: AtomicU64::new(0),
             admit: AtomicU64::new(NONE),
             quiet: AtomicU64::new(NONE),
+            credit: AtomicU32::new(0),
             changes: AtomicU64::new(0),
             attached: AtomicBool::new(false),
             own: AtomicU8::new(CLEAR),
@@ -145,6 +170,12 @@ impl Mirror {
     #[inline(always)]
     pub(crate) fn quiet(&self) -> u64 {
         self.quiet.load(Ordering::Acquire)
+    }
+
+    /// The instance's ramp credit (see `engine::recovery`).
+    #[inline(always)]
+    pub(crate) fn credit(&self) -> &AtomicU32 {
+        &self.credit
     }
 
     /// The address shared tickets carry (8-aligned).
@@ -180,14 +211,19 @@ impl Mirror {
         let (mut admit, mut quiet) = (NONE, NONE);
         let own = self.own.load(Ordering::Relaxed);
         if self.attached.load(Ordering::Relaxed) && own != HELD {
-            // In `Closed` neither decision reads the clock.
+            // In `Closed` neither decision reads the clock; in `Ramp` a
+            // success does not.
             let a = transition::apply(config, word, Event::Admit, || 0);
-            if a.word == word && matches!(a.verdict, Verdict::Admitted { probe: false, .. }) {
+            let closed =
+                a.word == word && matches!(a.verdict, Verdict::Admitted { probe: false, .. });
+            if closed {
                 admit = word;
+            }
+            if (closed || ramp(word)) && own == CLEAR {
                 let counter = Snapshot::counter_bits::<W64>(word);
                 let outcome = Outcome::Success;
                 let s = transition::apply(config, word, Event::Release { counter, outcome }, || 0);
-                if s.word == word && s.verdict == Verdict::Recorded && own == CLEAR {
+                if s.word == word && s.verdict == Verdict::Recorded {
                     quiet = word;
                 }
             }
@@ -211,6 +247,10 @@ impl Mirror {
         let changes = self.changes.load(Ordering::Relaxed);
         if base == Some(changes) || ahead(word, current) || safer(word, current) {
             self.withdraw();
+            if ramp(word) && !(ramp(current) && same_counter(word, current)) {
+                // A new ramp: this instance's share starts with no credit.
+                self.credit.store(0, Ordering::Release);
+            }
             self.word.store(word, Ordering::Release);
             self.changes
                 .store(changes.wrapping_add(1), Ordering::Release);
@@ -275,11 +315,7 @@ mod tests {
         m.set_attached(&config, true);
         assert_eq!(m.admit(), closed);
         m.offer(&config, None, NONE);
-        assert_eq!(
-            m.admit(),
-            closed,
-            "a corrupt word with the top counter is behind"
-        );
+        assert_eq!(m.admit(), closed, "a word with the top counter is behind");
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod held;
 pub(crate) mod local;
 pub(crate) mod mirror;
 pub(crate) mod quorum;
+mod recovery;
 #[cfg(test)]
 mod tests;
 pub(crate) mod ticket;
@@ -40,7 +41,7 @@ use std::sync::{Arc, OnceLock};
 use ticket::{AtomicStats, Release, Stats, Ticket};
 use tripword::cell::{self, Swap};
 use tripword::transition::{self, Decision, Event, Verdict};
-use tripword::word::{Snapshot, State};
+use tripword::word::Snapshot;
 use tripword::{Outcome, Rejected, Status, ValidConfig, W64, Word};
 use words::{Stored, closed, intern, mirror_ahead, shared_status};
 
@@ -131,19 +132,6 @@ impl Inner {
             Ok(answer) => answer,
             Err(base) => self.acquire_remote(base),
         })
-    }
-
-    /// An admission Redis decides, from the mirror's `base`: the word read
-    /// and the admission applied by the kit's compare-and-swap loop.
-    #[inline(never)]
-    pub(crate) fn acquire_remote(&self, base: u64) -> Result<Ticket, Rejected> {
-        match self.apply(None, Event::Admit, |_| Ok(())) {
-            Ok((applied, at)) => self.admission(base, applied, at),
-            Err(_) => {
-                self.detach();
-                self.acquire_local()
-            }
-        }
     }
 
     /// A release: the fast path (the mirror records it as it is), or
@@ -316,6 +304,11 @@ impl Inner {
             // failures: its local breaker decides (and probes) for it.
             return Ok(self.acquire_local());
         }
+        if let Some(answer) = self.ramp_prepare(word) {
+            // The ramp: this instance's share, with no network (or Redis,
+            // to end it, when it is over).
+            return answer.ok_or(base);
+        }
         let mut estimated = true;
         let step = transition::apply(&self.config, word, Event::Admit, || {
             self.estimate().unwrap_or_else(|| {
@@ -337,39 +330,10 @@ impl Inner {
         Ok(Ticket::new(self.local.address(), counter, probe, true))
     }
 
-    /// The answer of an admission Redis decided (`applied`, at server time
-    /// `at`), from an operation of [`base`](Mirror::base) `base`.
-    pub(crate) fn admission(
-        &self,
-        base: u64,
-        applied: cell::Applied<W64>,
-        at: u64,
-    ) -> Result<Ticket, Rejected> {
-        self.mirror.offer(&self.config, Some(base), applied.word);
-        match applied.decision {
-            Decision::Admitted => {
-                let probe = matches!(
-                    Snapshot::decode::<W64>(applied.word),
-                    Ok(Snapshot {
-                        state: State::Probing { .. },
-                        ..
-                    })
-                );
-                let counter = Snapshot::counter_bits::<W64>(applied.word);
-                Ok(self.ticket(counter, probe))
-            }
-            // The rejection (cause and wait) the word makes at the server
-            // time the decision read: the pure layer again.
-            _ => match transition::apply(&self.config, applied.word, Event::Admit, || at).verdict {
-                Verdict::Rejected(why) => Err(why),
-                _ => self.acquire_local(),
-            },
-        }
-    }
-
     /// The release fast path: whether the mirror is `Closed` (with no
-    /// failures, for a success) under the ticket's counter, so that the kit
-    /// stores nothing and the release is recorded as it is.
+    /// failures, for a success; or `Ramp` with no ramp failures) under the
+    /// ticket's counter, so that the kit stores nothing and the release is
+    /// recorded as it is.
     #[inline(always)]
     pub(crate) fn release_quietly(&self, ticket: &Ticket, outcome: Outcome) -> bool {
         if ticket.origin.get() != self.mirror.address() {
@@ -377,7 +341,12 @@ impl Inner {
         }
         let word = match outcome {
             Outcome::Success => self.mirror.quiet(),
-            Outcome::Ignored => self.mirror.admit(),
+            // In `Ramp` (no fast admission) an ignored outcome is as quiet
+            // as a success.
+            Outcome::Ignored => match self.mirror.admit() {
+                NONE => self.mirror.quiet(),
+                word => word,
+            },
             Outcome::Failure => NONE,
         };
         word != NONE && Snapshot::counter_bits::<W64>(word) == ticket.counter

@@ -52,20 +52,58 @@ pub(crate) fn noted(seen: Option<u64>, word: u64) -> Option<u64> {
 /// sampled after the published change, set it back. Read with it, the word
 /// would look lapsed (a clock gone back fails towards probing, spec I6),
 /// and a running probe would read as timed out.
+///
+/// A `Trial` and a `Ramp` keep their stamp in coarser units (`3 ×
+/// probe_bits`, `share_bits + ramp_failure_bits` bits coarser, the same
+/// ring): read with an estimate behind it, a trial would read as timed
+/// out, a ramp as over.
 pub(crate) fn before_stamp(
     config: &ValidConfig<W64>,
     held: Result<Snapshot, tripword::word::Corruption>,
     now: u64,
 ) -> bool {
-    let since = match held {
+    let l = W64::LAYOUT;
+    let (since, extra) = match held {
         Ok(Snapshot {
             state: State::Open { since, .. } | State::Probing { since, .. },
             ..
-        }) => since,
+        }) => (since, 0),
+        Ok(Snapshot {
+            state: State::Trial { since, .. },
+            ..
+        }) => (since, 3 * l.probe_bits),
+        Ok(Snapshot {
+            state: State::Ramp { since, .. },
+            ..
+        }) => (since, l.share_bits + l.ramp_failure_bits),
         _ => return false,
     };
-    let l = W64::LAYOUT;
-    l.elapsed(since, now >> config.time_shift()) >= l.max_units()
+    let ring = (1u64 << (l.time_bits - extra)) - 1;
+    let elapsed = (now >> (config.time_shift() + extra)).wrapping_sub(since) & ring;
+    elapsed > ring / 2
+}
+
+/// Whether an admission that leaves `word` stored got a probe ticket: the
+/// single probe (`Probing`) or one of a trial's (`Trial`).
+pub(crate) fn probing(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Probing { .. } | State::Trial { .. },
+            ..
+        })
+    )
+}
+
+/// Whether `word` is a `Ramp` (before or after its last stage).
+pub(crate) fn ramp(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Ramp { .. },
+            ..
+        })
+    )
 }
 
 /// Whether `word` is `Closed` (whatever its failures).
