@@ -175,6 +175,45 @@ pub fn state_mismatch(snapshot: &Snapshot, model: &Model) -> Option<String> {
         (State::OpenUntil { until, trips }, ModelState::OpenUntil { until: u, trips: k }) => {
             until == time(u) && u64::from(trips) == k
         }
+        (
+            State::Trial {
+                since,
+                trips,
+                running,
+                passed,
+                failed,
+            },
+            ModelState::Trial {
+                since: s,
+                trips: k,
+                running: r,
+                passed: p,
+                failed: f,
+            },
+        ) => {
+            since == cfg.coarse(s, cfg.trial_extra())
+                && u64::from(trips) == k
+                && (running, passed, failed) == (r, p, f)
+        }
+        (
+            State::Ramp {
+                since,
+                trips,
+                credit,
+                failures,
+            },
+            ModelState::Ramp {
+                since: s,
+                trips: k,
+                credit: c,
+                failures: f,
+            },
+        ) => {
+            since == cfg.coarse(s, cfg.ramp_extra())
+                && u64::from(trips) == k
+                && u64::from(credit) == c
+                && failures == f
+        }
         _ => false,
     };
     if same && counter_matches(cfg, model.counter(), snapshot.counter) {

@@ -115,6 +115,9 @@
 use tripword::word::{Layout, Snapshot, State, Word};
 use tripword::{Cause, Jitter, Outcome, Status, ValidConfig};
 
+mod recovery;
+pub use recovery::ModelRecovery;
+
 /// The model's config: what the user set, the time shift the spec's rule
 /// derives from it, and the observable parts of the word width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -144,6 +147,10 @@ pub struct ModelConfig {
     /// set with [`with_jitter`](Self::with_jitter) or taken from a core
     /// config.
     pub jitter: Jitter,
+    /// Several probes and the ramp (`docs/spec.md`, "Recovery"): one probe
+    /// and no ramp unless set with
+    /// [`with_recovery`](Self::with_recovery) or taken from a core config.
+    pub recovery: ModelRecovery,
 }
 
 /// `(d + 2 (2^s - 1)) >> s`, in `u128` so that no duration overflows.
@@ -170,7 +177,16 @@ impl ModelConfig {
             valid.horizon(),
         )
         .expect("the core accepted this config: the spec's rule must find a shift")
-        .with_jitter(valid.jitter());
+        .with_jitter(valid.jitter())
+        .with_recovery(
+            u32::from(valid.probes()),
+            Some(u32::from(valid.probes_to_close())),
+            valid.ramp(),
+        );
+        assert!(
+            m.recovery_in_range(),
+            "the core accepted recovery options the spec's rules refuse, for {valid:?}"
+        );
         assert_eq!(
             m.time_shift,
             valid.time_shift(),
@@ -219,6 +235,7 @@ impl ModelConfig {
             counter_bits: layout.counter_bits,
             trips_bits: layout.trips_bits,
             jitter: Jitter::None,
+            recovery: ModelRecovery::none(layout),
         })
     }
 
@@ -420,6 +437,10 @@ pub enum ModelPhase {
     ForcedOpen,
     /// Open until a deadline (a hinted failure or `force_open_for`).
     OpenUntil,
+    /// Several probes running (reported as `Probing`).
+    Trial,
+    /// The progressive ramp (reported as `Recovering`).
+    Ramp,
 }
 
 impl ModelPhase {
@@ -430,7 +451,8 @@ impl ModelPhase {
             ModelPhase::Closed => Status::Closed,
             ModelPhase::Open | ModelPhase::ForcedOpen | ModelPhase::OpenUntil => Status::Open,
             ModelPhase::HalfOpen => Status::HalfOpen,
-            ModelPhase::Probing => Status::Probing,
+            ModelPhase::Probing | ModelPhase::Trial => Status::Probing,
+            ModelPhase::Ramp => Status::Recovering,
         }
     }
 }
@@ -473,6 +495,30 @@ pub enum ModelState {
         /// Consecutive trips since the last close (at least 1).
         trips: u64,
     },
+    /// Several probes (`recovery.rs`): a trial started at `since`.
+    Trial {
+        /// The clock reading at the trial's first probe.
+        since: u64,
+        /// Consecutive trips since the last close.
+        trips: u64,
+        /// Probes admitted that have not reported.
+        running: u32,
+        /// Probes that succeeded.
+        passed: u32,
+        /// Probes that failed.
+        failed: u32,
+    },
+    /// The progressive ramp (`recovery.rs`), started at `since`.
+    Ramp {
+        /// The clock reading at the probes' success.
+        since: u64,
+        /// Consecutive trips since the last close.
+        trips: u64,
+        /// The admission credit, in units of `2^-share_bits` calls.
+        credit: u64,
+        /// Consecutive failures of admitted calls.
+        failures: u32,
+    },
 }
 
 impl ModelState {
@@ -485,6 +531,8 @@ impl ModelState {
             ModelState::Probing { .. } => ModelPhase::Probing,
             ModelState::ForcedOpen => ModelPhase::ForcedOpen,
             ModelState::OpenUntil { .. } => ModelPhase::OpenUntil,
+            ModelState::Trial { .. } => ModelPhase::Trial,
+            ModelState::Ramp { .. } => ModelPhase::Ramp,
         }
     }
 
@@ -494,7 +542,9 @@ impl ModelState {
             ModelState::Open { trips, .. }
             | ModelState::HalfOpen { trips }
             | ModelState::Probing { trips, .. }
-            | ModelState::OpenUntil { trips, .. } => Some(trips),
+            | ModelState::OpenUntil { trips, .. }
+            | ModelState::Trial { trips, .. }
+            | ModelState::Ramp { trips, .. } => Some(trips),
             ModelState::Closed { .. } | ModelState::ForcedOpen => None,
         }
     }
@@ -694,6 +744,9 @@ impl Model {
     /// The rejection, with its cause and wait.
     pub fn acquire(&mut self, now: u64) -> Result<ModelTicket, ModelRejected> {
         self.clear_last();
+        if let Some(answer) = self.recovery_acquire(now) {
+            return answer;
+        }
         match self.state {
             ModelState::Closed { .. } => Ok(ModelTicket {
                 counter: self.counter,
@@ -715,14 +768,7 @@ impl Model {
                     Err(self.rejection(now))
                 }
             }
-        }
-    }
-
-    fn elect(&mut self, trips: u64, now: u64) -> ModelTicket {
-        self.go(ModelState::Probing { since: now, trips });
-        ModelTicket {
-            counter: self.counter,
-            probe: true,
+            ModelState::Trial { .. } | ModelState::Ramp { .. } => unreachable!("recovery.rs"),
         }
     }
 
@@ -761,7 +807,7 @@ impl Model {
                     return false;
                 }
                 match outcome {
-                    Outcome::Success => self.go(ModelState::Closed { failures: 0 }),
+                    Outcome::Success => self.recovered(trips, now),
                     Outcome::Failure => self.go(ModelState::Open {
                         since: now,
                         trips: (trips + 1).min(self.config.max_trips()),
@@ -770,6 +816,9 @@ impl Model {
                 }
                 true
             }
+            ModelState::Trial { .. } | ModelState::Ramp { .. } => self
+                .recovery_release(outcome, None, now)
+                .expect("a recovery state"),
             ModelState::Open { .. }
             | ModelState::HalfOpen { .. }
             | ModelState::ForcedOpen
@@ -798,6 +847,11 @@ impl Model {
                 }
                 (trips + 1).min(self.config.max_trips())
             }
+            ModelState::Trial { .. } | ModelState::Ramp { .. } => {
+                return self
+                    .recovery_release(Outcome::Failure, Some(open_for), now)
+                    .expect("a recovery state");
+            }
             _ => return self.release(ticket_counter, Outcome::Failure, now),
         };
         let now = self.clock(now);
@@ -813,6 +867,9 @@ impl Model {
     /// whose deadline is reached reads as `HalfOpen`.
     pub fn status(&mut self, now: u64) -> Status {
         self.clear_last();
+        if let Some(status) = self.recovery_status(now) {
+            return status;
+        }
         if self.is_timed() {
             let now = self.clock(now);
             if self.lapsed(now) {
@@ -838,8 +895,7 @@ impl Model {
     pub fn force_open_for(&mut self, open_for: u64, now: u64) {
         self.clear_last();
         let now = self.clock(now);
-        if self.is_timed()
-            && self.lapsed(now)
+        if ((self.is_timed() && self.lapsed(now)) || self.trial_lapsed(now))
             && let Some(trips) = self.state.trips()
         {
             self.go(ModelState::HalfOpen { trips });
@@ -904,6 +960,30 @@ impl Model {
             State::OpenUntil { until, trips } => ModelState::OpenUntil {
                 until: at(until),
                 trips: u64::from(trips),
+            },
+            State::Trial {
+                since,
+                trips,
+                running,
+                passed,
+                failed,
+            } => ModelState::Trial {
+                since: since << (config.time_shift + config.trial_extra()),
+                trips: u64::from(trips),
+                running,
+                passed,
+                failed,
+            },
+            State::Ramp {
+                since,
+                trips,
+                credit,
+                failures,
+            } => ModelState::Ramp {
+                since: since << (config.time_shift + config.ramp_extra()),
+                trips: u64::from(trips),
+                credit: u64::from(credit),
+                failures,
             },
             // A state the core decodes and the model does not know yet: the
             // model cannot be in it, so a check that loads the word reads it

@@ -46,9 +46,17 @@
 //! `open_for` is doubled, so its rounding is too (`harness::time_bounds`;
 //! `backoff_rounding_doubles` in `tests/sparse_callers.rs`).
 //!
+//! Recovery options (`model_check/recovery.rs`): half the sequences draw
+//! several probes (`probes_to_close` too) or a ramp whose stages last a few
+//! of its units, and the clock moves to the trial's timeout and the ramp's
+//! next stage as it does to any deadline.
+//!
 //! `PROPTEST_CASES` sets the number of sequences per word width (default
 //! 5,000 each, 10,000 in all). Failures are saved under
 //! `verification/proptest-regressions/` (committed) and replayed first.
+
+#[path = "model_check/recovery.rs"]
+mod recovery;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -169,6 +177,7 @@ impl RefState {
     fn to_deadline(&self) -> Option<u64> {
         self.model
             .next_lapse(self.now)
+            .or_else(|| recovery::edge(&self.model, self.now))
             .map(|at| at.wrapping_sub(self.now))
     }
 
@@ -306,9 +315,17 @@ fn config_strategy<W: Word>() -> BoxedStrategy<Config> {
         1 => Just(l.max_failures()),
     ];
     let horizon = proptest::sample::select(horizons::<W>());
-    (horizon, threshold, outcome(), any::<bool>())
-        .prop_flat_map(move |((horizon, max), n, abandon, backoff)| {
+    (
+        horizon,
+        threshold,
+        outcome(),
+        any::<bool>(),
+        recovery::strategy::<W>(),
+    )
+        .prop_flat_map(move |((horizon, max), n, abandon, backoff, drawn)| {
+            let drawn = drawn.clone();
             (duration(max), duration(max)).prop_flat_map(move |(open_for, probe)| {
+                let drawn = drawn.clone();
                 let reachable = open_for.saturating_mul(1 << (l.max_trips() - 1)).min(max);
                 let cap = if backoff {
                     prop_oneof![
@@ -322,6 +339,7 @@ fn config_strategy<W: Word>() -> BoxedStrategy<Config> {
                     Just(None).boxed()
                 };
                 (cap, jitter_strategy()).prop_map(move |(cap, jitter)| {
+                    let drawn = drawn.clone();
                     let mut c = Config::new()
                         .failure_threshold(n)
                         .open_for(open_for)
@@ -331,10 +349,11 @@ fn config_strategy<W: Word>() -> BoxedStrategy<Config> {
                     if let Some(h) = horizon {
                         c = c.horizon(h);
                     }
-                    match cap {
+                    let c = match cap {
                         Some(cap) => c.exponential_backoff(cap),
                         None => c,
-                    }
+                    };
+                    recovery::apply::<W>(c, &drawn)
                 })
             })
         })
@@ -459,8 +478,20 @@ impl<W: Word> ReferenceStateMachine for Machine<W> {
             3 => callers,
             1 => churn.prop_map(Op::Churn),
         ];
-        if state.held.is_empty() {
+        // With recovery options, a path to them: open until now (the next
+        // caller probes) and permits that succeed.
+        let base = if cfg.probes().0 > 1 || cfg.has_ramp() {
+            prop_oneof![
+                8 => base,
+                1 => Just(Op::ForceOpenFor(0)),
+                2 => Just(Op::Permit(Some(Outcome::Success))),
+            ]
+            .boxed()
+        } else {
             base.boxed()
+        };
+        if state.held.is_empty() {
+            base
         } else {
             prop_oneof![
                 6 => base,
@@ -593,14 +624,27 @@ static OPERATIONS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 /// that left the breaker open until a deadline (`OpenUntil`).
 static HINTED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 static IN_OPEN_UNTIL: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+/// Sequences with several probes, and with a ramp; operations made in
+/// `Trial` and in `Ramp`.
+static WITH_PROBES: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static WITH_RAMP: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static IN_TRIAL: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static IN_RAMP: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 fn width_index<W: Word>() -> usize {
     usize::from(W::LAYOUT.word_bits == 32)
 }
 
 /// Leaves the counts where the CI stage reads them.
-fn record_counts<W: Word>(shift: u32) {
+fn record_counts<W: Word>(cfg: &ModelConfig) {
+    let shift = cfg.time_shift;
     let i = width_index::<W>();
+    if cfg.probes().0 > 1 {
+        WITH_PROBES[i].fetch_add(1, Ordering::Relaxed);
+    }
+    if cfg.has_ramp() {
+        WITH_RAMP[i].fetch_add(1, Ordering::Relaxed);
+    }
     if shift > 0 {
         SHIFTED[i].fetch_add(1, Ordering::Relaxed);
     }
@@ -608,12 +652,16 @@ fn record_counts<W: Word>(shift: u32) {
     if n.is_multiple_of(250) || n >= u64::from(cases()) {
         let shifted = SHIFTED[i].load(Ordering::Relaxed);
         let line = format!(
-            "proptest W{}: {n} sequences ({} at s = 0, {shifted} at s > 0), {} operations ({} with a hint, {} ending open until a deadline), each checked against the model",
+            "proptest W{}: {n} sequences ({} at s = 0, {shifted} at s > 0; {} with several probes, {} with a ramp), {} operations ({} with a hint, {} ending open until a deadline, {} from a trial, {} from a ramp), each checked against the model",
             W::LAYOUT.word_bits,
             n - shifted,
+            WITH_PROBES[i].load(Ordering::Relaxed),
+            WITH_RAMP[i].load(Ordering::Relaxed),
             OPERATIONS[i].load(Ordering::Relaxed),
             HINTED[i].load(Ordering::Relaxed),
             IN_OPEN_UNTIL[i].load(Ordering::Relaxed),
+            IN_TRIAL[i].load(Ordering::Relaxed),
+            IN_RAMP[i].load(Ordering::Relaxed),
         );
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("verification-counts");
         let _ = std::fs::create_dir_all(&dir);
@@ -707,6 +755,13 @@ impl<W: Word> StateMachineTest for Sut<W> {
         if matches!(r.model.state(), ModelState::OpenUntil { .. }) {
             IN_OPEN_UNTIL[width_index::<W>()].fetch_add(1, Ordering::Relaxed);
         }
+        match r.before {
+            ModelState::Trial { .. } => {
+                IN_TRIAL[width_index::<W>()].fetch_add(1, Ordering::Relaxed)
+            }
+            ModelState::Ramp { .. } => IN_RAMP[width_index::<W>()].fetch_add(1, Ordering::Relaxed),
+            _ => 0,
+        };
         let reads = sut.clock.reads();
         let word_before = tripword::__verification::load_word(&*sut.breaker);
         let before = sut
@@ -927,7 +982,7 @@ impl<W: Word> StateMachineTest for Sut<W> {
     }
 
     fn teardown(_sut: Self, r: RefState) {
-        record_counts::<W>(r.model.config().time_shift);
+        record_counts::<W>(r.model.config());
     }
 }
 
