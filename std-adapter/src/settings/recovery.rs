@@ -255,8 +255,9 @@ impl Settings {
 
     /// How many of the [`probes`](method@Settings::probes) must succeed to
     /// close, `1..=probes`: the breaker opens again at the `probes - k +
-    /// 1`-th failure. resilience4j's failure rate over its permitted calls
-    /// in half-open is `k = n - ⌊n · rate⌋`.
+    /// 1`-th failure. resilience4j, which opens when the failures reach
+    /// `failureRateThreshold` of its permitted calls in half-open, is
+    /// `k = n - ⌈n · rate⌉ + 1` (10 probes at 50 %: 6).
     ///
     /// ```
     /// use tripword::{Field, W64};
