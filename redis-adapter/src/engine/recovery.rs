@@ -238,6 +238,15 @@ mod tests {
             .unwrap()
     }
 
+    /// A stage's length in ticks, as the core keeps it: the first stage's
+    /// whole wait (at least `STEP`, less than three ramp units more).
+    fn len(config: &ValidConfig<W64>) -> u64 {
+        let (_, why) = stage(config, ramp(0, 1, 0), 0).unwrap();
+        let len = why.retry_after().unwrap();
+        assert!((STEP..STEP + (3 << 14)).contains(&len), "{len}");
+        len
+    }
+
     fn ramp(since_ticks: u64, counter: u32, failures: u32) -> u64 {
         let l = W64::LAYOUT;
         let state = State::Ramp {
@@ -249,7 +258,8 @@ mod tests {
         Snapshot { state, counter }.encode::<W64>()
     }
 
-    /// Each stage's share, as the core rounds it (units of 2^-10 calls),
+    /// Each stage's share, as the core rounds it (units of 2^-10 calls:
+    /// 0.1 % is 1, 25 % is 256, 50 % is 512),
     /// and the instance's credit rule: of `c` consecutive calls at one
     /// stage, `⌊c·p⌋` or `⌊c·p⌋ + 1` admitted; every other call refused
     /// with cause `Ramp` and the wait until the next stage; past the last
@@ -259,11 +269,12 @@ mod tests {
         let config = ramp_config();
         assert_eq!(config.time_shift(), 0);
         let word = ramp(0, 9, 0);
+        let len = len(&config);
         let credit = AtomicU32::new(0);
-        for (i, p) in [(0u64, 10u64), (1, 256), (2, 512)] {
+        for (i, p) in [(0u64, 1u64), (1, 256), (2, 512)] {
             // Every share of the stage's calls, from any credit.
             for c in [1u64, 7, 100, 1_000, 4_099] {
-                let now = i * STEP + STEP / 2;
+                let now = i * len + len / 2;
                 let mut admitted = 0;
                 for _ in 0..c {
                     match share(&config, word, now, &credit) {
@@ -273,7 +284,7 @@ mod tests {
                         }
                         Some(Share::Rejected(why)) => {
                             assert_eq!(why.cause(), Cause::Ramp);
-                            assert_eq!(why.retry_after(), Some((i + 1) * STEP - now));
+                            assert_eq!(why.retry_after(), Some((i + 1) * len - now));
                         }
                         other => panic!("stage {i}: {other:?}"),
                     }
@@ -285,8 +296,9 @@ mod tests {
                 );
             }
         }
-        assert_eq!(share(&config, word, 3 * STEP, &credit), Some(Share::Over));
-        assert_eq!(stage(&config, word, 3 * STEP), None);
+        assert_eq!(share(&config, word, 3 * len, &credit), Some(Share::Over));
+        assert_eq!(stage(&config, word, 3 * len), None);
+        assert!(stage(&config, word, 3 * len - 1).is_some());
         let closed = Snapshot::INITIAL.encode::<W64>();
         assert_eq!(share(&config, closed, 0, &credit), None, "not a ramp");
         assert_eq!(stage(&config, closed, 0), None);
@@ -299,13 +311,9 @@ mod tests {
         let config = ramp_config();
         let word = ramp(0, 1, 0);
         let credit = AtomicU32::new(0);
+        let now = len(&config);
         let admitted: Vec<bool> = (0..8)
-            .map(|_| {
-                matches!(
-                    share(&config, word, STEP, &credit),
-                    Some(Share::Admitted(_))
-                )
-            })
+            .map(|_| matches!(share(&config, word, now, &credit), Some(Share::Admitted(_))))
             .collect();
         assert_eq!(
             admitted,
@@ -324,7 +332,7 @@ mod tests {
         let first = ramp(0, 1, 0);
         m.offer(&config, Some(m.base()), first);
         assert_eq!((m.admit(), m.quiet()), (NONE, first));
-        let _ = share(&config, first, STEP, m.credit());
+        let _ = share(&config, first, len(&config), m.credit());
         assert_eq!(m.credit().load(Ordering::Relaxed), 256);
         let failing = ramp(0, 1, 1);
         m.offer(&config, None, failing);
@@ -352,7 +360,7 @@ mod tests {
         let word = ramp(0, 1, 0);
         let why = fleet_holds(&config, word, Some(STEP / 2)).unwrap();
         assert_eq!(why.cause(), Cause::Ramp);
-        assert_eq!(why.retry_after(), Some(STEP / 2));
+        assert_eq!(why.retry_after(), Some(len(&config) - STEP / 2));
         assert_eq!(follower_status(&config, word), Some(Status::Recovering));
         let state = State::Trial {
             since: 0,
