@@ -210,6 +210,11 @@ impl Inner {
                 let counter = Snapshot::counter_bits::<W64>(applied.word);
                 Ok(self.ticket(counter, probe))
             }
+            // A ramp's refusal (the kit's, on a ramp it found in a stage
+            // when its compare-and-set was lost): its cause and wait. The
+            // word stored has the credit it moved, so the admission is not
+            // made on it again.
+            _ if let Some((_, why)) = stage(&self.config, applied.word, at) => Err(why),
             // The rejection (cause and wait) the word makes at the server
             // time the decision read: the pure layer again.
             _ => match transition::apply(&self.config, applied.word, Event::Admit, || at).verdict {
