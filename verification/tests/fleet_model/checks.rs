@@ -45,6 +45,27 @@ fn a_quorum_trips_the_word_only_with_its_votes() {
     );
 }
 
+/// A vote cast before its instance fell back is not withdrawn when the
+/// instance's local probe closes its breaker (it is local:
+/// `Follow::Nothing`), and counts until the quorum's window ends (not
+/// modelled here: a vote counts until withdrawn): within it, the other
+/// instance's vote alone trips the word. The model shows it (`quorum(2)`,
+/// a partition, 1 write, the clock up to 1 tick); the quorum's check above
+/// has no partition.
+#[test]
+fn a_vote_left_by_a_fallback_counts_until_its_window_ends() {
+    let property = "a trip of the closed word has a quorum";
+    let faults = Faults {
+        partition: true,
+        ..NO_FAULTS
+    };
+    let mut model = with(QUORUM, faults, 1, Bug::None);
+    model.max_time = 1;
+    let checker = check("quorum 2, a partition", model, &[property]);
+    let path = checker.discovery(property).expect("the example");
+    println!("{:?}", path.into_actions());
+}
+
 #[test]
 fn a_failure_bypassing_the_quorum_is_caught() {
     found(

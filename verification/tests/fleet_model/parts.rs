@@ -54,12 +54,15 @@ impl Fleet {
             }
             Status::Closed => {
                 let voted = s.parts.voted & bit != 0;
-                s.parts.voted &= !bit;
-                if !(voted && attached) {
-                    // No vote of its own in the set: it judges no more.
+                if !attached || !voted {
+                    // It judges the dependency down no more (a ghost). Not
+                    // attached: `Follow::Nothing`, a vote it cast stays in
+                    // the set until the window ends.
                     s.parts.opened &= !bit;
                     return;
                 }
+                // Down until its withdrawal is made (a ghost).
+                s.parts.voted &= !bit;
                 OpKind::Withdraw
             }
             _ => return,
@@ -81,15 +84,18 @@ impl Fleet {
     /// the votes and the word it replaces itself. A failure detaches.
     pub(crate) fn ballot(&self, s: &mut FleetState, i: usize, kind: OpKind) {
         let op = s.instances[i].op.take().expect("an operation");
+        let bit = 1u8 << i;
+        if kind == OpKind::Withdraw {
+            // Down no more (a ghost), the withdrawal made or not.
+            s.parts.opened &= !bit;
+        }
         if self.partitioned(s, i) {
             // Not cast, or not withdrawn (the vote then ages out of the
             // window): the instance falls back to its local breaker.
             return self.detach(s, i);
         }
-        let bit = 1u8 << i;
         if kind == OpKind::Withdraw {
             s.parts.votes &= !bit;
-            s.parts.opened &= !bit;
             return;
         }
         s.parts.votes |= bit;
