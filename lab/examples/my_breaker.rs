@@ -25,9 +25,6 @@ impl SimpleSubject for Naive {
 }
 
 fn main() {
-    Lab::from_args()
-        .baselines()
-        .simple::<Naive>()
-        .run()
-        .report(&[]);
+    let lab = Lab::from_args().baselines().simple::<Naive>();
+    lab.run().report(&[]);
 }

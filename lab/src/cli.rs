@@ -47,10 +47,11 @@ fn workload(s: &str) -> Result<Workload, String> {
         tripword-lab --list"
 )]
 pub struct Options {
-    /// The worker counts (threads or tasks) per cell, comma-separated.
+    /// The worker counts (threads or tasks) per cell, comma-separated (a
+    /// later --workers replaces an earlier one).
     /// Default: 1, 2, 4, … up to available_parallelism(). More workers than
     /// CPUs is allowed (a warning is printed).
-    #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',', action = clap::ArgAction::Set)]
     pub workers: Vec<usize>,
 
     /// Shorthand for --workers 1,2,4,…,N.
@@ -65,9 +66,9 @@ pub struct Options {
     #[arg(long = "workload", value_name = "SPEC", value_parser = workload)]
     pub workloads: Vec<Workload>,
 
-    /// The schedulers to run, comma-separated or repeated. Default: every
-    /// one this build has (--list).
-    #[arg(long = "scheduler", value_name = "NAME", value_delimiter = ',')]
+    /// The schedulers to run, comma-separated. Default: every one this
+    /// build has (--list).
+    #[arg(long = "scheduler", value_name = "NAME", value_delimiter = ',', action = clap::ArgAction::Set)]
     pub schedulers: Vec<String>,
 
     /// Measured time per cell, in milliseconds. Default: 300, or 20 with

@@ -44,7 +44,9 @@ impl std::fmt::Debug for Lab {
 }
 
 fn command() -> clap::Command {
-    Options::augment_args(clap::Command::new("tripword-lab"))
+    // A later option overrides an earlier one (a script's defaults, then
+    // the user's own).
+    Options::augment_args(clap::Command::new("tripword-lab")).args_override_self(true)
 }
 
 impl Lab {

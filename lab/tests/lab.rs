@@ -50,6 +50,20 @@ fn the_command_line() {
     assert_eq!(Lab::parse(&["lab"]).unwrap().workloads().len(), 3);
     assert!(Lab::parse(&["lab", "--workload", "x:fail=3"]).is_err());
     assert!(Lab::parse(&["lab", "--workers", "1", "--threads", "2"]).is_err());
+    // A later option replaces an earlier one (a script's, then the user's).
+    let o = Lab::parse(&[
+        "lab",
+        "--workers",
+        "1,2,4",
+        "--name",
+        "a",
+        "--workers",
+        "3",
+        "--name",
+        "b",
+    ])
+    .unwrap();
+    assert_eq!((o.worker_counts(), o.name.as_deref()), (vec![3], Some("b")));
 }
 
 /// Flags of a program of one's own, next to the lab's.

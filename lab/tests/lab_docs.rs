@@ -8,7 +8,7 @@ fn the_guide_shows_the_example_as_it_is() {
     let example = include_str!("../examples/my_breaker.rs");
     assert!(
         guide.contains(&format!("```rust\n{example}```\n")),
-        "docs/lab.md must show benches/examples/my_breaker.rs verbatim"
+        "docs/lab.md must show lab/examples/my_breaker.rs verbatim"
     );
     assert!(
         example.lines().count() <= 30,
