@@ -3,8 +3,11 @@
 //! interrupt). The async task reads a flaky peripheral through the breaker
 //! (`tripword::future::guard`), with `Mono::timeout_after` cancelling reads
 //! that hang; the interrupt, pended while those reads are in flight,
-//! reports its own transfers to the same breaker. Runs on QEMU's lm3s6965evb (Cortex-M3); the checks go out
-//! through semihosting and the exit code says whether all passed.
+//! reports its own transfers to the same breaker. Then a second breaker,
+//! with two probes (the core's feature `recovery`), is shared by the task
+//! and another hardware task (`trial.rs`). Runs on QEMU's lm3s6965evb
+//! (Cortex-M3); the checks go out through semihosting and the exit code
+//! says whether all passed.
 //!
 //! `cargo run --release` from this directory builds it and runs it (the
 //! runner is in `.cargo/config.toml`).
@@ -15,6 +18,7 @@
 mod bus;
 mod check;
 mod trace;
+mod trial;
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -198,6 +202,13 @@ mod app {
         trace::IN_HANDLER.store(false, Ordering::Relaxed);
     }
 
+    /// The second hardware task: one call through the two-probe breaker
+    /// of `trial.rs`.
+    #[task(binds = GPIOB, priority = 2)]
+    fn pair_interrupt(_: pair_interrupt::Context) {
+        crate::trial::on_interrupt();
+    }
+
     /// The async task: reads the peripheral through the breaker, pends the
     /// interrupt between and during reads, and checks what the breaker did.
     #[task(priority = 1)]
@@ -376,6 +387,8 @@ mod app {
             HANDLER_RUNS.load(Ordering::Relaxed),
             trace.len()
         );
+        // A second breaker, two probes, shared with the GPIOB handler.
+        crate::trial::scenario().await;
         check::finish()
     }
 }
