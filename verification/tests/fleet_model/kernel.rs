@@ -31,7 +31,7 @@ impl Model for Fleet {
                 generation: 0,
                 on_b: false,
                 made: !(self.parts.forces > 0 && i == 1),
-                prefix_held: false,
+                prefix_hold: None,
             }
         };
         vec![FleetState {
@@ -150,11 +150,16 @@ impl Model for Fleet {
             Action::ForceClose(i) => self.counted_force(&mut s, i, Event::ForceClose),
             Action::PrefixOpen(i) => {
                 s.parts.forces += 1;
-                self.prefix(&mut s, i, true);
+                self.prefix(&mut s, i, Some(None));
+            }
+            Action::PrefixOpenFor(i) => {
+                s.parts.forces += 1;
+                let until = s.clock + 2;
+                self.prefix(&mut s, i, Some(Some(until)));
             }
             Action::PrefixClose(i) => {
                 s.parts.forces += 1;
-                self.prefix(&mut s, i, false);
+                self.prefix(&mut s, i, None);
             }
             Action::Make(i) => self.make(&mut s, i),
             Action::Publish(i) => self.publish(&mut s, i),
@@ -374,10 +379,11 @@ impl Fleet {
                 actions.push(Action::ForceOpenFor(i));
                 actions.push(Action::ForceClose(i));
             }
-            if inst.prefix_held {
+            if inst.prefix_hold.is_some() {
                 actions.push(Action::PrefixClose(i));
             } else {
                 actions.push(Action::PrefixOpen(i));
+                actions.push(Action::PrefixOpenFor(i));
             }
         }
         if !inst.made {

@@ -171,9 +171,11 @@ pub(crate) struct Instance {
     /// Subscribed on node B (else A), with a slot move.
     pub(crate) on_b: bool,
     /// Whether its breaker for the key is made (with forces, instance 1's
-    /// is made later), and whether it holds the key's prefix open.
+    /// is made later), and whether it holds the key's prefix open: `None`
+    /// not, `Some(None)` until a close, `Some(Some(t))` until time `t`
+    /// (`Members::held`).
     pub(crate) made: bool,
-    pub(crate) prefix_held: bool,
+    pub(crate) prefix_hold: Option<Option<u64>>,
 }
 
 /// A published word on its way to instance `to` (`orphan`: the word of a
@@ -312,6 +314,8 @@ pub(crate) enum Action {
     ForceOpenFor(usize),
     ForceClose(usize),
     PrefixOpen(usize),
+    /// `force_open_prefix_for` (2 ticks).
+    PrefixOpenFor(usize),
     PrefixClose(usize),
     /// The first lookup of the key in instance `i` makes its breaker.
     Make(usize),

@@ -191,30 +191,42 @@ impl Fleet {
         self.offer(&mut s.instances[i], Some(true), step.word, epoch);
     }
 
-    /// `Fleet::force_open_prefix` / `force_close_prefix` in instance `i`:
-    /// the prefix held (or not) for keys made later, and the key forced if
-    /// its breaker is made.
-    pub(crate) fn prefix(&self, s: &mut FleetState, i: usize, open: bool) {
-        s.instances[i].prefix_held = open;
-        let event = if open {
-            Event::ForceOpen
-        } else {
-            Event::ForceClose
+    /// `Fleet::force_open_prefix`, `force_open_prefix_for` (`hold`: until
+    /// a time) and `force_close_prefix` (`hold` `None`) in instance `i`
+    /// (`Fleet::force_prefix`): the prefix held (or not) for keys made
+    /// later, and the key forced if its breaker is made.
+    pub(crate) fn prefix(&self, s: &mut FleetState, i: usize, hold: Option<Option<u64>>) {
+        s.instances[i].prefix_hold = hold;
+        let event = match hold {
+            Some(None) => Event::ForceOpen,
+            Some(Some(until)) => Event::ForceOpenFor {
+                open_for: until - s.clock,
+            },
+            None => Event::ForceClose,
         };
         if s.instances[i].made {
             return self.force(s, i, event);
         }
-        s.parts.hold = open.then_some((i as u8, None, Reach::Shared));
+        s.parts.hold = hold.map(|until| (i as u8, until, Reach::Shared));
     }
 
     /// The first lookup of the key in instance `i` (`Fleet::get` under the
     /// prefix forces' lock): the breaker joins (one read of the word) and,
-    /// under a held prefix, is forced open before any lookup finds it.
+    /// under a held prefix, is forced before any lookup finds it: open, or
+    /// open for what is left of a timed hold (`Members::hold`).
     pub(crate) fn make(&self, s: &mut FleetState, i: usize) {
         s.instances[i].made = true;
         self.refresh(s, i);
-        if s.instances[i].prefix_held && self.bug != Bug::PrefixMissesNewKey {
-            self.force(s, i, Event::ForceOpen);
+        if self.bug == Bug::PrefixMissesNewKey {
+            return;
+        }
+        match s.instances[i].prefix_hold {
+            Some(None) => self.force(s, i, Event::ForceOpen),
+            Some(Some(until)) if s.clock < until => {
+                let open_for = until - s.clock;
+                self.force(s, i, Event::ForceOpenFor { open_for });
+            }
+            _ => {}
         }
     }
 
