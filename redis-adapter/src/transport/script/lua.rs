@@ -36,19 +36,19 @@ impl Lua {
 
 /// Shared by the scripts: the word under a key as a canonical decimal
 /// string (`missing` for a missing key, the word the caller reads a lost
-/// key as: see `Member::missing_word`; `CORRUPT` for anything that is not
-/// a canonical `u64`), and the server's time in microseconds, read after
-/// the `GET`.
+/// key as: see `Member::missing_word`; `CORRUPT`, 18446744073709551612,
+/// for anything that is not a canonical `u64`), and the server's time in
+/// microseconds, read after the `GET`.
 const PRELUDE: &str = r"
 local function word(key, missing)
   local cur = redis.pcall('GET', key)
-  if type(cur) == 'table' then return '18446744073709551615' end
+  if type(cur) == 'table' then return '18446744073709551612' end
   if not cur then return missing, true end
   if cur == '0' then return cur end
   if string.find(cur, '^[1-9]%d*$') and (#cur < 20 or (#cur == 20 and cur <= '18446744073709551615')) then
     return cur
   end
-  return '18446744073709551615'
+  return '18446744073709551612'
 end
 local function now()
   local t = redis.call('TIME')

@@ -19,9 +19,12 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 /// The word a value that is not a canonical decimal `u64` (or a key of
-/// another type) reads as: tag 7, which no state uses, so the kit repairs it
-/// (spec I8) with the compare-and-set below replacing whatever is there.
-pub(crate) const CORRUPT: u64 = u64::MAX;
+/// another type) reads as: `ForcedOpen` (tag 4) with every payload bit set,
+/// which no state is (the recovery states' tags 6 and 7 hold every
+/// pattern), so the kit repairs it (spec I8) with the compare-and-set below
+/// replacing whatever is there. The scripts send it as
+/// `18446744073709551612`.
+pub(crate) const CORRUPT: u64 = u64::MAX - 3;
 
 /// Parses a word as the scripts send it; anything else (which they never
 /// send) reads as corrupt.

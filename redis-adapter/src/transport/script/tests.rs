@@ -284,4 +284,10 @@ fn a_missing_keys_stand_in_is_marked() {
 fn unreadable_words_are_corrupt() {
     assert_eq!(parse_word("42"), 42);
     assert_eq!(parse_word("garbage"), CORRUPT);
+    assert_eq!(
+        CORRUPT.to_string(),
+        "18446744073709551612",
+        "as the scripts send it"
+    );
+    assert!(tripword::word::Snapshot::decode::<tripword::W64>(CORRUPT).is_err());
 }
