@@ -22,7 +22,7 @@ use std::sync::atomic::AtomicU64;
 use tripword::{W32, W64};
 use tripword_benches::hot_loop;
 use tripword_benches::subjects::{
-    AtomicPair, Failsafe, MutexBaseline, Recloser, Seatbelt, Subject, TowerResilience, Tripword,
+    AtomicPair, ByHand, Failsafe, MutexBaseline, Recloser, Seatbelt, Subject, TowerResilience, Tripword,
     TripwordCall, TripwordCallAsync, TripwordTower, run_calls,
 };
 use tripword_lab::Workload;
@@ -63,6 +63,7 @@ fn main() {
         "loop_tripword_w32" => hot(|n| hot_loop::tripword_w32(&hot_loop::hot32(), n)),
         n if n == AtomicPair::NAME => go::<AtomicPair>(&scenario, calls),
         n if n == MutexBaseline::NAME => go::<MutexBaseline>(&scenario, calls),
+        n if n == ByHand::NAME => go::<ByHand>(&scenario, calls),
         n if n == <Tripword<W64> as Subject>::NAME => go::<Tripword<W64>>(&scenario, calls),
         n if n == <Tripword<W32> as Subject>::NAME => go::<Tripword<W32>>(&scenario, calls),
         n if n == TripwordCall::NAME => go::<TripwordCall>(&scenario, calls),

@@ -26,6 +26,7 @@
 //! [`Workload`]: crate::Workload
 
 mod baselines;
+mod by_hand;
 #[cfg(feature = "peers")]
 mod peers;
 #[cfg(any(feature = "peers", feature = "tower"))]
@@ -35,6 +36,7 @@ mod tripword;
 
 pub use crate::subject::{Kind, Subject, Worker, run_calls};
 pub use baselines::*;
+pub use by_hand::*;
 #[cfg(feature = "peers")]
 pub use peers::*;
 #[cfg(any(feature = "peers", feature = "tower"))]
