@@ -3,6 +3,7 @@
 //! module above says.
 
 use std::future::Future;
+use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,7 +48,11 @@ pub struct FailsafeWorker(FailsafeBreaker);
 pub fn failsafe_call(b: &FailsafeBreaker, call: impl Into<Call>) -> bool {
     let call = call.into();
     !matches!(
-        b.call(|| if call.perform() { Ok(()) } else { Err(()) }),
+        b.call(|| if black_box(call.perform()) {
+            Ok(())
+        } else {
+            Err(())
+        }),
         Err(failsafe::Error::Rejected)
     )
 }
@@ -114,7 +119,11 @@ pub fn recloser_trip(r: &recloser::Recloser) {
 pub fn recloser_call(r: &recloser::Recloser, call: impl Into<Call>) -> bool {
     let call = call.into();
     !matches!(
-        r.call(|| if call.perform() { Ok(()) } else { Err(()) }),
+        r.call(|| if black_box(call.perform()) {
+            Ok(())
+        } else {
+            Err(())
+        }),
         Err(recloser::Error::Rejected)
     )
 }
