@@ -49,7 +49,10 @@ pub fn plot<DB: DrawingBackend>(
             .margin(8)
             .x_label_area_size(34)
             .y_label_area_size(52)
-            .build_cartesian_2d(-0.5..threads.len() as f64 - 0.5, (lo..hi).log_scale())?;
+            .build_cartesian_2d(
+                -0.5..threads.len() as f64 - 0.5,
+                (lo..hi).log_scale().with_key_points(ticks(lo, hi)),
+            )?;
         // Thread counts sit at 0, 1, 2, … (evenly, whatever the counts);
         // key points in between are left unlabelled.
         let label = |x: &f64| {
@@ -62,6 +65,8 @@ pub fn plot<DB: DrawingBackend>(
         let mops = |y: &f64| {
             if *y >= 10.0 {
                 format!("{y:.0}")
+            } else if *y >= 1.0 {
+                format!("{y:.1}")
             } else {
                 format!("{y:.2}")
             }
@@ -138,6 +143,27 @@ pub fn plot<DB: DrawingBackend>(
         ))?;
     }
     root.present()
+}
+
+/// The y axis ticks between `lo` and `hi`: 1, 2, 5 in every decade; every
+/// whole mantissa (1, 2, 3, … 9) where that gives fewer than four; only the
+/// powers of ten where it gives more than ten.
+fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let within = |mantissas: &[f64]| -> Vec<f64> {
+        (first..=last)
+            .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    let coarse = within(&[1.0, 2.0, 5.0]);
+    if coarse.len() > 10 {
+        within(&[1.0])
+    } else if coarse.len() >= 4 {
+        coarse
+    } else {
+        within(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+    }
 }
 
 /// How many legend entries fit a row of a plot `width` pixels wide (at

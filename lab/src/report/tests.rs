@@ -134,6 +134,14 @@ fn svg_and_html_are_well_formed() {
     );
     let s = svg(&res, "os_threads");
     assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+    // 1 to 19 M calls/s: ticks at 1, 2 and 5 of each decade.
+    let texts: Vec<&str> = s
+        .split("</text>")
+        .filter_map(|t| t.rsplit('>').next().map(str::trim))
+        .collect();
+    for tick in ["1.0", "2.0", "5.0", "10"] {
+        assert!(texts.contains(&tick), "{tick}: {texts:?}");
+    }
     assert!(s.contains("mine") && s.contains("other"));
     assert!(s.contains("a &lt;cpu&gt;"), "escaped title");
     let h = html(&res, "md <b>", &[s]);
