@@ -57,7 +57,11 @@ impl Seen {
     }
 }
 
-/// `n` instances of the breaker under `key`, each with its observer.
+/// `n` instances of the breaker under `key`, each with its observer. Their
+/// own clocks stand still, so an estimate of the server's time is the last
+/// sample's (every refresh takes one) and never grows too old to use,
+/// however long the machine leaves a thread waiting: the ramp's share is
+/// then always decided with no round trip.
 fn instances(
     server: &RedisServer,
     key: &str,
@@ -69,6 +73,7 @@ fn instances(
             let seen = Seen::default();
             let b = builder(server, key, config)
                 .op_timeout(Duration::from_secs(5))
+                .local_clock(ManualLocal::new(0))
                 .observer(seen.clone())
                 .build()
                 .unwrap();
