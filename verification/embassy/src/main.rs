@@ -1,7 +1,10 @@
 //! Example firmware: an embassy task guards a flaky peripheral with a
 //! `static` tripword breaker on embassy's clock (`tripword::future::guard`
-//! around each read), and `with_timeout` cancels reads that hang. Runs on QEMU's mps2-an386 (Cortex-M4F); the checks go
-//! out through semihosting and the exit code says whether all passed.
+//! around each read), and `with_timeout` cancels reads that hang. Then a
+//! second breaker, with a ramp (the core's feature `recovery`), is shared
+//! by the task and an interrupt handler (`ramp.rs`). Runs on QEMU's
+//! mps2-an386 (Cortex-M4F); the checks go out through semihosting and the
+//! exit code says whether all passed.
 //!
 //! `cargo run --release` from this directory builds it and runs it (the
 //! runner is in `.cargo/config.toml`).
@@ -11,6 +14,7 @@
 
 mod check;
 mod peripheral;
+mod ramp;
 mod time_driver;
 
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -256,6 +260,8 @@ async fn sensor_task() {
         counts.probes(),
         counts.rejected()
     );
+    // A second breaker, with a ramp, shared with an interrupt handler.
+    ramp::scenario().await;
     check::finish()
 }
 
