@@ -4,8 +4,8 @@
 #   bash lab/sweep-16.sh              # from the repository root
 #   bash lab/sweep-16.sh --repeats 5  # any lab option is passed on
 #
-# Builds the lab in release mode, then runs every built-in implementation
-# (12) on every scheduler (5) with 1, 2, 4, 8, 12 and 16 workers, for the
+# Builds the lab in release mode, then runs the built-in implementations
+# (12: the registry one needs a workload with keys) on every scheduler (5) with 1, 2, 4, 8, 12 and 16 workers, for the
 # three built-in workloads and a flaky one (5% failures in bursts of 16, 1%
 # slow calls of 20 µs): 44 implementation × workload pairs × 6 worker
 # counts × 5 schedulers = 1320 cells, each 300 ms after a 60 ms warm-up,

@@ -137,16 +137,20 @@ impl Lab {
 
     /// Adds `tripword`: the core's ticket API in both word widths, the
     /// per-worker scaling control, `tripword-std`'s `call` and
-    /// `call_async`, and (feature `tower`) its tower layer.
+    /// `call_async`, its registry (for workloads with `keys` > 1), and
+    /// (feature `tower`) its tower layer.
     #[cfg(feature = "tripword")]
     pub fn tripword(self) -> Lab {
-        use crate::subjects::{PrivateTripword, Tripword, TripwordCall, TripwordCallAsync};
+        use crate::subjects::{
+            PrivateTripword, Tripword, TripwordCall, TripwordCallAsync, TripwordRegistry,
+        };
         let lab = self
             .subject::<Tripword<tripword::W64>>()
             .subject::<Tripword<tripword::W32>>()
             .subject::<PrivateTripword>()
             .subject::<TripwordCall>()
-            .subject::<TripwordCallAsync>();
+            .subject::<TripwordCallAsync>()
+            .subject::<TripwordRegistry>();
         #[cfg(feature = "tower")]
         let lab = lab.subject::<crate::subjects::TripwordTower>();
         lab

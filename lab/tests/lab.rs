@@ -226,3 +226,38 @@ fn compare_flags_a_planted_slowdown_and_stays_quiet_on_equal_data() {
     assert_eq!(tripword_lab::compare::main(&args[..1]), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[cfg(feature = "tripword")]
+#[test]
+fn a_registry_spreads_calls_over_the_keys_a_workload_asks_for() {
+    use tripword_lab::subjects::TripwordRegistry;
+    let o = Lab::parse(&[
+        "lab",
+        "--millis",
+        "2",
+        "--warm-up",
+        "1",
+        "--repeats",
+        "1",
+        "--workers",
+        "2",
+        "--scheduler",
+        "os_threads",
+        "--workload",
+        "closed",
+        "--workload",
+        "keyed:keys=64,fail=0.01",
+    ])
+    .unwrap();
+    let sweep = Lab::new(o).subject::<TripwordRegistry>().measure();
+    assert!(
+        sweep
+            .get("os_threads", "closed", "tripword_registry", 2)
+            .is_none(),
+        "one key: no registry"
+    );
+    let r = sweep
+        .get("os_threads", "keyed", "tripword_registry", 2)
+        .expect("64 keys");
+    assert!(r.throughput[0] > 0.0 && r.admitted > 0.0);
+}

@@ -268,3 +268,61 @@ impl Worker for TripwordCallAsyncWorker {
         }
     }
 }
+
+/// The breaker of one key of [`TripwordRegistry`].
+type KeyBreaker = Breaker<MonotonicClock, W64>;
+
+/// `tripword-std`'s `Registry`: a `tripword_w64` breaker per key, made on
+/// first use, set up as [`Tripword`] is for the workload; each call goes to
+/// its [`Call::key`]'s breaker (`Registry::with`). Built only for workloads
+/// with more than one key (`keys=N`): what the lookup costs, and how
+/// contention spreads over N breakers.
+pub struct TripwordRegistry {
+    registry: tripword_std::Registry<u32, KeyBreaker>,
+    never_trips: bool,
+}
+
+impl core::fmt::Debug for TripwordRegistry {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TripwordRegistry")
+            .field("keys", &self.registry.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A worker of [`TripwordRegistry`].
+#[derive(Debug)]
+pub struct TripwordRegistryWorker(Arc<TripwordRegistry>);
+
+impl Subject for TripwordRegistry {
+    type Worker = TripwordRegistryWorker;
+    const NAME: &'static str = "tripword_registry";
+    const KIND: Kind = Kind::Tripword;
+    fn build(workload: &Workload) -> Option<Self> {
+        if workload.keys < 2 {
+            return None;
+        }
+        w64_breaker(workload)?;
+        let setup = workload.clone();
+        let registry = tripword_std::Registry::new(move |_: &u32| {
+            w64_breaker(&setup).expect("checked when the registry was built")
+        })
+        .with_capacity(workload.keys as usize);
+        Some(TripwordRegistry {
+            registry,
+            never_trips: workload.setup == Setup::NeverTrips,
+        })
+    }
+    fn worker(self: &Arc<Self>) -> TripwordRegistryWorker {
+        TripwordRegistryWorker(Arc::clone(self))
+    }
+}
+
+impl Worker for TripwordRegistryWorker {
+    #[inline]
+    fn call(&mut self, call: Call) -> bool {
+        let r = &self.0;
+        r.registry
+            .with(&call.key, |e| planned(e.breaker(), call, r.never_trips))
+    }
+}
