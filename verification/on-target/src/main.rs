@@ -35,6 +35,7 @@ mod model;
 mod prng;
 mod random_run;
 mod recorder;
+mod recovery;
 #[cfg(target_arch = "riscv32")]
 mod riscv;
 mod scenarios;
@@ -71,6 +72,7 @@ fn main() -> ! {
     let mut checks = Checks::new();
     lock_free::run(&mut checks);
     scenarios::run(&mut checks);
+    recovery::run(&mut checks);
     random_run::run(&mut checks);
     sparse::run(&mut checks);
     SysTickClock::start(&mut peripherals.SYST);

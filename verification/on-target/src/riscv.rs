@@ -179,6 +179,7 @@ fn main() -> ! {
     let mut checks = Checks::new();
     crate::lock_free::run(&mut checks);
     crate::scenarios::run(&mut checks);
+    crate::recovery::run(&mut checks);
     crate::random_run::run(&mut checks);
     crate::sparse::run(&mut checks);
     hardware_clock(&mut checks);

@@ -669,8 +669,10 @@ fn trip_from_probe<W: Word, P: ConfigSource<W>>(f: Fixture<W, P>) {
 
 fn corrupt<W: Word>(c: &mut Checks) {
     let config = ValidConfig::<W>::new(SEED);
-    // Tags 6 and 7 are no state: fail open, reported as repaired. (Tag 5 is
-    // OpenUntil: valid with any payload.)
+    // Tag 5 is OpenUntil: valid with any payload. Tags 6 and 7 are the
+    // recovery states (this firmware builds the core with its `recovery`
+    // feature): Ramp and Trial, every bit pattern valid. A `ForcedOpen`
+    // with bits in its payload is no state: fail open, reported as repaired.
     c.check(
         matches!(
             Snapshot::decode::<W>(W::from_u64(5 | 0x50)),
@@ -681,13 +683,31 @@ fn corrupt<W: Word>(c: &mut Checks) {
         ),
         "tag 5: OpenUntil",
     );
-    for tag in 6u64..8 {
-        let step = apply::<W>(&config, W::from_u64(tag | 0x50), Event::Admit, || 0);
+    c.check(
+        matches!(
+            Snapshot::decode::<W>(W::from_u64(6 | 0x50)).map(|s| s.state),
+            Ok(tripword::word::State::Ramp { .. })
+        ),
+        "tag 6: Ramp",
+    );
+    c.check(
+        matches!(
+            Snapshot::decode::<W>(W::from_u64(7 | 0x50)).map(|s| s.state),
+            Ok(tripword::word::State::Trial { .. })
+        ),
+        "tag 7: Trial",
+    );
+    for raw in [0x8000_0004u64, 0xC000_0004] {
+        c.check(
+            Snapshot::decode::<W>(W::from_u64(raw)).is_err(),
+            "forced open with a payload: corrupt",
+        );
+        let step = apply::<W>(&config, W::from_u64(raw), Event::Admit, || 0);
         c.check(
             matches!(step.verdict, Verdict::Admitted { probe: false, .. }),
-            "unknown tag: admitted (fail open)",
+            "corrupt word: admitted (fail open)",
         );
-        c.check(step.repaired.is_some(), "unknown tag: reported");
+        c.check(step.repaired.is_some(), "corrupt word: reported");
         c.check(
             matches!(
                 Snapshot::decode::<W>(step.word),
@@ -696,7 +716,7 @@ fn corrupt<W: Word>(c: &mut Checks) {
                     ..
                 })
             ),
-            "unknown tag: replaced by Closed",
+            "corrupt word: replaced by Closed",
         );
     }
     // Any bit pattern decodes and steps without panicking (a panic fails the run).
