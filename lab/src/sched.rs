@@ -202,7 +202,8 @@ pub trait Scheduler: Send + Sync {
 
 /// N OS threads, pre-spawned and released together by a `Barrier`; where
 /// the OS puts them, or thread `i` pinned to core `i` (feature `pinned`;
-/// unpinned where the cores cannot be listed).
+/// unpinned where the cores cannot be listed, or without the feature, when
+/// it is not among the built-in schedulers).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OsThreads {
     /// Pin thread `i` to the `i`-th core (modulo their number).
@@ -475,11 +476,13 @@ mod smol_scheduler {
 
 /// Every built-in scheduler this build has, in report order.
 pub fn builtin() -> Vec<Arc<dyn Scheduler>> {
-    #[cfg_attr(not(any(feature = "tokio", feature = "smol")), allow(unused_mut))]
-    let mut all: Vec<Arc<dyn Scheduler>> = vec![
-        Arc::new(OsThreads { pinned: false }),
-        Arc::new(OsThreads { pinned: true }),
-    ];
+    #[cfg_attr(
+        not(any(feature = "pinned", feature = "tokio", feature = "smol")),
+        allow(unused_mut)
+    )]
+    let mut all: Vec<Arc<dyn Scheduler>> = vec![Arc::new(OsThreads { pinned: false })];
+    #[cfg(feature = "pinned")]
+    all.push(Arc::new(OsThreads { pinned: true }));
     #[cfg(feature = "tokio")]
     {
         all.push(Arc::new(TokioMultiThread));

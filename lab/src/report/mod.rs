@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use self::html::html;
+pub use self::html::{html, markdown_to_html};
 #[cfg(feature = "plots")]
 pub use self::svg::svg;
 use crate::stats::{Fairness, Latency, Spread, ratio};

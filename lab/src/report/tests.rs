@@ -144,8 +144,11 @@ fn svg_and_html_are_well_formed() {
     }
     assert!(s.contains("mine") && s.contains("other"));
     assert!(s.contains("a &lt;cpu&gt;"), "escaped title");
-    let h = html(&res, "md <b>", &[s]);
-    assert!(h.contains("<svg") && h.contains("md &lt;b&gt;"));
+    let h = html(&res, &res.markdown(), &[s]);
+    assert!(h.contains("<svg") && h.contains("<table>"));
+    assert!(h.contains("<th>mine (yours)</th>"), "{h}");
+    assert!(h.contains("<td>10.00 (10.00–10.00)</td>"), "{h}");
+    assert!(h.contains("a &lt;cpu&gt;"), "the header, escaped");
 }
 
 #[test]
