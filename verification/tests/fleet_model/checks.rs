@@ -182,6 +182,14 @@ fn a_hold_tripped_on_a_fallback_is_caught() {
 }
 
 #[test]
+fn a_timed_hold_tripped_on_a_fallback_is_caught() {
+    found(
+        one_force(PARTITION, Bug::TimedHoldTripped),
+        "an operator's hold holds",
+    );
+}
+
+#[test]
 fn a_key_made_under_a_held_prefix_and_not_forced_is_caught() {
     found(
         one_force(NO_FAULTS, Bug::PrefixMissesNewKey),

@@ -45,6 +45,10 @@ pub(crate) enum Bug {
     /// breaker as from any open word (`keep_hold` without its first arm):
     /// the local breaker probes after its open time.
     HoldTripped,
+    /// A fallback from a timed open (`OpenUntil`, `force_open_for`) trips
+    /// the local breaker (`keep_hold` without its second arm): the local
+    /// breaker probes after its own open time, before the force ends.
+    TimedHoldTripped,
     /// A key made under a prefix held open (`Fleet::force_open_prefix`) is
     /// not forced open when it is made.
     PrefixMissesNewKey,
@@ -559,7 +563,7 @@ impl Fleet {
                 self.local_apply(s, i, Event::ForceOpen);
                 return;
             }
-            State::OpenUntil { .. } => {
+            State::OpenUntil { .. } if self.bug != Bug::TimedHoldTripped => {
                 let word = s.instances[i].mirror;
                 if let Verdict::Rejected(why) =
                     apply(&self.config, word, Event::Admit, || clock).verdict
