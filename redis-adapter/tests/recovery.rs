@@ -21,19 +21,25 @@ use tripword_redis::{FleetObserver, RedisBreaker, Release, Scope};
 
 /// What an instance reported: its transitions with their scope, and the
 /// causes of its rejections.
+#[derive(Default)]
+struct Reports {
+    transitions: Vec<(Transition, Scope)>,
+    rejections: Vec<Cause>,
+}
+
 #[derive(Clone, Default)]
-struct Seen(Arc<Mutex<(Vec<(Transition, Scope)>, Vec<Cause>)>>);
+struct Seen(Arc<Mutex<Reports>>);
 
 impl tripword::Observer for Seen {
     fn on_transition(&self, _: Transition) {}
     fn on_rejected(&self, why: Rejected) {
-        self.0.lock().unwrap().1.push(why.cause());
+        self.0.lock().unwrap().rejections.push(why.cause());
     }
 }
 
 impl FleetObserver for Seen {
     fn on_scoped_transition(&self, t: Transition, scope: Scope) {
-        self.0.lock().unwrap().0.push((t, scope));
+        self.0.lock().unwrap().transitions.push((t, scope));
     }
 }
 
@@ -41,7 +47,7 @@ impl Seen {
     /// The shared transitions from `from` to `to` this instance made.
     fn made(&self, from: Status, to: Status) -> usize {
         let seen = self.0.lock().unwrap();
-        seen.0
+        seen.transitions
             .iter()
             .filter(|(t, s)| *s == Scope::Shared && t.from == from && t.to == to)
             .count()
@@ -50,7 +56,7 @@ impl Seen {
         self.0
             .lock()
             .unwrap()
-            .1
+            .rejections
             .iter()
             .filter(|c| **c == cause)
             .count()
