@@ -524,3 +524,60 @@ fn a_full_fleets_overflow_is_counted_and_warned_of_once_per_crossing() {
     assert_eq!(overflows(), Some(5));
     assert_eq!(warnings().len(), 2);
 }
+
+/// The recovery states as a metrics observer names them: the probe's
+/// success moves the fleet to `recovering` (the transition counted, the
+/// state gauge at 1), and the ramp's refusals are counted with cause
+/// `ramp`.
+#[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
+fn metrics_name_the_ramp_and_its_refusals() {
+    use tripword_std::observe::names;
+    let _ = recording();
+    let server = server();
+    let config = tripword::Config::new()
+        .failure_threshold(1)
+        .open_for(1)
+        .probe_timeout(60_000_000)
+        // A quarter of the calls for ten minutes: the whole test.
+        .ramp(tripword::Ramp::stages(600_000_000, &[2_500]))
+        .check()
+        .unwrap();
+    let b = builder(&server, "ramping", config)
+        .observer(MetricsObserver::new("ramping"))
+        .build()
+        .unwrap();
+    let t = b.acquire().expect("closed");
+    b.release(t, tripword::Outcome::Failure);
+    assert!(eventually(LONG, || b.status() == tripword::Status::HalfOpen));
+    let probe = b.acquire().expect("the probe");
+    assert!(probe.is_probe());
+    b.release(probe, tripword::Outcome::Success);
+    assert_eq!(b.status(), tripword::Status::Recovering);
+    assert_eq!(
+        value(
+            names::TRANSITIONS,
+            "ramping",
+            Some((names::STATE, "recovering"))
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(names::STATUS, "ramping", Some((names::STATE, "recovering"))),
+        Some(1.0)
+    );
+    // From no credit, at a quarter: three refused, the fourth admitted.
+    for _ in 0..3 {
+        let why = b.acquire().expect_err("the ramp's share");
+        assert_eq!(why.cause(), tripword::Cause::Ramp);
+    }
+    let t = b.acquire().expect("the fourth");
+    b.release(t, tripword::Outcome::Success);
+    assert_eq!(
+        value(names::REJECTIONS, "ramping", Some((names::CAUSE, "ramp"))),
+        Some(3.0)
+    );
+}
