@@ -29,7 +29,6 @@
 //!   a failover loses the last write, one instance is cut off (its round
 //!   trips fail, it falls back on its local breaker, it gets no messages)
 //!   and later rejoins (its next refresh attaches it again).
-//!
 //! - **The parts around the word** (each off unless a check turns it on,
 //!   `Parts`; `parts.rs`): a quorum's votes and trip, `replicas(1)` (a
 //!   change made only once a replica has it; a failover promotes the
@@ -39,7 +38,7 @@
 //!   `MOVED`; sharded pub/sub on the serving node).
 //!
 //! The properties and the planted bugs that show they bite are listed on
-//! [`Fleet::properties`] and [`Bug`].
+//! [`Fleet::properties`] (`kernel.rs`) and [`Bug`].
 //!
 //! Files: `model.rs` (parameters, state, the shared rules), `protocol.rs`
 //! (admission, release, compare-and-set, refresh, delivery), `parts.rs`
