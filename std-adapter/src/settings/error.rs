@@ -105,7 +105,10 @@ impl SettingsError {
     /// `open_for` cannot reach, and start at `open_for`; a horizon's ends
     /// where the word's time field, added to the longest duration, runs
     /// out; a failure-rate window's spans one tick per bucket to 2^60
-    /// ticks, whatever the word.
+    /// ticks, whatever the word; a ramp stage's (`ramp.step`) ends where
+    /// its stages, rounded up to the ramp's coarser units, no longer fit
+    /// half the word's time ring (asked of the core's check, by
+    /// bisection).
     ///
     /// ```
     /// use std::time::Duration;
