@@ -201,6 +201,85 @@ fn three_instances_elect_exactly_three_probes() {
     }
 }
 
+/// A trial with room is asked of Redis, whichever instance's mirror holds
+/// it: each of three instances gets a probe, one after the other, each
+/// after its mirror holds the trial as the others left it. A full trial is
+/// refused by the mirror with no round trip; a probe ignored frees its
+/// place, published to every mirror, and the next caller takes it.
+#[test]
+#[cfg_attr(
+    not(tripword_redis_server),
+    ignore = "needs redis-server on PATH (apt-get install redis-server)"
+)]
+fn a_trial_with_room_is_asked_of_redis() {
+    let server = server();
+    let config = Config::new()
+        .failure_threshold(1)
+        .open_for(50_000)
+        .probe_timeout(600_000_000)
+        .probes(3)
+        .check()
+        .unwrap();
+    // Changes reach the mirrors by pub/sub alone (no refresh for an hour;
+    // the instances' own clocks run, for the open time to end).
+    let fleet: Vec<_> = (0..3)
+        .map(|_| {
+            let seen = Seen::default();
+            let b = builder(&server, "k", config)
+                .op_timeout(Duration::from_secs(5))
+                .refresh(Duration::from_secs(3600))
+                .observer(seen.clone())
+                .build()
+                .unwrap();
+            (b, seen)
+        })
+        .collect();
+    trip_and_wait(&fleet, 1);
+    let mut probes = Vec::new();
+    for (i, (b, _)) in fleet.iter().enumerate() {
+        // The mirror holds the trial (with room: a word with fewer places
+        // of one trial, published after, is not taken over it).
+        let counter = Snapshot::counter_bits::<W64>(stored(&server, "k").unwrap().parse().unwrap());
+        assert!(eventually(LONG, || Snapshot::counter_bits::<W64>(b.word()) == counter));
+        let t = b.acquire().expect("a place in the trial");
+        assert!(t.is_probe());
+        probes.push((i, t));
+    }
+    let full: u64 = stored(&server, "k").unwrap().parse().unwrap();
+    for (b, _) in &fleet {
+        // Refused (by Redis, or by a mirror that holds the trial full),
+        // and then the mirror holds it full.
+        assert_eq!(b.acquire().unwrap_err().cause(), Cause::Probing);
+        assert_eq!(b.word(), full);
+        let before = b.stats().remote_calls;
+        assert_eq!(b.acquire().unwrap_err().cause(), Cause::Probing);
+        assert_eq!(b.stats().remote_calls, before, "refused by the mirror");
+    }
+    let (_, ignored) = probes.pop().unwrap();
+    assert_eq!(
+        fleet[2].0.release(ignored, Outcome::Ignored),
+        Release::Recorded
+    );
+    let freed: u64 = stored(&server, "k").unwrap().parse().unwrap();
+    assert!(matches!(
+        Snapshot::decode::<W64>(freed).unwrap().state,
+        State::Trial { running: 2, .. }
+    ));
+    // The first instance learns of the freed place by pub/sub alone (the
+    // same counter: taken as the word with more room).
+    assert!(eventually(LONG, || fleet[0].0.word() == freed));
+    let t = fleet[0].0.acquire().expect("the freed place");
+    assert!(t.is_probe());
+    probes.push((0, t));
+    for (i, t) in probes {
+        assert_eq!(fleet[i].0.release(t, Outcome::Success), Release::Recorded);
+    }
+    assert!(matches!(
+        decoded(&server, "k").state,
+        State::Closed { failures: 0 }
+    ));
+}
+
 /// A stage long enough that every call of a test falls in the one it
 /// starts in, however slowly the machine runs it.
 const LONG_STEP: u64 = 600_000_000;

@@ -43,7 +43,8 @@
 //! With failures, the success goes to Redis, which decides on the word
 //! there. A published end of a run is thus left to the next refresh, or to
 //! the instance's own next round trip. A `Ramp`'s failures are kept by the
-//! same rule.
+//! same rule; of one `Trial`, the word with more free places is kept (an
+//! ignored probe frees one without moving the counter).
 //!
 //! **The ramp.** In `Ramp` no admission is one load (the stage depends on
 //! the time), but none goes to Redis either: each instance admits its
@@ -138,14 +139,36 @@ fn clear(word: u64) -> bool {
     )
 }
 
+/// The probes a `Trial` word has taken (running, passed or failed): its
+/// places not free.
+fn taken(word: u64) -> Option<u32> {
+    match Snapshot::decode::<W64>(word) {
+        Ok(Snapshot {
+            state:
+                State::Trial {
+                    running,
+                    passed,
+                    failed,
+                    ..
+                },
+            ..
+        }) => Some(running + passed + failed),
+        _ => None,
+    }
+}
+
 /// Whether `word`, of unknown order against `current`, is taken: only
 /// `Closed` with failures over `Closed` with none of the same counter (see
 /// the module docs, "One counter"), and likewise `Ramp` with ramp failures
 /// over `Ramp` with none: its failures change the word, not the counter.
+/// Of one trial, a word with more free places is taken: an ignored probe
+/// frees one without moving the counter, and a mirror that holds the trial
+/// full when Redis has room would refuse a call the shared word admits
+/// (one held with room asks Redis, which decides).
 fn safer(word: u64, current: u64) -> bool {
     Snapshot::counter_bits::<W64>(word) == Snapshot::counter_bits::<W64>(current)
-        && failing(word)
-        && clear(current)
+        && ((failing(word) && clear(current))
+            || matches!((taken(word), taken(current)), (Some(w), Some(c)) if w < c))
 }
 
 impl Mirror {

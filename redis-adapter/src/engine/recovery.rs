@@ -356,6 +356,36 @@ mod tests {
         assert_eq!(m.quiet(), next);
     }
 
+    /// Of one trial, the mirror takes a word with more free places (an
+    /// ignored probe's), not one with fewer of unknown order: it never
+    /// holds the trial full while Redis has room.
+    #[test]
+    fn the_mirror_takes_a_trials_freed_place() {
+        let config = Config::new().probes(3).check().unwrap();
+        let trial = |running, passed| {
+            let state = State::Trial {
+                since: 0,
+                trips: 1,
+                running,
+                passed,
+                failed: 0,
+            };
+            Snapshot { state, counter: 5 }.encode::<W64>()
+        };
+        let m = Mirror::new();
+        m.set_attached(&config, true);
+        m.offer(&config, Some(m.base()), trial(3, 0));
+        m.offer(&config, None, trial(2, 0));
+        assert_eq!(m.word(), trial(2, 0), "a place freed: taken");
+        m.offer(&config, None, trial(3, 0));
+        assert_eq!(m.word(), trial(2, 0), "fewer places, of unknown order");
+        m.offer(&config, None, trial(1, 1));
+        assert_eq!(m.word(), trial(2, 0), "as many places");
+        m.offer(&config, Some(m.base()), trial(3, 0));
+        assert_eq!(m.word(), trial(3, 0), "read after: taken");
+        assert_eq!((m.admit(), m.quiet()), (NONE, NONE));
+    }
+
     /// A follower is held off by a trial as by a running probe, and by a
     /// ramp with cause `Ramp`; the fingerprint names the recovery options
     /// only when set.
