@@ -36,6 +36,7 @@ mod prng;
 mod random_run;
 mod recorder;
 mod recovery;
+mod recovery_random;
 #[cfg(target_arch = "riscv32")]
 mod riscv;
 mod scenarios;
@@ -73,6 +74,7 @@ fn main() -> ! {
     lock_free::run(&mut checks);
     scenarios::run(&mut checks);
     recovery::run(&mut checks);
+    recovery_random::run(&mut checks);
     random_run::run(&mut checks);
     sparse::run(&mut checks);
     SysTickClock::start(&mut peripherals.SYST);

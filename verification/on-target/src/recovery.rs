@@ -33,7 +33,7 @@ const BASE: Config = Config::new()
     .horizon(0);
 /// Three probes, two of which close the breaker; the second failure
 /// reopens it.
-const PROBES: Config = BASE.probes(3).probes_to_close(2);
+pub const PROBES: Config = BASE.probes(3).probes_to_close(2);
 
 /// The ramp's stage length in ticks (33 of the ramp's 128-tick units: the
 /// three stages fit half its ring, 128 units).
@@ -67,10 +67,10 @@ pub fn run(c: &mut Checks) {
 /// `fixture.rs` but on the stack: the Cortex-M0's 16 KiB of RAM holds the
 /// other suites' `static` fixtures and leaves too little stack for four
 /// more.
-struct Fx<'a, P> {
-    b: &'a Breaker<&'a ManualClock, W32, &'a Recorder, P>,
-    clock: &'a ManualClock,
-    log: &'a Recorder,
+pub struct Fx<'a, P> {
+    pub b: &'a Breaker<&'a ManualClock, W32, &'a Recorder, P>,
+    pub clock: &'a ManualClock,
+    pub log: &'a Recorder,
 }
 
 // By hand: a derive would ask `P: Copy`.
@@ -83,7 +83,7 @@ impl<P> Copy for Fx<'_, P> {}
 
 /// Runs `scenarios` on a fresh breaker whose config is `config` (inline,
 /// or a reference to a `static`).
-fn on_stack<P: ConfigSource<W32>>(
+pub fn on_stack<P: ConfigSource<W32>>(
     c: &mut Checks,
     config: P,
     scenarios: fn(&mut Checks, Fx<'_, P>),
@@ -102,8 +102,7 @@ fn on_stack<P: ConfigSource<W32>>(
 }
 
 /// The trial scenarios, one after another on one breaker (a `force_close`
-/// between them; four fixtures in all, so that the Cortex-M0's 16 KiB of
-/// RAM holds them).
+/// between them).
 fn probes<P: ConfigSource<W32>>(c: &mut Checks, f: Fx<'_, P>) {
     exactly_three(c, f);
     reset(f);

@@ -180,6 +180,7 @@ fn main() -> ! {
     crate::lock_free::run(&mut checks);
     crate::scenarios::run(&mut checks);
     crate::recovery::run(&mut checks);
+    crate::recovery_random::run(&mut checks);
     crate::random_run::run(&mut checks);
     crate::sparse::run(&mut checks);
     hardware_clock(&mut checks);
