@@ -22,6 +22,8 @@ const OPS: u32 = 4_000;
 const MAX_HOLD: u32 = 60;
 const SLOTS: usize = 4;
 
+/// Out of line, as `recovery::run`.
+#[inline(never)]
 pub fn run(c: &mut Checks) {
     c.suite("recovery: random, 3 probes");
     on_stack(c, ValidConfig::new(PROBES), random_trials);
