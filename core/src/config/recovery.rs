@@ -196,8 +196,9 @@ impl Config {
 
     /// How many of the probes must succeed to close (`1..=n`): with `n`
     /// probes and `k` to close, the breaker opens again at the `n - k + 1`-th
-    /// failure. resilience4j's "failure rate over the permitted calls" is
-    /// `k = n - ⌊n · rate⌋`. Feature `recovery`.
+    /// failure. resilience4j's "open at a failure rate of at least `r` over
+    /// the permitted calls" is `k = n - ⌈n · r⌉ + 1` (10 probes at 50 %: 6).
+    /// Feature `recovery`.
     #[cfg_attr(docsrs, doc(cfg(feature = "recovery")))]
     pub const fn probes_to_close(mut self, k: u8) -> Self {
         self.to_close = k;
@@ -255,13 +256,16 @@ impl Config {
         }
         let ramp_shift = shift + ramp_extra(l);
         let half = 1u64 << (l.time_bits - ramp_extra(l) - 1);
-        let step = units(ramp.step, ramp_shift);
         // The whole ramp within half its ring, so that its end is read
-        // exactly, as every deadline is.
-        let longest = (half / ramp.stages as u64) << ramp_shift;
-        if ramp.step < 1 || step * (ramp.stages as u64) > half {
+        // exactly, as every deadline is: each stage at most `half / stages`
+        // units, which `units` rounds a step of at most this many ticks to
+        // (`need(d) <= m` exactly when `d <= (m - 1) * 2^shift + 1`).
+        let most = half / ramp.stages as u64;
+        let longest = ((most - 1) << ramp_shift) + 1;
+        if ramp.step < 1 || ramp.step > longest {
             return Err(range(Field::Ramp, ramp.step, 1, longest));
         }
+        let step = units(ramp.step, ramp_shift);
         let one = 1u64 << l.share_bits;
         let mut i = 0;
         let mut last = 0u64;

@@ -419,3 +419,25 @@ fn every_form_recovers_rate<B: CircuitBreaker>(b: &B, clock: &ManualClock) {
     }
     assert_eq!(b.status(), Status::Open);
 }
+
+#[test]
+fn the_longest_ramp_step_is_accepted_and_one_more_tick_refused() {
+    for stages in [1u8, 3, 8] {
+        for horizon in [0, 1 << 30] {
+            let config = |step| {
+                Config::new()
+                    .horizon(horizon)
+                    .ramp(Ramp::linear(step * u64::from(stages), stages))
+            };
+            let e = config(u64::MAX / 16).check::<W64>().unwrap_err();
+            assert_eq!(e.field, Field::Ramp);
+            let longest = e.max;
+            assert!(config(longest).check::<W64>().is_ok(), "{stages} {horizon}");
+            let e = config(longest + 1).check::<W64>().unwrap_err();
+            assert_eq!((e.field, e.max), (Field::Ramp, longest));
+            let e32 = config(u64::MAX / 16).check::<W32>().unwrap_err();
+            assert!(config(e32.max).check::<W32>().is_ok());
+            assert!(config(e32.max + 1).check::<W32>().is_err());
+        }
+    }
+}
