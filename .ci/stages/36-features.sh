@@ -36,6 +36,13 @@ cargo test -p tripword --features heapless --doc 2>&1 | tee -a target/ci-feature
 cargo clippy -p tripword --features heapless --all-targets -- -D warnings
 cargo clippy -p tripword --features jitter --all-targets -- -D warnings
 cargo test -p tripword --features jitter --lib -- jitter 2>&1 | tee -a target/ci-features-core.log
+# The core without the recovery states (the workspace's tests run it with
+# them, which tripword-std turns on): tags 6 and 7 corrupt again, the
+# cheaper rejection fold; and the recovery feature alone.
+cargo test -p tripword --lib 2>&1 | tee -a target/ci-features-core.log
+cargo clippy -p tripword --all-targets -- -D warnings
+cargo clippy -p tripword --features recovery --all-targets -- -D warnings
+cargo test -p tripword --features recovery --lib -- recovery 2>&1 | tee -a target/ci-features-core.log
 ensure_targets thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf
 root=$(pwd)
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-elf; do
@@ -43,10 +50,10 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf riscv32imc-unknown-none-e
     thumbv6m-*|riscv32imc-*) flags="--cfg portable_atomic_unsafe_assume_single_core" ;;
     *) flags="" ;;
   esac
-  for feature in heapless jitter; do
+  for feature in heapless jitter recovery; do
     RUSTFLAGS="$flags -D warnings" CARGO_TARGET_DIR="$root/target/embedded" \
       cargo build --release -p tripword --features "$feature" --target "$target"
   done
 done
 core_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/ci-features-core.log | awk '{s+=$4} END {print s+0}')
-note "tripword --features heapless / jitter: $core_passed tests, clippy clean, each built warning-free for thumbv6m, thumbv7em, riscv32imc"
+note "tripword with no feature and --features heapless / jitter / recovery: $core_passed tests, clippy clean, each built warning-free for thumbv6m, thumbv7em, riscv32imc"
