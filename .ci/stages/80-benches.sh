@@ -13,8 +13,11 @@ source .ci/lib.sh
 mkdir -p target
 cargo test -p tripword-benches --benches 2>&1 | tee target/ci-bench.log
 benches=$(grep -c '^Success$' target/ci-bench.log || true)
-cargo run -p tripword-lab -- --quick --repeats 2 --millis 10 --out target/lab --name ci \
-  | tee target/ci-lab.log
+# Built with tripword-benches selected too, so that its dependencies keep the
+# features the benches were just built with: nothing is compiled again.
+cargo build -p tripword-lab -p tripword-benches --bin tripword-lab
+"${CARGO_TARGET_DIR:-target}/debug/tripword-lab" --quick --repeats 2 --millis 10 \
+  --out target/lab --name ci | tee target/ci-lab.log
 run=$(sed -n 's|^wrote \(.*\)/ (.*|\1|p' target/ci-lab.log)
 files=$(find "$run" -type f | wc -l)
 note "$benches criterion benches ran once (test mode); lab --quick (unoptimised, not judged) wrote $files files to $run/"
