@@ -128,9 +128,21 @@ case $mode in std | redis | std-diff | redis-diff)
   if [ -s "$o1/missed.txt" ]; then
     # The names, as regexes matching exactly (with their places).
     re="^($(sed -e 's/[][\\.^$*+?(){}|/]/\\&/g' "$o1/missed.txt" | paste -sd'|'))\$"
+    # The caller's arguments less a `--shard`: stage one's shard already
+    # chose these mutants, and the same shard of the names alone would
+    # drop most of them.
+    rest=()
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --shard) shift ;;
+        --shard=*) ;;
+        *) rest+=("$1") ;;
+      esac
+      shift
+    done
     status=0
     cargo mutants -p "$pkg" "${features[@]}" --config "$config" -F "$re" \
-      "${place[@]}" -o "$out/$adapter" "$@" || status=$?
+      "${place[@]}" -o "$out/$adapter" "${rest[@]}" || status=$?
     reap
     case $status in 0 | 2 | 3) ;; *) echo "mutants: $pkg stage two failed to run ($status)"; exit "$status" ;; esac
   fi
