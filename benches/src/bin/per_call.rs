@@ -22,8 +22,8 @@ use std::sync::atomic::AtomicU64;
 use tripword::{W32, W64};
 use tripword_benches::hot_loop;
 use tripword_benches::subjects::{
-    AtomicPair, ByHand, Failsafe, MutexBaseline, Recloser, Seatbelt, Subject, TowerResilience, Tripword,
-    TripwordCall, TripwordCallAsync, TripwordTower, run_calls,
+    AtomicPair, ByHand, Failsafe, MutexBaseline, Recloser, Seatbelt, Subject, TowerResilience,
+    Tripword, TripwordCall, TripwordCallAsync, TripwordTower, run_calls,
 };
 use tripword_lab::Workload;
 
