@@ -128,10 +128,13 @@ impl Lab {
         self
     }
 
-    /// Adds the baselines: the bare atomic load pair (the floor) and the
-    /// `Mutex` breaker (the naive reference).
+    /// Adds the baselines: the bare atomic load pair (the floor), the
+    /// breaker a user writes by hand with two atomics (`by_hand_two_atomics`:
+    /// no single probe, no stale results, a racy trip) and the `Mutex`
+    /// breaker (the naive reference).
     pub fn baselines(self) -> Lab {
         self.subject::<crate::subjects::AtomicPair>()
+            .subject::<crate::subjects::ByHand>()
             .subject::<crate::subjects::MutexBaseline>()
     }
 

@@ -303,15 +303,24 @@ impl Call {
     /// is slow, then returns whether it succeeded. Call it between admission
     /// and report. The outcome is not hidden from the optimizer: a uniform
     /// workload's constant call folds, as a hand-written loop would.
-    #[inline]
+    #[inline(always)]
     pub fn perform(self) -> bool {
         if self.slow_us > 0 {
-            let until = Instant::now() + Duration::from_micros(u64::from(self.slow_us));
-            while Instant::now() < until {
-                std::hint::spin_loop();
-            }
+            spin(self.slow_us);
         }
         self.ok
+    }
+}
+
+/// A slow call's wait, out of line so that [`Call::perform`] stays small
+/// enough to inline into every worker's loop: the harness must not add
+/// calls of its own to what it measures (`benches/per-call.sh`).
+#[cold]
+#[inline(never)]
+fn spin(us: u32) {
+    let until = Instant::now() + Duration::from_micros(u64::from(us));
+    while Instant::now() < until {
+        std::hint::spin_loop();
     }
 }
 
