@@ -185,8 +185,10 @@ impl<W: Word> Checker<W> {
     /// reading past `2^32`) and, for a timed state, its timestamp, a unit
     /// and a tick before it (a clock gone backwards), the ring's edges from
     /// it, and each deadline (the model's, the one without jitter, a
-    /// deadline's half-field limit) with its neighbours: -1, 0, +1 in ticks
-    /// and -1, +1 in units, and a ring and `2^32` ticks later.
+    /// deadline's half-field limit, a trial's timeout and a ramp's stages,
+    /// each also a coarse unit before and after) with its neighbours: -1,
+    /// 0, +1 in ticks and -1, +1 in units, and a ring and `2^32` ticks
+    /// later.
     pub fn readings(&self, model: &Model) -> Vec<u64> {
         let c = &self.mcfg;
         let u = c.unit();
@@ -223,6 +225,26 @@ impl<W: Word> Checker<W> {
                     until.wrapping_add(c.max_hint_units().wrapping_mul(u)),
                 ]);
                 base = Some(until);
+            }
+            ModelState::Trial { since, .. } => {
+                // The trial's timeout, in its coarser units.
+                let coarse = u << c.trial_extra();
+                let d = c.trial_timeout_at(since, since);
+                edges.extend([d, d.wrapping_sub(coarse), d.wrapping_add(coarse)]);
+                base = Some(since);
+            }
+            ModelState::Ramp { since, .. } if c.has_ramp() => {
+                // Each stage's first reading, and the ramp's end.
+                let coarse = u << c.ramp_extra();
+                let mut t = since;
+                while let Some((_, _, next)) = c.ramp_stage(since, t) {
+                    edges.extend([next, next.wrapping_sub(coarse), next.wrapping_add(coarse)]);
+                    t = next;
+                    if edges.len() > 3 * 9 {
+                        break;
+                    }
+                }
+                base = Some(since);
             }
             _ => {}
         }

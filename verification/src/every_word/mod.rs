@@ -27,11 +27,13 @@ pub use check::{Checker, Disagreement, Ev, KEEP, Tally};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tripword::{Config, Jitter, Word};
+use tripword::{Config, Jitter, Ramp, Word};
 
 /// The configs of the check, by name: the default; equal and full jitter;
 /// a long horizon, which makes the time shift the largest `W32` allows
-/// (units of `2^17` ticks); and one in exact ticks (`s = 0`) with backoff.
+/// (units of `2^17` ticks); one in exact ticks (`s = 0`) with backoff; and
+/// the recovery states: three probes, two to close (`Trial`), and two
+/// probes then a linear ramp of four stages (`Ramp`).
 pub fn configs() -> Vec<(&'static str, Config)> {
     let seed = Config::new()
         .failure_threshold(3)
@@ -60,6 +62,10 @@ pub fn configs() -> Vec<(&'static str, Config)> {
                 .exponential_backoff(4_000)
                 .horizon(0),
         ),
+        // The recovery states: several probes (`Trial`, tag 7), and a ramp
+        // after them (`Ramp`, tag 6).
+        ("trial", seed.probes(3).probes_to_close(2)),
+        ("ramp", seed.probes(2).ramp(Ramp::linear(4_000, 4))),
     ]
 }
 
