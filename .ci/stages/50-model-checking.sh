@@ -74,7 +74,7 @@ note "fleet model, two losses of the key: ${fleet:-?} unique states, every prope
 # hash so that successive commits cover other words; about 3 s on 2 cores.
 # `--workspace` reuses stage 30's build, as above.
 ew_hash=$((0x$(git rev-parse --short=8 HEAD)))
-ew_configs=(default jitter-equal jitter-full long ticks)
+ew_configs=(default jitter-equal jitter-full long ticks trial ramp)
 ew_config=${ew_configs[$((ew_hash % ${#ew_configs[@]}))]}
 ew_shard="$(((ew_hash / ${#ew_configs[@]}) % 262144))/262144"
 EVERY_WORD_CONFIG=$ew_config EVERY_WORD_SHARD=$ew_shard \
