@@ -311,10 +311,12 @@ impl<C, W: Word, O, P: ConfigSource<W>> Breaker<C, W, O, P> {
     /// ramp").
     #[inline(always)]
     pub(crate) fn ramp_current(&self, ticket: &Ticket) -> bool {
-        let raw: u64 = self.load().into();
-        RECOVERY
-            && tag_of(raw) == crate::word::TAG_RAMP
-            && (raw & W::LAYOUT.counter_field_mask()) as usize == ticket.stamp
+        // The feature first: without it, not even the load.
+        RECOVERY && {
+            let raw: u64 = self.load().into();
+            tag_of(raw) == crate::word::TAG_RAMP
+                && (raw & W::LAYOUT.counter_field_mask()) as usize == ticket.stamp
+        }
     }
 
     #[inline(always)]

@@ -633,10 +633,13 @@ fn release<W: Word>(
 ) -> (u64, Decision, u64) {
     let tag = tag_of(w);
     let counter = counter_of(l, w);
-    let accepts = tag == tag::CLOSED
-        || tag == tag::PROBING
-        || (RECOVERY && (tag == tag::TRIAL || tag == tag::RAMP));
-    if ticket != counter || !accepts {
+    // The counter first, as without the recovery states (the same code
+    // when the feature is off).
+    if ticket != counter
+        || (tag != tag::CLOSED
+            && tag != tag::PROBING
+            && !(RECOVERY && (tag == tag::TRIAL || tag == tag::RAMP)))
+    {
         return (w, Decision::Stale, 0);
     }
     let next = l.next_counter(counter);
