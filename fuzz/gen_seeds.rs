@@ -11,7 +11,7 @@ use std::path::Path;
 use arbitrary::{Arbitrary, Unstructured};
 use tripword_fuzz::config::{Base32, Base64, ConfigCase, Edge32, Edge64};
 use tripword_fuzz::differential::{Burst, ClockMove, DiffCase, Hint, Jump, Op, Span};
-use tripword_fuzz::input::{ConfigSpec, Out, Pick};
+use tripword_fuzz::input::{ConfigSpec, Out, Pick, RampSpec, RecoverySpec};
 use tripword_fuzz::seed::Encode;
 use tripword_fuzz::word::{ConfigChoice, EventSpec, StateSpec, TicketSpec, WordCase, WordSpec};
 
@@ -28,6 +28,7 @@ const SMALL: ConfigSpec = ConfigSpec {
     horizon: Some(Pick::Min),
     abandon: Failure,
     jitter: (0, 0),
+    recovery: RecoverySpec::NONE,
 };
 
 /// [`SMALL`] with the widths' default horizons: the 32-bit word keeps
@@ -67,7 +68,35 @@ fn differential() -> Vec<(&'static str, DiffCase)> {
         ..SMALL
     };
     let trip1 = [Acquire, release(0, Failure)];
+    // Three probes, two to close; and two probes then a linear ramp of
+    // three stages, each the shortest.
+    let trial = ConfigSpec {
+        recovery: RecoverySpec { probes: Some((Pick::Low(2), Some(Pick::Low(1)))), ramp: None },
+        ..one
+    };
+    let ramp = ConfigSpec {
+        recovery: RecoverySpec {
+            probes: Some((Pick::Low(1), None)),
+            ramp: Some(RampSpec { kind: 1, step: Pick::Min, stages: 2, shares: [0; 8] }),
+        },
+        ..one
+    };
     vec![
+        (
+            "trial-three-probes",
+            diff(trial, 0, [&trip1[..], &[
+                fwd(Span::OpenFor, 0), Acquire, Acquire, Acquire, Acquire, Status,
+                release(0, Failure), release(0, Success), Acquire, release(0, Success), Status,
+            ]].concat()),
+        ),
+        (
+            "ramp-linear",
+            diff(ramp, 0, [&trip1[..], &[
+                fwd(Span::OpenFor, 0), Acquire, Acquire, release(0, Success), release(0, Success),
+                Acquire, Acquire, Acquire, Status, Clock(ClockMove::Tick(200)), Acquire, Acquire,
+                Clock(ClockMove::Tick(250)), Clock(ClockMove::Tick(250)), Acquire, Status,
+            ]].concat()),
+        ),
         (
             "trip-probe-close",
             diff(SMALL, 0, vec![

@@ -594,6 +594,30 @@ pub fn model_state(config: &ModelConfig, state: ModelState) -> State {
             until: config.units(until),
             trips: trips as u32,
         },
+        ModelState::Trial {
+            since,
+            trips,
+            running,
+            passed,
+            failed,
+        } => State::Trial {
+            since: config.coarse(since, config.trial_extra()),
+            trips: trips as u32,
+            running,
+            passed,
+            failed,
+        },
+        ModelState::Ramp {
+            since,
+            trips,
+            credit,
+            failures,
+        } => State::Ramp {
+            since: config.coarse(since, config.ramp_extra()),
+            trips: trips as u32,
+            credit: credit as u32,
+            failures,
+        },
     }
 }
 

@@ -3,7 +3,7 @@
 
 use arbitrary::Arbitrary;
 use tripword::word::Word;
-use tripword::{Config, Jitter, Outcome, ValidConfig};
+use tripword::{Config, Jitter, Outcome, Ramp, ValidConfig};
 
 /// [`Outcome`], decodable from fuzz input.
 #[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +118,80 @@ pub struct ConfigSpec {
     /// Jitter on the open time: 0 none, 1 equal, 2 full (the rest: none),
     /// with the seed.
     pub jitter: (u8, u32),
+    /// Several probes and the ramp (`docs/spec.md`, "Recovery").
+    pub recovery: RecoverySpec,
+}
+
+/// The recovery options: several probes, and a ramp, each within the
+/// width's ranges.
+#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecoverySpec {
+    /// `probes` in `1..=2^probe_bits - 1`, and `probes_to_close` in
+    /// `1..=n` (`None`: all); `None`: one probe.
+    pub probes: Option<(Pick, Option<Pick>)>,
+    /// A ramp; `None`: no ramp.
+    pub ramp: Option<RampSpec>,
+}
+
+impl RecoverySpec {
+    /// One probe, no ramp.
+    pub const NONE: RecoverySpec = RecoverySpec {
+        probes: None,
+        ramp: None,
+    };
+}
+
+/// A ramp within the width's ranges: seatbelt's stages (`kind` 0, and the
+/// rest of 3), a linear ramp (1) or rising shares (2), its stages as long
+/// as the whole ramp fits half its ring.
+#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RampSpec {
+    /// 0 progressive, 1 linear, 2 given shares (modulo 3).
+    pub kind: u8,
+    /// The stage length, in `1..=` the longest that fits.
+    pub step: Pick,
+    /// The number of stages of a linear or given ramp (`1..=8`).
+    pub stages: u8,
+    /// The shares of a given ramp (each taken into `1..=9 999`, sorted,
+    /// repeats dropped).
+    pub shares: [u16; 8],
+}
+
+impl RecoverySpec {
+    /// `config` (valid for `W` at time shift `shift`) with these options.
+    pub fn apply<W: Word>(&self, config: Config, shift: u32) -> Config {
+        let l = W::LAYOUT;
+        let mut config = config;
+        if let Some((n, k)) = self.probes {
+            let n = n.in_range(1, (1 << l.probe_bits) - 1);
+            config = config.probes(n as u8);
+            if let Some(k) = k {
+                config = config.probes_to_close(k.in_range(1, n) as u8);
+            }
+        }
+        let Some(r) = self.ramp else { return config };
+        let mut shares: Vec<u16> = r.shares.iter().map(|s| s % 9_999 + 1).collect();
+        let count = usize::from(r.stages % 8) + 1;
+        shares.truncate(count);
+        shares.sort_unstable();
+        shares.dedup();
+        let stages = match r.kind % 3 {
+            1 => count,
+            2 => shares.len(),
+            _ => 6,
+        } as u64;
+        // The longest stage whose units, `(d + 2 (2^u - 1)) >> u`, times
+        // the stages fit half the ramp's time field.
+        let u = shift + l.share_bits + l.ramp_failure_bits;
+        let most_units = (1u64 << (l.time_bits - l.share_bits - l.ramp_failure_bits - 1)) / stages;
+        let longest = ((most_units - 1) << u) + 1;
+        let step = r.step.in_range(1, longest);
+        config.ramp(match r.kind % 3 {
+            1 => Ramp::linear(step * stages, stages as u8),
+            2 => Ramp::stages(step, &shares),
+            _ => Ramp::progressive(step),
+        })
+    }
 }
 
 impl ConfigSpec {
@@ -153,6 +227,16 @@ impl ConfigSpec {
             None if layout.default_horizon() <= most => config,
             None => config.horizon(most),
         };
+        let shift = config
+            .check::<W>()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "W{}: {config:?} in range, yet refused: {e}",
+                    layout.word_bits
+                )
+            })
+            .time_shift();
+        config = self.recovery.apply::<W>(config, shift);
         config.check::<W>().unwrap_or_else(|e| {
             panic!(
                 "W{}: {config:?} in range, yet refused: {e}",

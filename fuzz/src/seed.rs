@@ -11,7 +11,7 @@
 
 use crate::config::{Base32, Base64, ConfigCase, Edge32, Edge64};
 use crate::differential::{Burst, ClockMove, DiffCase, Hint, Jump, Op, Span};
-use crate::input::{ConfigSpec, Out, Pick};
+use crate::input::{ConfigSpec, Out, Pick, RampSpec, RecoverySpec};
 use crate::word::{ConfigChoice, EventSpec, StateSpec, TicketSpec, WordCase, WordSpec};
 
 /// Writes a value in `arbitrary`'s format.
@@ -108,7 +108,26 @@ impl Encode for Pick {
 impl Encode for ConfigSpec {
     fn encode(&self, out: &mut Vec<u8>) {
         encode_fields!(out; self.threshold, self.open_for, self.backoff, self.probe_timeout,
-            self.horizon, self.abandon, self.jitter.0, self.jitter.1);
+            self.horizon, self.abandon, self.jitter.0, self.jitter.1, self.recovery);
+    }
+}
+
+impl Encode for RecoverySpec {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.probes.is_some().encode(out);
+        if let Some((n, k)) = self.probes {
+            encode_fields!(out; n, k);
+        }
+        self.ramp.encode(out);
+    }
+}
+
+impl Encode for RampSpec {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_fields!(out; self.kind, self.step, self.stages);
+        for s in self.shares {
+            s.encode(out);
+        }
     }
 }
 

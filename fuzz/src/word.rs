@@ -24,7 +24,10 @@
 //! the clock only for a valid `Open`, `Probing` or `OpenUntil`.
 //!
 //! Tag 5 is `OpenUntil` (the layout of `Open`, its time field the
-//! deadline), valid with any payload; tags 6 and 7 are corrupt. The events
+//! deadline), valid with any payload; tags 6 and 7 are `Ramp` and `Trial`
+//! (the recovery feature), valid with any payload too, their rows (and every
+//! row under a config with several probes or a ramp) the reference model's
+//! (`by_model`). The events
 //! include a failure that carries its open time (`Event::FailureFor`, with
 //! any of the tickets a release takes) and `Event::ForceOpenFor`, with any
 //! hint.
@@ -36,7 +39,9 @@ use tripword::transition::{Event, Verdict, apply, status_at};
 use tripword::word::{Layout, Snapshot, State, W32, W64, Word};
 use tripword::{Cause, Config, Outcome, Status, Transition, ValidConfig};
 use tripword_verification::harness::{status_both, through_breaker, through_pure};
-use tripword_verification::model::{MAX_RETRY_AFTER, ModelConfig};
+use tripword_verification::model::{MAX_RETRY_AFTER, Model, ModelConfig};
+
+use crate::differential::model_state;
 
 use crate::input::{ConfigSpec, Out};
 
@@ -278,6 +283,35 @@ fn reduced(layout: &Layout, state: State, counter: u32) -> Snapshot {
                 until: time(until),
                 trips: trips(k),
             },
+            State::Trial {
+                since,
+                trips: k,
+                running,
+                passed,
+                failed,
+            } => {
+                let most = (1u32 << layout.probe_bits) - 1;
+                State::Trial {
+                    since: since & ((1 << (layout.time_bits - 3 * layout.probe_bits)) - 1),
+                    trips: trips(k),
+                    running: running.min(most),
+                    passed: passed.min(most),
+                    failed: failed.min(most),
+                }
+            }
+            State::Ramp {
+                since,
+                trips: k,
+                credit,
+                failures,
+            } => State::Ramp {
+                since: since
+                    & ((1 << (layout.time_bits - layout.share_bits - layout.ramp_failure_bits))
+                        - 1),
+                trips: trips(k),
+                credit: credit.min((1 << layout.share_bits) - 1),
+                failures: failures.min((1 << layout.ramp_failure_bits) - 1),
+            },
         },
         counter: counter & layout.max_counter(),
     }
@@ -476,6 +510,11 @@ pub fn check_status<W: Word>(config: &ValidConfig<W>, raw: W::Raw, now: u64) {
     let model = ModelConfig::for_width(config);
     let want = match effective::<W>(config, raw) {
         Err(_) => (Status::Closed, false),
+        // The recovery states by the reference model's rules.
+        Ok(snap) if matches!(snap.state, State::Trial { .. } | State::Ramp { .. }) => {
+            let mut m = Model::from_snapshot(model, &snap).expect("a recovery state loads");
+            (m.status(now), m.read_clock())
+        }
         Ok(snap) => match timed(&model, snap.state, snap.counter, now) {
             Some(t) if t.lapsed => (Status::HalfOpen, true),
             Some(_) => (snap.state.status(), true),
@@ -587,6 +626,12 @@ impl Expected {
 /// start from an arbitrary state) with the model's time arithmetic.
 fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64) -> Expected {
     let model = ModelConfig::for_width(config);
+    if model.probes().0 > 1
+        || model.has_ramp()
+        || matches!(s0.state, State::Trial { .. } | State::Ramp { .. })
+    {
+        return by_model(model, s0, event, now);
+    }
     let stamp = model.units(now);
     let mut e = Expected {
         told: Told::Done,
@@ -611,6 +656,7 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
                 probe: false,
             },
             State::ForcedOpen => rejected(State::ForcedOpen, None),
+            State::Trial { .. } | State::Ramp { .. } => unreachable!("by_model"),
             State::HalfOpen { trips } => {
                 e.reads_clock = true;
                 e.go(State::Probing {
@@ -686,6 +732,7 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
             | State::HalfOpen { .. }
             | State::ForcedOpen
             | State::OpenUntil { .. } => Told::Stale,
+            State::Trial { .. } | State::Ramp { .. } => unreachable!("by_model"),
         },
         // A failure that carries its open time.
         Event::FailureFor { counter, .. } if counter != s0.counter => Told::Stale,
@@ -738,6 +785,7 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
                 | State::HalfOpen { trips }
                 | State::Probing { trips, .. }
                 | State::OpenUntil { trips, .. } => trips.max(1),
+                State::Trial { .. } | State::Ramp { .. } => unreachable!("by_model"),
             };
             e.go(State::OpenUntil { until, trips });
             Told::Done
@@ -754,4 +802,75 @@ fn table<W: Word>(config: &ValidConfig<W>, s0: Snapshot, event: Event, now: u64)
         }
     };
     e
+}
+
+/// One event from any valid state by the reference model's rules (loaded
+/// with `Model::from_snapshot`): the recovery states (`Trial`, `Ramp`),
+/// and every state under a config with several probes or a ramp, where
+/// the single-probe table above does not apply (`docs/spec.md`,
+/// "Recovery").
+fn by_model(model: ModelConfig, s0: Snapshot, event: Event, now: u64) -> Expected {
+    let period = model.counter_period();
+    let mut m = Model::from_snapshot(model, &s0).expect("a valid state loads");
+    let base = u64::from(s0.counter);
+    // A ticket wider than the counter field is no ticket of this word.
+    let ticket = |c: u32| (u64::from(c) < period).then_some(u64::from(c));
+    let told = match event {
+        Event::Admit => match m.acquire(now) {
+            Ok(t) => Told::Admitted {
+                counter: (t.counter % period) as u32,
+                probe: t.probe,
+            },
+            Err(r) => Told::Rejected {
+                cause: r.cause,
+                retry_after: r.retry_after,
+            },
+        },
+        Event::Release { counter, outcome } => match ticket(counter) {
+            Some(c) if m.release(c, outcome, now) => Told::Recorded,
+            Some(_) => Told::Stale,
+            None => {
+                m.clear_last();
+                Told::Stale
+            }
+        },
+        Event::FailureFor { counter, open_for } => match ticket(counter) {
+            Some(c) if m.release_failure_for(c, open_for, now) => Told::Recorded,
+            Some(_) => Told::Stale,
+            None => {
+                m.clear_last();
+                Told::Stale
+            }
+        },
+        Event::ForceOpen => {
+            m.force_open();
+            Told::Done
+        }
+        Event::ForceOpenFor { open_for } => {
+            m.force_open_for(open_for, now);
+            Told::Done
+        }
+        Event::ForceClose => {
+            m.force_close();
+            Told::Done
+        }
+    };
+    let transitions = m
+        .transitions()
+        .iter()
+        .map(|t| Transition {
+            from: t.from.status(),
+            to: t.to.status(),
+            counter: (t.counter % period) as u32,
+            forced: t.forced(),
+        })
+        .collect();
+    Expected {
+        told,
+        state: model_state(&model, m.state()),
+        transitions,
+        reads_clock: m.read_clock(),
+        base: (base % period) as u32,
+        period,
+    }
 }
