@@ -705,3 +705,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod handle_tests;
