@@ -14,7 +14,6 @@
 //! and every call site tests it first), so none of it is linked.
 
 use crate::config::{ValidConfig, ramp_extra, trial_extra};
-use crate::transition::Decision;
 use crate::word::{Layout, State, TAG_RAMP, TAG_TRIAL, Word, counter_of, mask};
 
 /// Field access and construction for the two recovery states.
@@ -116,6 +115,15 @@ impl Layout {
     }
 }
 
+/// What an admission in a recovery state decided: admitted into the word,
+/// or rejected with the word (a ramp's credit moves either way) and the
+/// config's units left before the next chance.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Admission {
+    Admitted(u64),
+    Rejected(u64, u64),
+}
+
 /// `now` in units `extra` bits coarser than the config's.
 #[inline(always)]
 fn coarse<W: Word>(l: &Layout, config: &ValidConfig<W>, now: u64, extra: u32) -> u64 {
@@ -160,9 +168,9 @@ pub(crate) fn trial_admit<W: Word>(
     config: &ValidConfig<W>,
     w: u64,
     left: u64,
-) -> (u64, Decision, u64) {
+) -> Admission {
     if !trial_has_room(l, config, w) {
-        return (w, Decision::Rejected, left);
+        return Admission::Rejected(w, left);
     }
     let [running, passed, failed] = l.trial_counts(w);
     let word = l.trial(
@@ -171,7 +179,7 @@ pub(crate) fn trial_admit<W: Word>(
         l.trips_of(w),
         [running + 1, passed, failed],
     );
-    (word, Decision::Admitted, 0)
+    Admission::Admitted(word)
 }
 
 /// The first probe of a trial, elected at `now` with counter `counter`.
@@ -293,18 +301,15 @@ pub(crate) fn ramp_admit<W: Word>(
     config: &ValidConfig<W>,
     w: u64,
     now: u64,
-) -> (u64, Decision, u64) {
+) -> Admission {
     let counter = counter_of(l, w);
     let Some((share, left)) = ramp_stage(l, config, w, now) else {
-        return (l.closed(l.next_counter(counter), 0), Decision::Admitted, 0);
+        return Admission::Admitted(l.closed(l.next_counter(counter), 0));
     };
     let one = 1u32 << l.share_bits;
     let credit = l.ramp_credit(w) + share;
-    let (credit, decision, left) = if credit >= one {
-        (credit - one, Decision::Admitted, 0)
-    } else {
-        (credit, Decision::Rejected, left)
-    };
+    let admitted = credit >= one;
+    let credit = if admitted { credit - one } else { credit };
     let word = l.ramp(
         counter,
         l.ramp_since(w),
@@ -312,7 +317,11 @@ pub(crate) fn ramp_admit<W: Word>(
         credit,
         l.ramp_failures(w),
     );
-    (word, decision, left)
+    if admitted {
+        Admission::Admitted(word)
+    } else {
+        Admission::Rejected(word, left)
+    }
 }
 
 /// What a current release does to a `Ramp`: the word after it, or

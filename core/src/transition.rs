@@ -542,7 +542,7 @@ fn decide_valid<W: Word>(
                 return (w, Decision::Rejected, 0);
             }
             if RECOVERY && tag == tag::RAMP {
-                return recovery::ramp_admit(l, config, w, now());
+                return admission(recovery::ramp_admit(l, config, w, now()));
             }
             // Half-open, or timed: the single probe is elected (Probing
             // since now) unless the deadline is still ahead; a trial with
@@ -551,7 +551,7 @@ fn decide_valid<W: Word>(
             let w = match lapse(l, config, w, now) {
                 Ok(w) => w,
                 Err(left) if RECOVERY && tag == tag::TRIAL => {
-                    return recovery::trial_admit(l, config, w, left);
+                    return admission(recovery::trial_admit(l, config, w, left));
                 }
                 Err(left) => return (w, Decision::Rejected, left),
             };
@@ -597,6 +597,15 @@ fn decide_valid<W: Word>(
             (l.open_until(next, until, trips), Decision::Done, 0)
         }
         Event::ForceClose => (l.closed(next, 0), Decision::Done, 0),
+    }
+}
+
+/// A recovery state's admission as the kernel's answer.
+#[inline(always)]
+fn admission(a: recovery::Admission) -> (u64, Decision, u64) {
+    match a {
+        recovery::Admission::Admitted(word) => (word, Decision::Admitted, 0),
+        recovery::Admission::Rejected(word, left) => (word, Decision::Rejected, left),
     }
 }
 
