@@ -52,6 +52,9 @@ use tripword::{
     W32, W64, Word,
 };
 
+#[path = "loom/recovery.rs"]
+mod recovery;
+
 loom::thread_local! {
     /// Which model thread is running: 0 for the model's main thread, 1.. for
     /// the threads it spawns. Reports are stamped with it (SPEC I7: reported
@@ -88,14 +91,16 @@ enum Phase {
     HalfOpen,
     Probing,
     ForcedOpen,
+    Recovering,
 }
 
-const PHASES: [Phase; 5] = [
+const PHASES: [Phase; 6] = [
     Phase::Closed,
     Phase::Open,
     Phase::HalfOpen,
     Phase::Probing,
     Phase::ForcedOpen,
+    Phase::Recovering,
 ];
 
 fn code(phase: Phase) -> u64 {
@@ -115,6 +120,7 @@ fn of_status(status: Status) -> Phase {
         Status::Open => Phase::Open,
         Status::HalfOpen => Phase::HalfOpen,
         Status::Probing => Phase::Probing,
+        Status::Recovering => Phase::Recovering,
     }
 }
 
