@@ -50,6 +50,11 @@
 //! tick included), each compared with the model, the first call at or after
 //! the deadline electing the probe whenever it is below the ring less one
 //! unit.
+//!
+//! Several probes and the ramp (I11, I12): three more configs per width,
+//! with 2 and 3 probes and a ramp of two stages, on a clock domain of
+//! their own (`exhaustive/recovery.rs`), the trial's timeout and the
+//! ramp's stages checked at exact times once per distinct state.
 
 use std::cell::Cell;
 use std::collections::{HashSet, VecDeque};
@@ -64,6 +69,9 @@ use tripword_verification::harness::{
     transitions_match,
 };
 use tripword_verification::model::{Model, ModelConfig, ModelRejected, ModelState};
+
+#[path = "exhaustive/recovery.rs"]
+mod recovery;
 
 const OUTCOMES: [Outcome; 3] = [Outcome::Success, Outcome::Failure, Outcome::Ignored];
 /// Release counters relative to the current one: current, one and two states
@@ -260,6 +268,8 @@ struct Counts {
     corrupt_words: u64,
     timed_states: u64,
     sparse_callers: u64,
+    /// Distinct `Trial` and `Ramp` states whose times were checked.
+    recovery_states: u64,
 }
 
 struct Explorer<'a, W: Word> {
@@ -423,12 +433,37 @@ impl<W: Word> Explorer<'_, W> {
                         ctx()
                     );
                 }
+                // I12: the ramp admits plain calls, in the ramp (same
+                // counter) or past its end (Closed, the next counter).
+                (State::Ramp { .. }, Said::Admitted { counter, probe }) => {
+                    recovery::ramp_admitted(pre, post, counter, probe, ctx);
+                }
+                // I11: another probe of a trial with room: the trial's
+                // counter, one more running, never more than n.
+                (State::Trial { .. }, Said::Admitted { counter, probe })
+                    if counter == pre.counter =>
+                {
+                    recovery::probe_added(&self.mcfg, pre, post, probe, n, ctx);
+                }
                 // I1: an admission outside Closed is the single probe of a
-                // fresh state: its counter is new, and no other ticket can
-                // carry it.
+                // fresh state (or a trial's first): its counter is new, and
+                // no other ticket can carry it.
                 (_, Said::Admitted { counter, probe }) => {
                     assert!(probe, "I1: non-probe admitted outside Closed: {}", ctx());
-                    assert!(matches!(post.state, State::Probing { .. }), "I1: {}", ctx());
+                    assert!(
+                        matches!(
+                            post.state,
+                            State::Probing { .. }
+                                | State::Trial {
+                                    running: 1,
+                                    passed: 0,
+                                    failed: 0,
+                                    ..
+                                }
+                        ),
+                        "I1: {}",
+                        ctx()
+                    );
                     assert_eq!(counter, post.counter, "I1: {}", ctx());
                     assert_ne!(
                         counter,
@@ -443,6 +478,9 @@ impl<W: Word> Explorer<'_, W> {
                         ctx()
                     );
                 }
+                (State::Ramp { .. }, Said::Rejected(r)) => {
+                    recovery::ramp_rejected(pre, post, r, n, ctx);
+                }
                 (_, Said::Rejected(r)) => {
                     assert!(unchanged, "a rejection stores nothing: {}", ctx());
                     assert_eq!(n, 0, "a rejection changes nothing: {}", ctx());
@@ -450,7 +488,7 @@ impl<W: Word> Explorer<'_, W> {
                     // and a positive one.
                     let cause = match pre.state {
                         State::Open { .. } | State::OpenUntil { .. } => Cause::Open,
-                        State::Probing { .. } => Cause::Probing,
+                        State::Probing { .. } | State::Trial { .. } => Cause::Probing,
                         State::ForcedOpen => Cause::ForcedOpen,
                         _ => panic!("rejected in {:?}: {}", pre.state, ctx()),
                     };
@@ -500,7 +538,11 @@ impl<W: Word> Explorer<'_, W> {
                 // non-closed state by a release.
                 if step.said == Said::Recorded && !matches!(pre.state, State::Closed { .. }) {
                     assert!(
-                        d == 0 && matches!(pre.state, State::Probing { .. }),
+                        d == 0
+                            && matches!(
+                                pre.state,
+                                State::Probing { .. } | State::Trial { .. } | State::Ramp { .. }
+                            ),
                         "I1: {}",
                         ctx()
                     );
@@ -591,7 +633,10 @@ impl<W: Word> Explorer<'_, W> {
                 assert_eq!(trips, want, "force_open_for trips: {}", ctx());
                 let timed = matches!(
                     pre.state,
-                    State::Open { .. } | State::Probing { .. } | State::OpenUntil { .. }
+                    State::Open { .. }
+                        | State::Probing { .. }
+                        | State::OpenUntil { .. }
+                        | State::Trial { .. }
                 );
                 assert!(
                     n == 1 || (n == 2 && timed),
@@ -617,13 +662,29 @@ impl<W: Word> Explorer<'_, W> {
                 assert!(unchanged && n == 0, "status wrote: {}", ctx());
                 let timed = matches!(
                     pre.state,
-                    State::Open { .. } | State::Probing { .. } | State::OpenUntil { .. }
+                    State::Open { .. }
+                        | State::Probing { .. }
+                        | State::OpenUntil { .. }
+                        | State::Trial { .. }
+                        | State::Ramp { .. }
                 );
                 assert_eq!(reads == 1, timed, "I9: status clock read: {}", ctx());
                 let Said::Status(st) = step.said else {
                     panic!("status answered {:?}: {}", step.said, ctx());
                 };
-                if !timed {
+                if let State::Trial { .. } = pre.state {
+                    assert!(
+                        matches!(st, Status::HalfOpen | Status::Probing),
+                        "{}",
+                        ctx()
+                    );
+                } else if let State::Ramp { .. } = pre.state {
+                    assert!(
+                        matches!(st, Status::Recovering | Status::Closed),
+                        "{}",
+                        ctx()
+                    );
+                } else if !timed {
                     assert_eq!(st, pre.state.status(), "{}", ctx());
                 } else {
                     assert!(
@@ -690,6 +751,11 @@ impl<W: Word> Explorer<'_, W> {
                 };
                 Some(trips)
             }
+            // A trial's or a ramp's failure that reopens (I11, I12).
+            State::Trial { .. } | State::Ramp { .. } => match decode::<W>(plain.word).state {
+                State::Open { trips, .. } if plain.said == Said::Recorded => Some(trips),
+                _ => None,
+            },
             _ => None,
         };
         match trips_to {
@@ -734,7 +800,8 @@ impl<W: Word> Explorer<'_, W> {
         let before = decode::<W>(word);
         let (w, _) = self.edge(word, model, Ev::Admit, t);
         let after = decode::<W>(w);
-        matches!(after.state, State::Probing { .. }) && after.counter != before.counter
+        matches!(after.state, State::Probing { .. } | State::Trial { .. })
+            && after.counter != before.counter
     }
 
     /// Checks at times computed from the node's state, off the graph:
@@ -779,11 +846,17 @@ impl<W: Word> Explorer<'_, W> {
                 let (w, _) = self.edge(word, model, Ev::Admit, now);
                 let _ = w;
             }
-            // The recovery states' deadlines are checked on every edge
-            // against the model (its rules for them: `model.rs`).
+            // The trial's timeout and the ramp's stages at exact times
+            // computed from the state, once per distinct state.
             State::Trial { .. } | State::Ramp { .. } => {
-                self.counts.side_checks += 1;
-                let _ = self.edge(word, model, Ev::Admit, now);
+                let raw: u64 = word.into();
+                if self
+                    .timed_seen
+                    .insert((raw & !self.counter_field(), model.state()))
+                {
+                    self.counts.recovery_states += 1;
+                    recovery::node_checks(self, word, model);
+                }
             }
         }
     }
@@ -983,10 +1056,19 @@ impl<W: Word> Explorer<'_, W> {
                 "late probe"
             );
             let (w, _) = self.edge(word, model, late, at.wrapping_sub(1));
-            assert_eq!(
-                decode::<W>(w).state,
-                State::Closed { failures: 0 },
-                "probe in time"
+            let state = decode::<W>(w).state;
+            assert!(
+                state == State::Closed { failures: 0 }
+                    || (cfg.has_ramp()
+                        && matches!(
+                            state,
+                            State::Ramp {
+                                credit: 0,
+                                failures: 0,
+                                ..
+                            }
+                        )),
+                "probe in time: {state:?}"
             );
         }
         self.sparse_callers(word, model, t0, d, latest);
@@ -1087,9 +1169,23 @@ impl<W: Word> Explorer<'_, W> {
             "tag 5 with any payload is OpenUntil: {:#x}",
             (raw & !7) | 5
         );
+        // Tags 6 and 7 are Ramp and Trial (the recovery feature), every
+        // payload valid too.
+        for (tag, trial) in [(6, false), (7, true)] {
+            let w = W::from_u64((raw & !7) | tag);
+            assert!(
+                matches!(
+                    Snapshot::decode::<W>(w).map(|s| s.state),
+                    Ok(State::Trial { .. }) if trial
+                ) || matches!(
+                    Snapshot::decode::<W>(w).map(|s| s.state),
+                    Ok(State::Ramp { .. }) if !trial
+                ),
+                "tag {tag} with any payload is valid: {:#x}",
+                (raw & !7) | tag
+            );
+        }
         let variants = [
-            (raw & !7) | 6,
-            (raw & !7) | 7,
             keep | (threshold << payload),
             keep | (u64::from(l.max_failures()) << payload),
             keep | top,
@@ -1297,11 +1393,18 @@ fn run_width<W: Word>(name: &str) -> Counts {
     let mut total = Counts::default();
     let mut shifts = Vec::new();
     let start = Instant::now();
-    let cases = configs::<W>();
-    for case in &cases {
-        let config = config_of::<W>(case);
+    let cases: Vec<ValidConfig<W>> = configs::<W>()
+        .iter()
+        .map(config_of::<W>)
+        .chain(recovery::configs::<W>())
+        .collect();
+    for &config in &cases {
         let mcfg = ModelConfig::for_width(&config);
-        let clocks = clock_domain(&mcfg);
+        let clocks = if mcfg.probes().0 > 1 || mcfg.has_ramp() {
+            recovery::clock_domain(&mcfg)
+        } else {
+            clock_domain(&mcfg)
+        };
         let mut x = Explorer::<W> {
             config,
             mcfg,
@@ -1314,17 +1417,21 @@ fn run_width<W: Word>(name: &str) -> Counts {
         };
         x.explore();
         println!(
-            "{name} threshold={} open_for={} probe_timeout={} backoff={:?} s={} (clock domain of {}): {} states, {} transitions, {} timed states, {} open-until states, {} sparse callers",
+            "{name} threshold={} open_for={} probe_timeout={} backoff={:?} probes={}/{} ramp stages={} s={} (clock domain of {}): {} states, {} transitions, {} timed states, {} open-until states, {} trial and ramp states, {} sparse callers",
             config.failure_threshold(),
             config.open_for(),
             config.probe_timeout(),
             config.backoff_cap(),
+            config.probes_to_close(),
+            config.probes(),
+            config.ramp().stages_count(),
             config.time_shift(),
             clocks.len(),
             x.counts.states,
             x.counts.edges,
             x.counts.timed_states,
             x.counts.deadline_states,
+            x.counts.recovery_states,
             x.counts.sparse_callers,
         );
         shifts.push(config.time_shift());
@@ -1335,17 +1442,20 @@ fn run_width<W: Word>(name: &str) -> Counts {
         total.timed_states += x.counts.timed_states;
         total.deadline_states += x.counts.deadline_states;
         total.sparse_callers += x.counts.sparse_callers;
+        total.recovery_states += x.counts.recovery_states;
     }
     shifts.sort_unstable();
     shifts.dedup();
     let line = format!(
-        "exhaustive {name}: {} configs (time shifts {shifts:?}), {} states, {} transitions, {} side checks ({} timed states, {} open-until states, {} sparse callers), {} corrupt words, {:.1}s",
+        "exhaustive {name}: {} configs (time shifts {shifts:?}; {} with several probes or a ramp), {} states, {} transitions, {} side checks ({} timed states, {} open-until states, {} trial and ramp states, {} sparse callers), {} corrupt words, {:.1}s",
         cases.len(),
+        recovery::configs::<W>().len(),
         total.states,
         total.edges,
         total.side_checks,
         total.timed_states,
         total.deadline_states,
+        total.recovery_states,
         total.sparse_callers,
         total.corrupt_words,
         start.elapsed().as_secs_f64()
