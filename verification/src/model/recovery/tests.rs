@@ -115,7 +115,7 @@ fn past_its_last_stage_the_ramp_closes_on_the_next_admission() {
     m.force_open_for(0, 0);
     let p = m.acquire(0).unwrap();
     m.release(p.counter, Outcome::Success, 0);
-    let end = 2 * c.step_need() << c.ramp_extra();
+    let end = (2 * c.step_need()) << c.ramp_extra();
     assert_eq!(m.status(end - 1), Status::Recovering);
     assert_eq!(m.status(end), Status::Closed);
     let t = m.acquire(end).unwrap();
