@@ -10,7 +10,8 @@ use tripword::ValidConfig;
 /// breaker and another build is not; the mirror holds the stored word,
 /// and `Debug` shows it; the estimate of the server's time is a time of
 /// the server's clock; the config is the one built with, and its
-/// fingerprint tells it from another; each force stores its word.
+/// fingerprint tells it from another; each force stores its word and is
+/// counted; the key, its channel and the kit's name of the breaker.
 #[test]
 #[cfg_attr(
     not(tripword_redis_server),
@@ -89,4 +90,8 @@ fn the_handle_reads_the_shared_word_and_holds_it() {
     );
     a.force_close().unwrap();
     assert!(matches!(stored(), State::Closed { failures: 0 }));
+    assert!(a.stats().call_round_trips >= 3, "one or more a force");
+    assert_eq!(a.key(), "k");
+    assert_eq!(a.channel(), "tripword:k");
+    assert_eq!(CircuitBreaker::name(&a), Some("k"));
 }
