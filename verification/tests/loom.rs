@@ -19,6 +19,10 @@
 //! bounds every model (the two-thread ones too); `TRIPWORD_LOOM_UNBOUNDED=1`
 //! lifts every bound (minutes, not seconds: see docs/verification-concurrency.md, "loom").
 //! Each model prints how many executions loom explored and how long it took.
+//! Several probes and the ramp (I11, I12) have models of their own in
+//! `loom/recovery.rs`: `n` probes raced by 3 and 4 callers, ramp
+//! admissions raced at one stage, a ramp ticket's release racing the
+//! ramp's end.
 //!
 //! Every model ends with [`history`], which checks SPEC I7 and I10 on the
 //! whole run: each state change reported exactly once, counters consecutive,
