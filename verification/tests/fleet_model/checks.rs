@@ -32,6 +32,7 @@ const QUORUM: Parts = Parts {
     forces: 0,
     configs: false,
     slot_move: false,
+    recovery: false,
 };
 
 /// `quorum(2)`, 3 writes: one instance's failures open its own breaker

@@ -32,9 +32,11 @@ impl Model for Fleet {
                 on_b: false,
                 made: !(self.parts.forces > 0 && i == 1),
                 prefix_hold: None,
+                credit: 0,
+                tally: None,
             }
         };
-        vec![FleetState {
+        let mut state = FleetState {
             instances: (0..self.instances).map(instance).collect(),
             stored: None,
             epoch: 0,
@@ -60,7 +62,11 @@ impl Model for Fleet {
             tripped: false,
             writes: 0,
             parts: PartsState::default(),
-        }]
+        };
+        if self.parts.recovery {
+            self.tripped(&mut state);
+        }
+        vec![state]
     }
 
     fn actions(&self, s: &FleetState, actions: &mut Vec<Action>) {
@@ -79,6 +85,9 @@ impl Model for Fleet {
             } else if inst.ticket.is_some() {
                 actions.push(Action::Release(i, Outcome::Success));
                 actions.push(Action::Release(i, Outcome::Failure));
+                if self.parts.recovery && inst.ticket.is_some_and(|t| t.probe) {
+                    actions.push(Action::Release(i, Outcome::Ignored));
+                }
             } else {
                 actions.push(Action::Acquire(i));
             }
@@ -177,7 +186,7 @@ impl Model for Fleet {
                 insert_sorted(&mut s.bag, msg);
                 s.dups += 1;
             }
-            Action::Tick => s.clock += 1,
+            Action::Tick => s.clock += self.tick,
             Action::Restart => {
                 s.stored = None;
                 s.epoch += 1;
@@ -225,6 +234,9 @@ impl Model for Fleet {
 
     fn within_boundary(&self, s: &FleetState) -> bool {
         s.writes <= self.max_writes
+            && s.instances
+                .iter()
+                .all(|inst| inst.tally.is_none_or(|t| t.asks <= crate::recovery::ASKS))
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
@@ -297,6 +309,7 @@ impl Model for Fleet {
             ),
         ];
         properties.extend(part_properties());
+        properties.extend(crate::recovery::properties());
         properties
     }
 }

@@ -34,8 +34,10 @@
 //!   change made only once a replica has it; a failover promotes the
 //!   replica), operators' forces (through the breaker and a prefix of the
 //!   fleet, kept by a fallback), a second config and its publication (the
-//!   follower), and a slot's move between two cluster nodes (`ASK`, then
-//!   `MOVED`; sharded pub/sub on the serving node).
+//!   follower), a slot's move between two cluster nodes (`ASK`, then
+//!   `MOVED`; sharded pub/sub on the serving node), and the recovery
+//!   states (`recovery.rs`: a trial of two probes elected in Redis, the
+//!   ramp admitted per instance by its own credit, with no write).
 //!
 //! The properties and the planted bugs that show they bite are listed on
 //! [`Fleet::properties`] (`kernel.rs`) and [`Bug`].
@@ -43,13 +45,15 @@
 //! Files: `model.rs` (parameters, state, the shared rules), `protocol.rs`
 //! (admission, release, compare-and-set, refresh, delivery), `parts.rs`
 //! (the parts above), `kernel.rs` (the `stateright` model), `checks.rs`
-//! (the checks of the parts).
+//! (the checks of the parts), `recovery.rs` (the recovery states, their
+//! properties and checks).
 
 mod checks;
 mod kernel;
 mod model;
 mod parts;
 mod protocol;
+mod recovery;
 
 use model::*;
 use stateright::{Checker, HasDiscoveries, Model};
@@ -59,7 +63,7 @@ use tripword::{Config, W64};
 
 /// The safety properties (each a failure when the checker finds a
 /// counterexample).
-pub(crate) const ALWAYS: [&str; 10] = [
+pub(crate) const ALWAYS: [&str; 13] = [
     "one probe per open period",
     "no stale release changes the word",
     "each transition reported once",
@@ -70,6 +74,9 @@ pub(crate) const ALWAYS: [&str; 10] = [
     "an operator's hold holds",
     "a follower neither writes the word nor admits past it",
     "mirrors converge after a slot move",
+    "at most n probes per trial",
+    "no write for a ramp admission or refusal",
+    "each instance admits its share of a stage",
 ];
 
 pub(crate) const NO_FAULTS: Faults = Faults {
@@ -355,7 +362,9 @@ fn the_protocol_keeps_every_property_across_a_restart_at_threshold_two() {
 /// Sizes a configuration from the environment (`K` instances, threshold
 /// `T`, clock bound `M`, `W` writes, `D` drops, `U` duplicates, faults `R`,
 /// `RU`, `F`, `P` = 1, the parts `Q` (a quorum), `RP` (replicas, 1), `FO`
-/// (forces), `CF`, `SM` = 1 (two configs, a slot move), a time limit of
+/// (forces), `CF`, `SM` = 1 (two configs, a slot move), `RC` = 1 (the
+/// recovery part's own configuration, with `W` writes, closing on `K2`
+/// successes), a time limit of
 /// `S` seconds): for a larger check run by hand with `--ignored`.
 #[test]
 #[ignore]
@@ -388,7 +397,12 @@ fn a_larger_configuration_from_the_environment() {
         forces: v("FO", 0) as u8,
         configs: v("CF", 0) == 1,
         slot_move: v("SM", 0) == 1,
+        recovery: false,
     };
+    if v("RC", 0) == 1 {
+        // The recovery part's configuration (`recovery.rs`), `W` writes.
+        model = Fleet::recovering(v("W", 5) as u8, v("K2", 2) as u8, Bug::None);
+    }
     let started = Instant::now();
     let checker = model
         .checker()

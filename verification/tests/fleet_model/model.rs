@@ -5,6 +5,8 @@ use tripword::transition::{Event, Verdict, apply, status_at};
 use tripword::word::{Snapshot, State};
 use tripword::{Config, Outcome, Status, ValidConfig, W64, Word};
 
+pub(crate) use crate::recovery::Tally;
+
 /// How far the counter moves on when a key that held a word is found
 /// missing (`tripword-redis`'s `RESUME`).
 pub(crate) const RESUME: u32 = 1 << 12;
@@ -58,6 +60,14 @@ pub(crate) enum Bug {
     /// After a slot moved, the watcher subscribes on the new owner without
     /// reading the words once (`transport/watch/cluster`).
     ResubscribeWithoutRead,
+    /// The mirror admits a probe of a trial it holds full, with no round
+    /// trip (`acquire_prepare` taking a full trial for one with room).
+    MirrorAdmitsFullTrial,
+    /// A ramp's admissions go to Redis as the kit's admission (a credit
+    /// move written per call), not to the instance's share.
+    RampWritten,
+    /// The instance's share admits a call without spending the credit.
+    CreditNotSpent,
 }
 
 /// Which faults may happen (each at most once).
@@ -89,6 +99,9 @@ pub(crate) struct Parts {
     pub(crate) configs: bool,
     /// The key's slot moves from node A to node B once.
     pub(crate) slot_move: bool,
+    /// The recovery states: a trial of 2 probes, then a ramp of one stage
+    /// at 50 % (`recovery.rs`); the clock moves on by one ramp unit a tick.
+    pub(crate) recovery: bool,
 }
 
 /// The model's parameters.
@@ -105,6 +118,8 @@ pub(crate) struct Fleet {
     pub(crate) faults: Faults,
     pub(crate) parts: Parts,
     pub(crate) bug: Bug,
+    /// How far a `Tick` moves the clock on (1 but with the recovery part).
+    pub(crate) tick: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -133,6 +148,9 @@ pub(crate) struct Op {
     pub(crate) changed: bool,
     /// Ghost: the config generation the instance had read when it began.
     pub(crate) generation: u8,
+    /// With the recovery part, the compare-and-set was lost once (the
+    /// adapter's check for a ramp is on its first read only).
+    pub(crate) retried: bool,
 }
 
 /// A ticket: its counter, whether it is a probe, which breaker issued it,
@@ -180,6 +198,11 @@ pub(crate) struct Instance {
     /// (`Members::held`).
     pub(crate) made: bool,
     pub(crate) prefix_hold: Option<Option<u64>>,
+    /// Its ramp credit (`Mirror::credit`), and (a ghost) its asks and
+    /// admissions at one stage of one ramp: `(counter, stage, asks,
+    /// admitted)`.
+    pub(crate) credit: u32,
+    pub(crate) tally: Option<Tally>,
 }
 
 /// A published word on its way to instance `to` (`orphan`: the word of a
@@ -253,6 +276,18 @@ pub(crate) struct PartsState {
     pub(crate) key_on_b: bool,
     /// Ghost: a write served by B while an instance was subscribed on A.
     pub(crate) missed_on_a: bool,
+    /// Ghost, the recovery part: the places taken in each trial (by
+    /// counter: probes admitted less those released `Ignored`); a write of
+    /// a ramp admission or rejection; a ramp admission, a refusal, an end,
+    /// a reopen from the ramp, a trial's place freed.
+    pub(crate) trials: Vec<(u32, u8)>,
+    pub(crate) ramp_written: bool,
+    pub(crate) ramp_race: bool,
+    pub(crate) ramp_admitted: bool,
+    pub(crate) ramp_refused: bool,
+    pub(crate) ramp_ended: bool,
+    pub(crate) ramp_reopened: bool,
+    pub(crate) place_freed: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -351,15 +386,65 @@ pub(crate) fn not_behind(a: u64, b: u64) -> bool {
     d <= max / 2
 }
 
-/// The failures of a `Closed` word; `None` for any other.
-pub(crate) fn failures(word: u64) -> Option<u32> {
+/// Whether `word` is `Closed` with failures counted, or `Ramp` with ramp
+/// failures counted (`mirror::failing`).
+fn failing(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Closed { failures: 1.. } | State::Ramp { failures: 1.., .. },
+            ..
+        })
+    )
+}
+
+/// Whether `word` is `Closed` with no failures, or `Ramp` with no ramp
+/// failures (`mirror::clear`).
+fn clear(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Closed { failures: 0 } | State::Ramp { failures: 0, .. },
+            ..
+        })
+    )
+}
+
+/// The places a `Trial` word has taken (`mirror::taken`).
+pub(crate) fn taken(word: u64) -> Option<u32> {
     match Snapshot::decode::<W64>(word) {
         Ok(Snapshot {
-            state: State::Closed { failures },
+            state:
+                State::Trial {
+                    running,
+                    passed,
+                    failed,
+                    ..
+                },
             ..
-        }) => Some(failures),
+        }) => Some(running + passed + failed),
         _ => None,
     }
+}
+
+/// Whether `word` is a `Ramp`.
+pub(crate) fn ramp(word: u64) -> bool {
+    matches!(
+        Snapshot::decode::<W64>(word),
+        Ok(Snapshot {
+            state: State::Ramp { .. },
+            ..
+        })
+    )
+}
+
+/// `mirror::safer`: of one counter, a word of unknown order is taken when
+/// it counts failures over one with none, or when it is a trial's with
+/// more free places.
+fn safer(word: u64, current: u64) -> bool {
+    counter(word) == counter(current)
+        && ((failing(word) && clear(current))
+            || matches!((taken(word), taken(current)), (Some(w), Some(c)) if w < c))
 }
 
 /// Whether the mirror's counter is past `c` (a ticket of `c` is stale).
@@ -410,6 +495,7 @@ impl Fleet {
             faults,
             parts: Parts::default(),
             bug,
+            tick: 1,
         }
     }
 
@@ -468,10 +554,12 @@ impl Fleet {
         if self.bug == Bug::OlderWord
             || unchanged == Some(true)
             || mirror_ahead(word, counter(inst.mirror))
-            || (counter(word) == counter(inst.mirror)
-                && failures(word).is_some_and(|f| f > 0)
-                && failures(inst.mirror) == Some(0))
+            || safer(word, inst.mirror)
         {
+            if ramp(word) && !(ramp(inst.mirror) && counter(word) == counter(inst.mirror)) {
+                // A new ramp: this instance's share starts with no credit.
+                inst.credit = 0;
+            }
             inst.mirror = word;
             inst.mirror_epoch = epoch;
             if let Some(op) = inst.op.as_mut() {

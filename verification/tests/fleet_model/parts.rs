@@ -74,6 +74,7 @@ impl Fleet {
             expected_epoch: inst.mirror_epoch,
             changed: false,
             generation: inst.generation,
+            retried: false,
         });
     }
 

@@ -29,6 +29,9 @@ impl Fleet {
             // mirror's fast path is off too: `Mirror::set_own`).
             return self.local_acquire(s, i);
         }
+        if self.parts.recovery && self.recovery_prepare(s, i) {
+            return;
+        }
         // The fast path: a closed admission that stores nothing.
         let fast = apply(&self.config, mirror, Event::Admit, || 0);
         if fast.word == mirror
@@ -66,6 +69,7 @@ impl Fleet {
             expected_epoch: s.epoch,
             changed: false,
             generation: s.instances[i].generation,
+            retried: false,
         });
     }
 
@@ -86,21 +90,10 @@ impl Fleet {
         }
         let inst = &s.instances[i];
         let mirror = inst.mirror;
-        // The release fast path: a success the mirror shows changes nothing.
-        if inst.attached && outcome == Outcome::Success && counter(mirror) == ticket.counter {
-            let admit = apply(&self.config, mirror, Event::Admit, || 0);
-            let event = Event::Release {
-                counter: ticket.counter,
-                outcome,
-            };
-            let quiet = apply(&self.config, mirror, event, || 0);
-            if admit.word == mirror
-                && matches!(admit.verdict, Verdict::Admitted { probe: false, .. })
-                && quiet.word == mirror
-                && quiet.verdict == Verdict::Recorded
-            {
-                return;
-            }
+        // The release fast path: a success (or an ignored outcome) the
+        // mirror shows changes nothing.
+        if inst.attached && counter(mirror) == ticket.counter && self.quiet(mirror, outcome) {
+            return;
         }
         if self.parts.quorum > 1
             && self.bug != Bug::QuorumBypassed
@@ -129,6 +122,7 @@ impl Fleet {
             expected_epoch: epoch,
             changed: false,
             generation: s.instances[i].generation,
+            retried: false,
         });
     }
 
@@ -148,6 +142,9 @@ impl Fleet {
             s.instances[i].op = None;
             self.detach(s, i);
             return self.failed(s, i, op.kind);
+        }
+        if self.parts.recovery && op.kind == OpKind::Acquire && self.found_ramp(s, i, op) {
+            return;
         }
         let event = match op.kind {
             OpKind::Release { ticket, outcome } => Event::Release {
@@ -190,6 +187,7 @@ impl Fleet {
             }
             op.expected = current;
             op.expected_epoch = s.epoch;
+            op.retried |= self.parts.recovery;
             s.instances[i].op = Some(op);
             return;
         }
@@ -200,6 +198,9 @@ impl Fleet {
             s.stale_write = true;
         }
         let new = step.word;
+        if self.parts.recovery {
+            self.recovery_write(s, op.kind, current, new, step.verdict, op.retried);
+        }
         let acked = !self.parts.replicas || acked;
         self.store(s, i, current, new, &step.transitions, acked, op.generation);
         let epoch = s.epoch;
@@ -215,7 +216,9 @@ impl Fleet {
         }
         self.offer(&mut s.instances[i], Some(!op.changed), new, epoch);
         if let Verdict::Admitted { counter, probe } = step.verdict {
-            if probe {
+            // A trial's probes share its counter: its first is recorded
+            // here, all of them by the recovery part's (k).
+            if probe && taken(current).is_none() {
                 record(&mut s.probes, &mut s.dup_probes, counter);
             }
             s.instances[i].ticket = Some(Ticket {
