@@ -350,6 +350,36 @@ fn a_call_admitted_after_an_open_readiness_polls_the_inner_service_ready_first()
     assert_eq!(counts.get(), (3, 1));
 }
 
+/// A `poll_ready` that did not poll the inner service is remembered until
+/// the next `call`: a `poll_ready` that polls it in between (the open time
+/// ran out) does not forget it, and the call, admitted, polls the inner
+/// service ready once more before calling it. The `call` forgets it: the
+/// next request, polled ready, is called at once.
+#[test]
+fn an_open_readiness_is_remembered_until_the_next_call() {
+    static CLOCK: ManualClock = ManualClock::new(0);
+    let b = breaker(&CLOCK);
+    trip(&b);
+    let (inner, counts) = Inner::new(Readiness::Always);
+    let mut svc = BreakerLayer::new(b.clone()).layer(inner);
+    assert_eq!(poll_ready_once(&mut svc), Poll::Ready(Ok(())));
+    assert_eq!(counts.get(), (0, 0), "open: not polled");
+    CLOCK.advance(100);
+    assert_eq!(b.status(), Status::HalfOpen);
+    assert_eq!(poll_ready_once(&mut svc), Poll::Ready(Ok(())));
+    assert_eq!(counts.get(), (1, 0), "half-open: polled");
+    let mut call = pin!(svc.call(7));
+    assert_eq!(counts.get(), (1, 0), "not called at `call`");
+    assert_eq!(poll_once(call.as_mut()), Poll::Ready(Ok(7)));
+    assert_eq!(counts.get(), (2, 1), "polled ready once more, then called");
+    assert_eq!(b.status(), Status::Closed, "the probe succeeded");
+
+    assert_eq!(poll_ready_once(&mut svc), Poll::Ready(Ok(())));
+    let call = svc.call(8);
+    assert_eq!(counts.get(), (3, 2), "forgotten: called at `call`");
+    assert_eq!(ready_now(call), Ok(8));
+}
+
 /// A readiness error on that path is the call's `CallError::Inner`; the
 /// inner service is not called and the probe is given back (`Ignored`):
 /// the breaker is half-open again and the next caller probes. Dropped

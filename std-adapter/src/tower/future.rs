@@ -68,7 +68,7 @@ where
     S: Timing<ClockOf<H>>,
 {
     /// A call whose admission is in flight.
-    #[inline(never)]
+    #[inline]
     fn admitting(
         acquiring: H::Acquiring,
         breaker: H,
@@ -83,7 +83,7 @@ where
 
     /// An admitted call (with `ticket`) to an inner service not polled
     /// ready.
-    #[inline(never)]
+    #[inline]
     fn calling(breaker: H, ticket: H::Ticket, policy: CallPolicy<K, S>, call: B) -> Pin<Box<Self>> {
         Box::pin(Later::Calling {
             admitted: Some(hold(breaker, ticket, &policy)),
@@ -204,8 +204,35 @@ pin_project! {
         // Not called yet: an admission in flight, an inner service to poll
         // ready (or done: its readiness failed).
         Later {
-            later: Pin<Box<Later<H, K, S, B>>>,
+            later: Held<Later<H, K, S, B>>,
         },
+    }
+}
+
+/// A [`Later`] call in its box, dropped out of line: the drop of a
+/// [`State`] (inlined where the response future dies) keeps only the call
+/// future's drop and a call here.
+struct Held<L>(Option<Pin<Box<L>>>);
+
+impl<L> Held<L> {
+    /// The boxed call.
+    #[inline(always)]
+    fn get(&self) -> &L {
+        self.0.as_deref().expect("held until dropped")
+    }
+
+    /// The boxed call, pinned.
+    #[inline(always)]
+    fn as_mut(&mut self) -> Pin<&mut L> {
+        self.0.as_mut().expect("held until dropped").as_mut()
+    }
+}
+
+impl<L> Drop for Held<L> {
+    #[cold]
+    #[inline(never)]
+    fn drop(&mut self) {
+        drop(self.0.take());
     }
 }
 
@@ -221,9 +248,8 @@ where
     /// there is a failure). Otherwise (an admission in flight, or an
     /// admission to an inner service that was not polled ready) takes
     /// `inner` along, leaving a clone in its place, and makes the call once
-    /// admitted and `inner` ready. What
-    /// [`BreakerService`](crate::tower::BreakerService) and the registry's
-    /// service both do in `call`.
+    /// admitted and `inner` ready. What the registry's service does in
+    /// `call`.
     #[inline]
     pub(crate) fn respond<Svc, Req>(
         breaker: H,
@@ -236,28 +262,99 @@ where
         Svc: Service<Req, Future = F> + Clone,
         D: Defer<Svc, Req>,
     {
+        Self::respond_unless(breaker, policy, inner, request, &mut !ready)
+    }
+
+    /// [`respond`](Self::respond) with `skipped` in `ready`'s place:
+    /// whether the last `poll_ready` left `inner` unpolled (what
+    /// [`BreakerService`](crate::tower::BreakerService) keeps). Read on the
+    /// common path (admitted at once) and cleared on the others, so that
+    /// the common path stores nothing.
+    #[inline]
+    pub(crate) fn respond_unless<Svc, Req>(
+        breaker: H,
+        policy: CallPolicy<K, S>,
+        inner: &mut Svc,
+        request: Req,
+        skipped: &mut bool,
+    ) -> Self
+    where
+        Svc: Service<Req, Future = F> + Clone,
+        D: Defer<Svc, Req>,
+    {
         let state = match breaker.acquire_async() {
-            Reply::Ready(Ok(ticket)) if ready => State::Call {
+            Reply::Ready(Ok(ticket)) if !*skipped => State::Call {
                 call: CallAsync::admitted(breaker, ticket, policy, move || inner.call(request)),
             },
-            Reply::Ready(Ok(ticket)) => {
-                let call = D::defer(take(inner), request, false);
-                State::Later {
-                    later: Later::calling(breaker, ticket, policy, call),
-                }
-            }
-            Reply::Ready(Err(rejected)) => State::Call {
-                call: CallAsync::rejected_with(breaker, rejected, policy),
+            Reply::Ready(Ok(ticket)) => State::Later {
+                later: defer_calling::<_, _, _, _, D, _, _>(
+                    breaker, ticket, policy, inner, request, skipped,
+                ),
             },
-            Reply::Wait(acquiring) => {
-                let call = D::defer(take(inner), request, ready);
-                State::Later {
-                    later: Later::admitting(acquiring, breaker, policy, call),
+            Reply::Ready(Err(rejected)) => {
+                *skipped = false;
+                State::Call {
+                    call: CallAsync::rejected_with(breaker, rejected, policy),
                 }
             }
+            Reply::Wait(acquiring) => State::Later {
+                later: defer_admitting::<_, _, _, _, D, _, _>(
+                    acquiring, breaker, policy, inner, request, skipped,
+                ),
+            },
         };
         ResponseFuture { state }
     }
+}
+
+/// A call admitted (with `ticket`) to an inner service that the last
+/// `poll_ready` left unpolled, out of line: `inner` taken along, to be
+/// polled ready and called by the response future; `skipped` cleared.
+#[cold]
+#[inline(never)]
+fn defer_calling<H, F, K, S, D, Svc, Req>(
+    breaker: H,
+    ticket: H::Ticket,
+    policy: CallPolicy<K, S>,
+    inner: &mut Svc,
+    request: Req,
+    skipped: &mut bool,
+) -> Held<Later<H, K, S, D::Deferred<F>>>
+where
+    H: CircuitBreaker,
+    F: Future,
+    S: Timing<ClockOf<H>>,
+    Svc: Service<Req, Future = F> + Clone,
+    D: Defer<Svc, Req>,
+{
+    *skipped = false;
+    let call = D::defer(take(inner), request, false);
+    Held(Some(Later::calling(breaker, ticket, policy, call)))
+}
+
+/// A call whose admission is in flight (`acquiring`), out of line: `inner`
+/// taken along, to be polled ready (if `skipped`) and called by the
+/// response future once admitted; `skipped` cleared.
+#[cold]
+#[inline(never)]
+fn defer_admitting<H, F, K, S, D, Svc, Req>(
+    acquiring: H::Acquiring,
+    breaker: H,
+    policy: CallPolicy<K, S>,
+    inner: &mut Svc,
+    request: Req,
+    skipped: &mut bool,
+) -> Held<Later<H, K, S, D::Deferred<F>>>
+where
+    H: CircuitBreaker,
+    F: Future,
+    S: Timing<ClockOf<H>>,
+    Svc: Service<Req, Future = F> + Clone,
+    D: Defer<Svc, Req>,
+{
+    let ready = !core::mem::take(skipped);
+    let call = D::defer(take(inner), request, ready);
+    Held(Some(Later::admitting(acquiring, breaker, policy, call)))
 }
 
 /// The service `inner` was, leaving a clone in its place (tower's idiom
@@ -294,18 +391,36 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut state = self.project().state;
-        loop {
-            match state.as_mut().project() {
-                StateProj::Call { call } => return call.poll(cx),
-                StateProj::Later { later } => {
-                    match core::task::ready!(later.as_mut().poll_step(cx)) {
-                        Step::Call(call) => state.set(State::Call { call }),
-                        Step::NotReady(output) => {
-                            return Poll::Ready(output.map_err(CallError::Inner));
-                        }
-                    }
-                }
-            }
+        if let StateProj::Call { call } = state.as_mut().project() {
+            return call.poll(cx);
+        }
+        poll_later(state, cx)
+    }
+}
+
+/// [`ResponseFuture::poll`] for a call made later, out of line: drives it
+/// to the inner service's call (or the rejection), then polls the call
+/// future, or hands out the inner service's readiness error.
+#[cold]
+#[inline(never)]
+fn poll_later<H, F, K, S, B, T, E>(
+    mut state: Pin<&mut State<H, F, K, S, B>>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<T, CallError<E>>>
+where
+    H: CircuitBreaker,
+    F: Future<Output = Result<T, E>>,
+    S: Timing<ClockOf<H>>,
+    B: Future<Output = Result<F, F::Output>>,
+    PolicyCall<H, F, K, S>: Future<Output = Result<T, CallError<E>>>,
+{
+    loop {
+        match state.as_mut().project() {
+            StateProj::Call { call } => return call.poll(cx),
+            StateProj::Later { later } => match core::task::ready!(later.as_mut().poll_step(cx)) {
+                Step::Call(call) => state.set(State::Call { call }),
+                Step::NotReady(output) => return Poll::Ready(output.map_err(CallError::Inner)),
+            },
         }
     }
 }
@@ -321,7 +436,7 @@ where
             State::Call { call } => return fmt::Debug::fmt(call, f),
             State::Later { later } => later,
         };
-        let phase = match **later {
+        let phase = match later.get() {
             Later::Admitting { .. } => "admitting",
             Later::Calling { .. } => "calling",
             Later::Done => "done",

@@ -24,10 +24,15 @@ pub struct BreakerService<Svc, H, K = OkOrFailure, S = Untimed, D = SendDeferral
     inner: Svc,
     breaker: H,
     policy: CallPolicy<K, S>,
-    /// Whether the inner service answered ready to `poll_ready` and has
-    /// not been called since (a rejecting breaker's `poll_ready` does not
-    /// poll it, so it stays as it was).
-    ready: bool,
+    /// Set by a `poll_ready` that did not poll the inner service (the
+    /// breaker would have rejected), cleared by the `call` after it, which
+    /// then takes the slow path: admitted, the response future polls the
+    /// inner service ready before calling it. A `poll_ready` that polls the
+    /// inner service leaves it as it is (a store there would cost every
+    /// request): after a rejecting `poll_ready` and one that polled, with
+    /// no `call` between, the `call` still takes the slow path, which polls
+    /// the inner service ready once more.
+    skipped: bool,
     deferral: PhantomData<fn() -> D>,
 }
 
@@ -46,7 +51,7 @@ impl<Svc, H, K, S> BreakerService<Svc, H, K, S> {
             inner,
             breaker,
             policy,
-            ready: false,
+            skipped: false,
             deferral: PhantomData,
         }
     }
@@ -61,7 +66,7 @@ impl<Svc, H, K, S> BreakerService<Svc, H, K, S> {
             inner: self.inner,
             breaker: self.breaker,
             policy: self.policy,
-            ready: self.ready,
+            skipped: self.skipped,
             deferral: PhantomData,
         }
     }
@@ -89,14 +94,15 @@ impl<Svc, H, K, S, D> BreakerService<Svc, H, K, S, D> {
     }
 }
 
-/// A clone is not ready: its inner service, a clone too, was not polled.
+/// A clone, as the service was made: as for any tower service, its `call`
+/// needs a `poll_ready` of its own first.
 impl<Svc: Clone, H: Clone, K: Clone, S: Clone, D> Clone for BreakerService<Svc, H, K, S, D> {
     fn clone(&self) -> Self {
         BreakerService {
             inner: self.inner.clone(),
             breaker: self.breaker.clone(),
             policy: self.policy.clone(),
-            ready: false,
+            skipped: false,
             deferral: PhantomData,
         }
     }
@@ -110,7 +116,7 @@ impl<Svc: fmt::Debug, H: fmt::Debug, K: fmt::Debug, S: fmt::Debug, D> fmt::Debug
             .field("inner", &self.inner)
             .field("breaker", &self.breaker)
             .field("policy", &self.policy)
-            .field("ready", &self.ready)
+            .field("skipped", &self.skipped)
             .finish()
     }
 }
@@ -140,11 +146,10 @@ where
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         if rejects(&self.breaker) {
+            self.skipped = true;
             return Poll::Ready(Ok(()));
         }
-        let polled = self.inner.poll_ready(cx);
-        self.ready = matches!(polled, Poll::Ready(Ok(())));
-        polled.map_err(CallError::Inner)
+        self.inner.poll_ready(cx).map_err(CallError::Inner)
     }
 
     /// Asks the breaker: not admitted, returns a future ready with
@@ -161,13 +166,12 @@ where
     /// [`Ignored`](Outcome::Ignored) (the dependency was not called).
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
-        let ready = core::mem::replace(&mut self.ready, false);
-        ResponseFuture::respond(
+        ResponseFuture::respond_unless(
             self.breaker.clone(),
             self.policy.clone(),
             &mut self.inner,
             request,
-            ready,
+            &mut self.skipped,
         )
     }
 }
