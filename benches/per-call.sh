@@ -21,7 +21,7 @@ irefs() {
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" "$@" 2>&1 \
     | awk '/I *refs/ {gsub(",", "", $NF); print $NF}'
 }
-impls="${IMPLS:-atomic_load_pair by_hand_two_atomics tripword_w64 tripword_w32 tripword_w64_call tripword_w64_call_async tripword_w64_tower mutex_breaker failsafe recloser seatbelt tower_resilience loop_atomic_load_pair loop_atomic_load_pair_black_box loop_tripword_w64 loop_tripword_w64_permit loop_tripword_w64_opaque loop_tripword_w32}"
+impls="${IMPLS:-atomic_load_pair by_hand_two_atomics tripword_w64 tripword_w32 tripword_w64_call tripword_w64_call_async tripword_w64_tower mutex_breaker failsafe recloser seatbelt tower_resilience loop_atomic_load_pair loop_atomic_load_pair_black_box loop_tripword_w64 loop_tripword_w64_permit loop_tripword_w64_opaque loop_tripword_w32 loop_by_hand_two_atomics}"
 echo "| implementation | closed | failure_storm |"
 echo "|---|---:|---:|"
 for impl in $impls; do

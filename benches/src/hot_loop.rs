@@ -111,6 +111,28 @@ pub fn tripword_w64_opaque(b: &Hot64, n: u64) -> u64 {
     admitted
 }
 
+/// The breaker a user writes by hand with two atomics
+/// (`tripword_lab::subjects::HandBreaker`), closed, on a manual clock.
+pub type HotByHand = tripword_lab::subjects::HandBreaker<ManualClock>;
+
+/// The same loop around [`HotByHand`]: admission, then a success.
+#[inline(never)]
+pub fn by_hand(b: &HotByHand, n: u64) -> u64 {
+    let mut admitted = 0u64;
+    for _ in 0..n {
+        if b.acquire() {
+            b.release(Outcome::Success);
+            admitted += 1;
+        }
+    }
+    admitted
+}
+
+/// A closed [`HotByHand`] (5 failures trip it, open 1 000 ticks).
+pub fn hot_by_hand() -> HotByHand {
+    tripword_lab::subjects::HandBreaker::new(5, 1_000, ManualClock::new(0))
+}
+
 /// A closed 64-bit breaker with the default config, for the hot loops.
 pub fn hot64() -> Hot64 {
     Breaker::new(tripword::Config::new(), ManualClock::new(0))

@@ -689,11 +689,13 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Permit<'_, C, W, O, P> 
     }
 
     /// Records a success.
+    #[inline]
     pub fn success(self) -> Release {
         self.finish(Outcome::Success)
     }
 
     /// Records a failure.
+    #[inline]
     pub fn failure(self) -> Release {
         self.finish(Outcome::Failure)
     }
@@ -708,13 +710,18 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Permit<'_, C, W, O, P> 
     }
 
     /// Records an outcome that says nothing about the dependency.
+    #[inline]
     pub fn ignore(self) -> Release {
         self.finish(Outcome::Ignored)
     }
 
     /// Records `outcome`.
-    pub fn finish(mut self, outcome: Outcome) -> Release {
-        self.settle(outcome)
+    #[inline]
+    pub fn finish(self, outcome: Outcome) -> Release {
+        // The guard is consumed here: no drop to run, so no unwinding path
+        // keeps it in memory, and it stays in registers.
+        let mut this = core::mem::ManuallyDrop::new(self);
+        this.settle(outcome)
     }
 
     /// Gives up the guard and returns the raw ticket, to release by hand.
@@ -727,6 +734,7 @@ impl<C: Clock, W: Word, O: Observer, P: ConfigSource<W>> Permit<'_, C, W, O, P> 
         })
     }
 
+    #[inline]
     fn settle(&mut self, outcome: Outcome) -> Release {
         match self.ticket.take() {
             Some(ticket) => self.breaker.release(ticket, outcome),

@@ -31,6 +31,7 @@ fn main() {
     let word: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
     let b64: &'static hot_loop::Hot64 = Box::leak(Box::new(hot_loop::hot64()));
     let b32: &'static hot_loop::Hot32 = Box::leak(Box::new(hot_loop::hot32()));
+    let hand: &'static hot_loop::HotByHand = Box::leak(Box::new(hot_loop::hot_by_hand()));
     let loops: Vec<(&str, Loop)> = vec![
         (
             "atomic_load_pair",
@@ -55,6 +56,10 @@ fn main() {
         (
             "tripword_w32",
             Box::new(|n| hot_loop::tripword_w32(black_box(b32), n)),
+        ),
+        (
+            "by_hand_two_atomics",
+            Box::new(|n| hot_loop::by_hand(black_box(hand), n)),
         ),
     ];
     let mut times = vec![Vec::with_capacity(rounds); loops.len()];

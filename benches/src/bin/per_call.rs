@@ -61,6 +61,7 @@ fn main() {
         "loop_tripword_w64_permit" => hot(|n| hot_loop::tripword_w64_permit(&hot_loop::hot64(), n)),
         "loop_tripword_w64_opaque" => hot(|n| hot_loop::tripword_w64_opaque(&hot_loop::hot64(), n)),
         "loop_tripword_w32" => hot(|n| hot_loop::tripword_w32(&hot_loop::hot32(), n)),
+        "loop_by_hand_two_atomics" => hot(|n| hot_loop::by_hand(&hot_loop::hot_by_hand(), n)),
         n if n == AtomicPair::NAME => go::<AtomicPair>(&scenario, calls),
         n if n == MutexBaseline::NAME => go::<MutexBaseline>(&scenario, calls),
         n if n == ByHand::NAME => go::<ByHand>(&scenario, calls),
