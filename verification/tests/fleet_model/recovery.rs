@@ -417,14 +417,14 @@ mod checks {
         );
     }
 
-    /// A trial closing on both probes' successes, 6 writes: run with
+    /// A trial closing on both probes' successes, 5 writes: run with
     /// `--ignored`.
     #[test]
     #[ignore]
     fn the_recovery_states_keep_every_property_closing_on_both_probes() {
         holds(
             "recovery, closing on 2 of 2",
-            Fleet::recovering(6, 2, Bug::None),
+            Fleet::recovering(5, 2, Bug::None),
             &[
                 "a trial full",
                 "a ramp admission",
