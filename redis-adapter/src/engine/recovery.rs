@@ -13,7 +13,11 @@
 //!   it) on a credit of its own beside the mirror
 //!   ([`Mirror::credit`](super::mirror::Mirror::credit)), at the stage the
 //!   shared word's `since` and the config give for the estimated server
-//!   time. Neither an admission nor a rejection in the ramp writes Redis.
+//!   time. Neither an admission nor a rejection in the ramp writes Redis,
+//!   but for one race: an admission whose compare-and-set on a trial loses
+//!   to the ramp's start retries in the kit's loop on the ramp's word and
+//!   stores the credit it moved (once per admission caught in it;
+//!   `docs/distributed.md`).
 //!   Releases go to the shared word as in every state: ramp failures are
 //!   counted there and reopen the whole fleet. The ramp's end (`Closed`
 //!   with the next counter) is stored by the first instance that finds
