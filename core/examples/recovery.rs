@@ -155,7 +155,9 @@ fn main() {
         ),
         (
             "5 probes, then a linear ramp over 24 s (8 stages)",
-            base.probes(5).probes_to_close(4).ramp(Ramp::linear(24 * S, 8)),
+            base.probes(5)
+                .probes_to_close(4)
+                .ramp(Ramp::linear(24 * S, 8)),
         ),
     ];
     println!(
