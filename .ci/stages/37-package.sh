@@ -118,6 +118,6 @@ note "public API of tripword, tripword-std, tripword-redis matches api/ (cargo-p
 # docs.rs's build: nightly rustdoc, every feature, `--cfg docsrs` (the
 # feature badges). Shares api/check.sh's nightly target directory.
 RUSTDOCFLAGS="--cfg docsrs -D rustdoc::broken_intra_doc_links" CARGO_TARGET_DIR=target/api \
-  cargo +nightly doc --locked --no-deps --all-features -p tripword -p tripword-std -p tripword-redis ||
+  cargo +nightly doc --locked --no-deps --all-features -p tripword -p tripword-std -p tripword-redis -p tripword-lab ||
   { note "docs.rs build (--cfg docsrs, all features) failed"; exit 1; }
 note "docs.rs build (--cfg docsrs, all features) ok"

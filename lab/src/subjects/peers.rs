@@ -354,7 +354,7 @@ where
 /// completes on its first poll unless the state lock is contended; then a
 /// current-thread runtime owned by the worker finishes it; in a batch of
 /// calls, [`Worker::batch`], the worker enters that runtime's context once
-/// and drives each call with [`finish`]) and by `.await` in tokio tasks.
+/// and drives each call with [`finish`](crate::exec::finish)) and by `.await` in tokio tasks.
 pub struct TowerResilience(TowerBreaker);
 
 impl core::fmt::Debug for TowerResilience {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tripword::{ConfigError, Field};
 
-/// A [`Settings`] value out of range for its clock and word width: which
+/// A [`Settings`](crate::Settings) value out of range for its clock and word width: which
 /// field, the value given, and the allowed range, in durations (in counts
 /// for the failure threshold, the failure rate's percent and minimum
 /// calls, the probes and the ramp's shares). The message names the field
@@ -100,7 +100,7 @@ impl SettingsError {
     /// The allowed range in durations, or `None` for a count: exactly the
     /// durations the conversion to ticks accepts, given the other fields.
     /// An open time's, a probe timeout's and a backoff cap's end at the
-    /// longest duration the word holds (2^60 ticks on [`W64`], about 2^31
+    /// longest duration the word holds (2^60 ticks on [`W64`](tripword::W64), about 2^31
     /// on [`W32`](tripword::W32)), a backoff cap's earlier where doubling
     /// `open_for` cannot reach, and start at `open_for`; a horizon's ends
     /// where the word's time field, added to the longest duration, runs
