@@ -508,7 +508,7 @@ impl Settings {
     pub fn config<C: RealClock, W: Word>(&self) -> Result<ValidConfig<W>, SettingsError> {
         self.to_config::<C>()
             .check::<W>()
-            .map_err(|error| self.error::<C, W>(self.recovery_error::<C, W>(error)))
+            .map_err(|error| self.error::<C, W>(self.recovery_error::<C>(error)))
     }
 
     /// The core's `error` for this configuration, in durations, with the

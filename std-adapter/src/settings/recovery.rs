@@ -32,7 +32,7 @@
 
 use std::time::Duration;
 
-use tripword::{Config, ConfigError, Field, Ramp, Word};
+use tripword::{Config, ConfigError, Field, Ramp};
 
 use super::Settings;
 use crate::clock::{RealClock, duration_to_ticks};
@@ -313,47 +313,17 @@ impl Settings {
 
     /// The core's `error` on clock `C` and word `W` with the value given
     /// where the conversion changed it (a `probes_to_close` of 0, a stage
-    /// past [`LONGEST_STEP`]) and, for a stage's length, the longest the
-    /// check accepts ([`longest_step`](Self::longest_step)).
-    pub(super) fn recovery_error<C: RealClock, W: Word>(
-        &self,
-        mut error: ConfigError,
-    ) -> ConfigError {
+    /// past [`LONGEST_STEP`]); for a stage's length the core's error already
+    /// names the longest step its check accepts.
+    pub(super) fn recovery_error<C: RealClock>(&self, mut error: ConfigError) -> ConfigError {
         match error.field {
             Field::ProbesToClose if self.probes_to_close == Some(0) => error.value = 0,
             Field::Ramp => {
                 error.value = duration_to_ticks(self.ramp.step, C::TICK);
-                error.max = self.longest_step::<C, W>(error.max);
             }
             _ => {}
         }
         error
-    }
-
-    /// The longest stage, in ticks, that the core's check accepts with
-    /// these settings, at most `bound` (the one its error names: half the
-    /// ramp's ring over the stages, in ticks, which a stage rounded up to
-    /// whole units of the ring can miss by up to a unit). Asked of the
-    /// core, by bisection, so that the two cannot drift apart.
-    fn longest_step<C: RealClock, W: Word>(&self, bound: u64) -> u64 {
-        let accepts = |ticks: u64| {
-            let ramp = Ramp::stages(ticks, self.ramp.shares());
-            !matches!(
-                self.to_config::<C>().ramp(ramp).check::<W>(),
-                Err(e) if e.field == Field::Ramp
-            )
-        };
-        // `lo` accepted (0: none yet), `hi` refused.
-        let (mut lo, mut hi) = (0u64, bound.saturating_add(1));
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if accepts(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo == 0 { bound } else { lo }
     }
 }
 
